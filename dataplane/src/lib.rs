@@ -1,0 +1,7 @@
+//! PRISM dataplane: the wire format (no DPDK dependency), and later the node
+//! engine and the `prism-switch` binary.
+
+pub mod decode;
+pub mod golden;
+pub mod pcap;
+pub mod wire;

@@ -1,0 +1,211 @@
+//! DATA and RESULT: the 40-byte header and a NumberGroup body.
+
+use super::codes::{flags, offsets as o, Class, DATA_HEADER_LEN, CONTROL_WORD_LEN, MAX_GROUPS, VERSION};
+use super::group::{GroupIter, GroupRepr};
+use super::{at, view_fields, Error, Identity, Reason, Result};
+
+const HEADER_END: usize = CONTROL_WORD_LEN + DATA_HEADER_LEN;
+
+/// Zero-copy view of a DATA or RESULT packet, starting at the control word.
+#[derive(Debug, Clone)]
+pub struct DataPacket<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> DataPacket<T> {
+    pub const fn new_unchecked(buffer: T) -> Self {
+        DataPacket { buffer }
+    }
+    /// Checks only that the header is there and the body length matches the buffer.
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let p = Self::new_unchecked(buffer);
+        p.check_len()?;
+        Ok(p)
+    }
+    pub fn check_len(&self) -> Result<()> {
+        let len = self.buffer.as_ref().len();
+        if len < HEADER_END {
+            return Err(Error::new(Reason::TruncatedHeader, len));
+        }
+        if len != HEADER_END + self.body_len() as usize {
+            return Err(Error::new(Reason::BodyLengthMismatch, o::data::BODY_LEN.start));
+        }
+        Ok(())
+    }
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+    pub fn identity(&self) -> Identity {
+        Identity::read(self.buffer.as_ref())
+    }
+    pub fn class(&self) -> Class {
+        Class::from(self.class_code())
+    }
+    pub fn body(&self) -> &[u8] {
+        let b = self.buffer.as_ref();
+        let end = (HEADER_END + self.body_len() as usize).min(b.len());
+        &b[HEADER_END..end]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
+    pub fn set_identity(&mut self, id: &Identity) {
+        id.write(self.buffer.as_mut())
+    }
+    pub fn body_mut(&mut self) -> &mut [u8] {
+        &mut self.buffer.as_mut()[HEADER_END..]
+    }
+}
+
+view_fields!(DataPacket {
+    version / set_version: u8 = at(o::VERSION);
+    class_code / set_class_code: u8 = at(o::CLASS);
+    src_ep / set_src_ep: u16 = o::data::SRC_EP;
+    dst_ep / set_dst_ep: u16 = o::data::DST_EP;
+    packet_id / set_packet_id: u32 = o::data::PACKET_ID;
+    first_element / set_first_element: u32 = o::data::FIRST_ELEMENT;
+    element_count / set_element_count: u16 = o::data::ELEMENT_COUNT;
+    group_count / set_group_count: u8 = at(o::data::GROUP_COUNT);
+    flags / set_flags: u8 = at(o::data::FLAGS);
+    body_len / set_body_len: u16 = o::data::BODY_LEN;
+    stream_id / set_stream_id: u16 = o::data::STREAM_ID;
+    reserved / set_reserved: u16 = o::data::RESERVED;
+});
+
+/// A validated DATA or RESULT packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataRepr<'a> {
+    /// `Class::DATA` or `Class::RESULT`.
+    pub class: Class,
+    pub identity: Identity,
+    pub src_ep: u16,
+    pub dst_ep: u16,
+    pub packet_id: u32,
+    pub first_element: u32,
+    pub element_count: u16,
+    pub group_count: u8,
+    pub flags: u8,
+    pub stream_id: u16,
+    /// The validated groups, back to back.
+    pub body: &'a [u8],
+}
+
+impl<'a> DataRepr<'a> {
+    /// Validates everything the frame alone can prove (docs/wire-format.md 5.4).
+    /// `base` is the frame offset of the control word, for error offsets.
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &DataPacket<&'a T>, base: usize) -> Result<Self> {
+        let bytes: &'a [u8] = <T as AsRef<[u8]>>::as_ref(packet.buffer);
+        let p = DataPacket::new_unchecked(bytes);
+        p.check_len().map_err(|e| Error::new(e.reason, e.offset + base))?;
+        let err = |r, off: usize| Err(Error::new(r, base + off));
+        if p.reserved() != 0 {
+            return err(Reason::ReservedNonZero, o::data::RESERVED.start);
+        }
+        let fl = p.flags();
+        if fl & flags::RESERVED != 0 {
+            return err(Reason::ReservedNonZero, o::data::FLAGS);
+        }
+        let (count, groups) = (p.element_count(), p.group_count());
+        if fl & flags::INEXACT != 0 {
+            if fl & flags::LAST == 0 || count != 0 || groups != 0 || p.body_len() != 0 {
+                return err(Reason::InexactMalformed, o::data::FLAGS);
+            }
+        } else if groups == 0 || count == 0 {
+            let off = if count == 0 { o::data::ELEMENT_COUNT.start } else { o::data::GROUP_COUNT };
+            return err(Reason::EmptyPacket, off);
+        }
+        if p.first_element() as u64 + count as u64 > 1u64 << 32 {
+            return err(Reason::ElementRangeOverflow, o::data::FIRST_ELEMENT.start);
+        }
+        let body: &'a [u8] = &bytes[HEADER_END..];
+        let mut walk = GroupIter::new(body, base + HEADER_END);
+        let mut seen = 0usize;
+        let mut elements = 0u32;
+        while walk.remaining() > 0 {
+            if seen == groups as usize {
+                return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
+            }
+            match walk.next() {
+                Some(Ok(g)) => {
+                    seen += 1;
+                    elements += g.count as u32;
+                }
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
+        }
+        if seen != groups as usize {
+            return err(Reason::GroupCountMismatch, o::data::GROUP_COUNT);
+        }
+        if elements != count as u32 {
+            return err(Reason::ElementCountMismatch, o::data::ELEMENT_COUNT.start);
+        }
+        Ok(DataRepr {
+            class: p.class(),
+            identity: p.identity(),
+            src_ep: p.src_ep(),
+            dst_ep: p.dst_ep(),
+            packet_id: p.packet_id(),
+            first_element: p.first_element(),
+            element_count: count,
+            group_count: groups,
+            flags: fl,
+            stream_id: p.stream_id(),
+            body,
+        })
+    }
+
+    /// The groups of a validated packet.
+    pub fn groups(&self) -> impl Iterator<Item = GroupRepr<'a>> + 'a {
+        GroupIter::new(self.body, 0).map_while(|g| g.ok())
+    }
+
+    pub fn is_last(&self) -> bool {
+        self.flags & flags::LAST != 0
+    }
+    pub fn is_inexact(&self) -> bool {
+        self.flags & flags::INEXACT != 0
+    }
+    /// One past the last element position this packet covers.
+    pub fn end_element(&self) -> u64 {
+        self.first_element as u64 + self.element_count as u64
+    }
+
+    /// Checks that need the operation: range inside the vector and LAST where it ends.
+    pub fn check_against_vector(&self, vector_len: u32, base: usize) -> Result<()> {
+        if self.is_inexact() {
+            return Ok(());
+        }
+        if self.end_element() > vector_len as u64 {
+            return Err(Error::new(Reason::RangeOutsideVector, base + o::data::FIRST_ELEMENT.start));
+        }
+        if self.is_last() != (self.end_element() == vector_len as u64) {
+            return Err(Error::new(Reason::LastFlagMismatch, base + o::data::FLAGS));
+        }
+        Ok(())
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        HEADER_END + self.body.len()
+    }
+
+    /// Writes control word, header and body into `buf[..buffer_len()]`.
+    pub fn emit(&self, buf: &mut [u8]) {
+        debug_assert!(self.group_count as usize <= MAX_GROUPS);
+        let mut p = DataPacket::new_unchecked(&mut buf[..HEADER_END + self.body.len()]);
+        p.set_version(VERSION);
+        p.set_class_code(self.class.into());
+        p.set_identity(&self.identity);
+        p.set_src_ep(self.src_ep);
+        p.set_dst_ep(self.dst_ep);
+        p.set_packet_id(self.packet_id);
+        p.set_first_element(self.first_element);
+        p.set_element_count(self.element_count);
+        p.set_group_count(self.group_count);
+        p.set_flags(self.flags);
+        p.set_body_len(self.body.len() as u16);
+        p.set_stream_id(self.stream_id);
+        p.set_reserved(0);
+        p.body_mut().copy_from_slice(self.body);
+    }
+}

@@ -1,0 +1,1 @@
+//! Rank traffic generator (issue 5). Empty until pktgen lands.
