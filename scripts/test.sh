@@ -6,4 +6,11 @@ cd "$(dirname "$0")/.."
 need_rust
 need_apt tshark
 log "cargo test --workspace"
-cargo test --workspace --locked
+log_file=$(mktemp)
+trap 'rm -f "$log_file"' EXIT
+status=0
+cargo test --workspace --locked 2>&1 | tee "$log_file" || status=$?
+# One closing line over every test binary (cargo ends on its last, often empty, doc-test run).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+     END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' "$log_file"
+exit "$status"
