@@ -233,3 +233,15 @@ fn views_set_and_get_every_data_field() {
     assert_eq!(p.class(), Class::DATA);
     assert_eq!(p.body().len(), 20);
 }
+
+#[test]
+fn minor_version_is_read_as_1_0_and_reemitted_as_1_0() {
+    // Found by the fuzzer: a 1.2 frame parses; its re-emission says 1.0.
+    let mut f = COMMIT;
+    f[ETH_HEADER_LEN] = 0x12;
+    let parsed = parse_frame(&f, &Limits::default()).unwrap();
+    let mut out = [0xa5u8; 60];
+    parsed.prism.unwrap().emit_frame(&parsed.eth, &mut out);
+    assert_eq!(out[ETH_HEADER_LEN], VERSION);
+    assert_eq!(&out[ETH_HEADER_LEN + 1..], &COMMIT[ETH_HEADER_LEN + 1..]);
+}

@@ -154,7 +154,9 @@ proptest! {
             let mut out = vec![0xa5; p.frame_len()];
             let n = p.emit_frame(&eth, &mut out);
             let declared = ETH_HEADER_LEN + p.buffer_len();
-            prop_assert_eq!(&out[..declared], &b[..declared]);
+            let mut want = b[..declared].to_vec();
+            want[ETH_HEADER_LEN] &= 0xf0; // minor versions are read as 1.0 and re-emitted as 1.0
+            prop_assert_eq!(&out[..declared], &want[..]);
             prop_assert!(n >= declared);
         }
     }
