@@ -1,6 +1,21 @@
-//! PRISM arithmetic: number formats, Kulisch accumulation, FP32 round-on-arrival,
-//! final rounding and the AUTO encoder (issue 3). Not yet implemented beyond
-//! the shared format enumeration used by the wire module.
+//! PRISM arithmetic: number formats, exact Kulisch accumulation, FP32
+//! round-on-arrival, final rounding and the AUTO encoder. No I/O.
+//!
+//! Values are exact terms in units of 2^-149 (the smallest FP32 subnormal),
+//! so every INT8, FP16, BF16 and FP32 value is an integer multiple of the unit
+//! and a Kulisch accumulator is a plain two's-complement integer.
+
+pub mod auto;
+mod bigint;
+pub mod kulisch;
+pub mod round;
+pub mod simd;
+pub mod term;
+pub mod window;
+
+pub use kulisch::{Exact, KulischWindow};
+pub use term::{decode_native, Term};
+pub use window::{Accumulator, ArithError, Output, Policy};
 
 /// The concrete number formats a NumberGroup can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,6 +40,13 @@ impl NumFormat {
     }
 }
 
+/// The smallest Kulisch width that sums `terms` original FP32-domain terms exactly:
+/// 278 + ceil(log2 N) bits, rounded up to a multiple of 8.
+pub fn min_kulisch_width(terms: u32) -> u32 {
+    let log = if terms <= 1 { 0 } else { 32 - (terms - 1).leading_zeros() };
+    (278 + log).div_ceil(8) * 8
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,5 +56,15 @@ mod tests {
         assert_eq!(NumFormat::Kulisch { width_bits: 280 }.value_bytes(), 36);
         assert_eq!(NumFormat::Kulisch { width_bits: 4096 }.value_bytes(), 513);
         assert_eq!(NumFormat::Bf16.value_bytes(), 2);
+    }
+
+    #[test]
+    fn width_rule() {
+        assert_eq!(min_kulisch_width(1), 280);
+        assert_eq!(min_kulisch_width(2), 280);
+        assert_eq!(min_kulisch_width(4), 280);
+        assert_eq!(min_kulisch_width(5), 288);
+        assert_eq!(min_kulisch_width(64), 288);
+        assert_eq!(min_kulisch_width(1 << 20), 304);
     }
 }

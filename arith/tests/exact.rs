@@ -1,0 +1,341 @@
+//! Exactness against the independent oracle (tests/oracle): every input class
+//! of the issue, SIMD and scalar paths, FP32, FP16 and BF16 outputs.
+
+mod oracle;
+
+use num_bigint::BigInt;
+use oracle::{Fmt, V, B16, F16, F32};
+use prism_arith::*;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Normal};
+
+const SLOTS: usize = 363;
+
+type Gen = dyn FnMut(&mut rand::rngs::StdRng, usize) -> f32;
+
+/// Runs N contributors of `SLOTS` values through the accumulator (SIMD and scalar)
+/// and checks every output format against the oracle.
+fn check_kulisch(n: usize, seed: u64, gen: &mut dyn FnMut(&mut rand::rngs::StdRng, usize) -> f32) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let contributions: Vec<Vec<f32>> = (0..n).map(|_| (0..SLOTS).map(|i| gen(&mut rng, i)).collect()).collect();
+    let width = min_kulisch_width(n as u32) as u16;
+    let mut fast = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+    let mut slow = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+    for c in &contributions {
+        let bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
+        fast.accumulate(0, NumFormat::Fp32, &bytes).unwrap();
+        slow.accumulate_scalar(0, NumFormat::Fp32, &bytes).unwrap();
+    }
+    for slot in 0..SLOTS {
+        let terms: Vec<V> = contributions.iter().map(|c| oracle::of_f32_bits(c[slot].to_bits())).collect();
+        let exact = oracle::sum(&terms);
+        for (fmt, out, bytes) in [(F32, Output::Fp32, 4), (F16, Output::Fp16, 2), (B16, Output::Bf16, 2)] {
+            let want = oracle::round(&exact, fmt);
+            for acc in [&mut fast, &mut slow] {
+                let mut buf = [0u8; 4];
+                acc.write(slot, out, &mut buf).unwrap();
+                let got = if bytes == 4 { u32::from_le_bytes(buf) } else { u16::from_le_bytes([buf[0], buf[1]]) as u32 };
+                assert_eq!(got, want, "N={n} seed={seed} slot={slot} {out:?}: inputs {:?}", contributions.iter().map(|c| c[slot]).collect::<Vec<_>>());
+            }
+        }
+        // The Kulisch encoding itself decodes to the exact sum.
+        let mut buf = vec![0u8; 1 + width as usize / 8];
+        fast.write(slot, Output::Kulisch, &mut buf).unwrap();
+        assert_eq!(decode_kulisch(&buf), exact, "slot {slot}");
+    }
+}
+
+/// The oracle's reading of a Kulisch wire value.
+fn decode_kulisch(b: &[u8]) -> V {
+    match b[0] {
+        0 => V::Finite(BigInt::from_signed_bytes_le(&b[1..])),
+        1 => V::Zero(false),
+        2 => V::Zero(true),
+        3 => V::Inf(false),
+        4 => V::Inf(true),
+        _ => V::NaN,
+    }
+}
+
+fn normal(sigma: f32) -> Box<Gen> {
+    let d = Normal::new(0.0f32, sigma).unwrap();
+    Box::new(move |r, _| d.sample(r))
+}
+
+fn full_range() -> Box<Gen> {
+    // Any finite FP32 value, every exponent equally likely.
+    Box::new(|r, _| loop {
+        let v = f32::from_bits(r.gen());
+        if v.is_finite() {
+            return v;
+        }
+    })
+}
+
+#[test]
+fn random_normal_data() {
+    for n in [2, 3, 8, 64] {
+        check_kulisch(n, n as u64, &mut *normal(1.0));
+    }
+}
+
+#[test]
+fn gradient_like_data() {
+    for n in [2, 3, 8, 64] {
+        check_kulisch(n, 100 + n as u64, &mut *normal(1e-3));
+    }
+}
+
+#[test]
+fn full_exponent_range() {
+    for n in [2, 3, 8, 64] {
+        check_kulisch(n, 200 + n as u64, &mut *full_range());
+    }
+}
+
+#[test]
+fn catastrophic_cancellation() {
+    // Big values that cancel exactly, leaving tiny ones: FP32 arithmetic loses them.
+    for n in [2, 3, 8, 64] {
+        let mut big = Vec::new();
+        check_kulisch(n, 300 + n as u64, &mut |r, i| {
+            if big.len() <= i {
+                big.push(r.gen_range(1e20f32..1e30));
+            }
+            match r.gen_range(0..3) {
+                0 => big[i],
+                1 => -big[i],
+                _ => f32::from_bits(r.gen_range(1..0x0080_0000)) * if r.gen() { 1.0 } else { -1.0 },
+            }
+        });
+    }
+}
+
+#[test]
+fn subnormals() {
+    for n in [2, 3, 8, 64] {
+        check_kulisch(n, 400 + n as u64, &mut |r, _| {
+            let v = f32::from_bits(r.gen_range(1..0x0100_0000));
+            if r.gen() { v } else { -v }
+        });
+    }
+}
+
+#[test]
+fn overflow_to_infinity() {
+    for n in [2, 3, 8, 64] {
+        check_kulisch(n, 500 + n as u64, &mut |r, _| r.gen_range(1.0e38f32..f32::MAX) * if r.gen_bool(0.8) { 1.0 } else { -1.0 });
+    }
+}
+
+#[test]
+fn specials_and_signed_zeros() {
+    let specials = [0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::from_bits(0x7f80_0001), 1.0, -1.0];
+    for n in [2, 3, 8] {
+        check_kulisch(n, 600 + n as u64, &mut |r, _| specials[r.gen_range(0..specials.len())]);
+    }
+    // All -0 stays -0; any +0 makes it +0.
+    let mut only_neg = |_: &mut rand::rngs::StdRng, _| -0.0f32;
+    check_kulisch(3, 1, &mut only_neg);
+}
+
+#[test]
+fn exact_ties_round_to_even() {
+    // 1 + 2^-24 is halfway between 1 and 1 + 2^-23: even is 1.
+    // (1 + 2^-23) + 2^-24 is halfway between 1 + 2^-23 and 1 + 2^-22: even is 1 + 2^-22.
+    let cases: [(&[f32], u32); 4] = [
+        (&[1.0, 2f32.powi(-24)], 0x3f80_0000),
+        (&[1.0 + 2f32.powi(-23), 2f32.powi(-24)], 0x3f80_0002),
+        (&[-1.0, -(2f32.powi(-24))], 0xbf80_0000),
+        // A tie broken by a tiny third term: just above halfway rounds up.
+        (&[1.0, 2f32.powi(-24), f32::from_bits(1)], 0x3f80_0001),
+    ];
+    for (terms, want) in cases {
+        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 280 }, 1);
+        for t in terms {
+            acc.accumulate(0, NumFormat::Fp32, &t.to_le_bytes()).unwrap();
+        }
+        assert_eq!(acc.round_fp32(0).unwrap().bits, want, "{terms:?}");
+        let exact = oracle::sum(&terms.iter().map(|t| oracle::of_f32_bits(t.to_bits())).collect::<Vec<_>>());
+        assert_eq!(oracle::round(&exact, F32), want);
+    }
+}
+
+#[test]
+fn kulisch_partials_summed_again_like_a_tree() {
+    // Leaves sum 8 ranks each; the root sums the leaves' Kulisch partials.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let ranks: Vec<Vec<f32>> = (0..32).map(|_| (0..SLOTS).map(|_| full_range()(&mut rng, 0)).collect()).collect();
+    let width = min_kulisch_width(32) as u16;
+    let k = NumFormat::Kulisch { width_bits: width };
+    let mut root = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+    for leaf in ranks.chunks(8) {
+        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+        for r in leaf {
+            acc.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        }
+        let mut partial = vec![0u8; SLOTS * k.value_bytes()];
+        for (slot, out) in partial.chunks_exact_mut(k.value_bytes()).enumerate() {
+            acc.write(slot, Output::Kulisch, out).unwrap();
+        }
+        root.accumulate(0, k, &partial).unwrap();
+    }
+    for slot in 0..SLOTS {
+        let exact = oracle::sum(&ranks.iter().map(|r| oracle::of_f32_bits(r[slot].to_bits())).collect::<Vec<_>>());
+        assert_eq!(root.round_fp32(slot).unwrap().bits, oracle::round(&exact, F32), "slot {slot}");
+    }
+}
+
+#[test]
+fn overflowing_the_width_is_inexact_never_saturated() {
+    // Two Kulisch-280 partials near the top of the range: their sum needs 281 bits.
+    let mut v = vec![0u8; 36];
+    v[35] = 0x7f;
+    v[1] = 1;
+    let k = NumFormat::Kulisch { width_bits: 280 };
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 280 }, 1);
+    acc.accumulate(0, k, &v).unwrap();
+    assert!(acc.fits(0));
+    acc.accumulate(0, k, &v).unwrap();
+    assert!(!acc.fits(0));
+    assert_eq!(acc.round_fp32(0), Err(ArithError::Inexact { slot: 0 }));
+    let mut out = [0u8; 36];
+    assert_eq!(acc.write(0, Output::Kulisch, &mut out), Err(ArithError::Inexact { slot: 0 }));
+}
+
+#[test]
+fn fp32_arrival_equals_a_sequential_rne_replay() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    for n in [2, 3, 8, 64] {
+        let vals: Vec<Vec<f32>> = (0..n).map(|_| (0..SLOTS).map(|_| full_range()(&mut rng, 0)).collect()).collect();
+        let mut acc = Accumulator::new(Policy::Fp32Arrival, SLOTS);
+        let mut scalar = Accumulator::new(Policy::Fp32Arrival, SLOTS);
+        for v in &vals {
+            let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            acc.accumulate(0, NumFormat::Fp32, &b).unwrap();
+            scalar.accumulate_scalar(0, NumFormat::Fp32, &b).unwrap();
+        }
+        for slot in 0..SLOTS {
+            // Oracle: exact running sum, rounded after every arrival.
+            let mut state = oracle::of_f32_bits(vals[0][slot].to_bits());
+            for v in &vals[1..] {
+                let s = oracle::sum(&[state, oracle::of_f32_bits(v[slot].to_bits())]);
+                state = oracle::of_f32_bits(oracle::round(&s, F32));
+            }
+            let want = oracle::round(&state, F32);
+            assert_eq!(acc.round_fp32(slot).unwrap().bits, want, "n={n} slot={slot}");
+            assert_eq!(scalar.round_fp32(slot).unwrap().bits, want);
+        }
+    }
+}
+
+#[test]
+fn mixed_formats_meet_by_position() {
+    // INT8, FP16, BF16 and FP32 contributions to the same slots.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let int8: Vec<u8> = (0..SLOTS).map(|_| rng.gen()).collect();
+    let fp16: Vec<u16> = (0..SLOTS).map(|_| rng.gen_range(0..0x7c00) | if rng.gen() { 0x8000 } else { 0 }).collect();
+    let bf16: Vec<u16> = (0..SLOTS).map(|_| rng.gen_range(0..0x7f80) | if rng.gen() { 0x8000 } else { 0 }).collect();
+    let fp32: Vec<f32> = (0..SLOTS).map(|_| full_range()(&mut rng, 0) * 1e-30).collect();
+    for policy in [Policy::Kulisch { width_bits: 288 }, Policy::Fp32Arrival] {
+        let mut acc = Accumulator::new(policy, SLOTS);
+        acc.accumulate(0, NumFormat::Int8, &int8).unwrap();
+        acc.accumulate(0, NumFormat::Fp16, &fp16.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        acc.accumulate(0, NumFormat::Bf16, &bf16.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        acc.accumulate(0, NumFormat::Fp32, &fp32.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        for slot in 0..SLOTS {
+            let terms = [
+                oracle::of_f64(int8[slot] as i8 as f64),
+                oracle::of_f64(half::f16::from_bits(fp16[slot]).to_f64()),
+                oracle::of_f64(half::bf16::from_bits(bf16[slot]).to_f64()),
+                oracle::of_f32_bits(fp32[slot].to_bits()),
+            ];
+            let want = match policy {
+                Policy::Fp32Arrival => {
+                    let mut s = terms[0].clone();
+                    for t in &terms[1..] {
+                        s = oracle::of_f32_bits(oracle::round(&oracle::sum(&[s, t.clone()]), F32));
+                    }
+                    oracle::round(&s, F32)
+                }
+                _ => oracle::round(&oracle::sum(&terms), F32),
+            };
+            assert_eq!(acc.round_fp32(slot).unwrap().bits, want, "{policy:?} slot {slot}");
+        }
+    }
+}
+
+fn check_half_exhaustive(fmt: Fmt, format: NumFormat, out: Output) {
+    for code in 0..=0xffffu32 {
+        let bytes = (code as u16).to_le_bytes();
+        let want = oracle::of_f64((fmt.to_f64)(code));
+        // Decode: our term equals the oracle's value.
+        let got = match decode_native(format, &bytes) {
+            Term::NaN => V::NaN,
+            Term::Inf { neg } => V::Inf(neg),
+            Term::Zero { neg } => V::Zero(neg),
+            Term::Finite { neg, mant, shift } => {
+                let m = BigInt::from(mant) << shift as usize;
+                V::Finite(if neg { -m } else { m })
+            }
+        };
+        assert_eq!(got, want, "{format:?} code {code:#06x}");
+        // Encode: the value alone, rounded back to the format, is the same code (canonical NaN).
+        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 280 }, 1);
+        acc.accumulate(0, format, &bytes).unwrap();
+        let mut buf = [0u8; 2];
+        acc.write(0, out, &mut buf).unwrap();
+        let back = u16::from_le_bytes(buf) as u32;
+        let expect = if want == V::NaN { fmt.nan } else { code };
+        assert_eq!(back, expect, "{format:?} code {code:#06x} re-encoded");
+    }
+}
+
+#[test]
+fn fp16_exhaustive() {
+    check_half_exhaustive(F16, NumFormat::Fp16, Output::Fp16);
+}
+
+#[test]
+fn bf16_exhaustive() {
+    check_half_exhaustive(B16, NumFormat::Bf16, Output::Bf16);
+}
+
+#[test]
+fn int8_output_is_never_a_clamp() {
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 280 }, 4);
+    let vals: Vec<u8> = [100.0f32, 2.5, -128.0, 127.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    acc.accumulate(0, NumFormat::Fp32, &vals).unwrap();
+    acc.accumulate(0, NumFormat::Fp32, &vals).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(acc.write(0, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 0 })); // 200
+    assert_eq!(acc.write(1, Output::Int8, &mut b), Ok(1)); // 5
+    assert_eq!(b[0], 5);
+    assert_eq!(acc.write(2, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 2 })); // -256
+    assert_eq!(acc.write(3, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 3 })); // 255
+}
+
+#[test]
+fn bad_runs_change_nothing() {
+    let mut acc = Accumulator::new(Policy::Fp32Arrival, 4);
+    acc.accumulate(0, NumFormat::Fp32, &1.0f32.to_le_bytes()).unwrap();
+    assert_eq!(acc.accumulate(0, NumFormat::Kulisch { width_bits: 280 }, &[0; 36]), Err(ArithError::KulischUnderFp32Arrival));
+    assert_eq!(acc.accumulate(3, NumFormat::Fp32, &[0; 8]), Err(ArithError::OutOfWindow));
+    assert_eq!(acc.round_fp32(0).unwrap().bits, 1.0f32.to_bits());
+    let mut k = Accumulator::new(Policy::Kulisch { width_bits: 288 }, 1);
+    assert_eq!(k.accumulate(0, NumFormat::Kulisch { width_bits: 280 }, &[0; 36]), Err(ArithError::KulischWidthMismatch { got: 280, want: 288 }));
+}
+
+/// The whole FP32 decode/encode path, all 2^32 codes: `cargo test -p prism-arith --release -- --ignored fp32_sweep`.
+#[test]
+#[ignore = "2^32 codes: minutes in release; run with --ignored"]
+fn fp32_sweep() {
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 280 }, 1);
+    for code in 0..=u32::MAX {
+        acc.clear(0, 1);
+        acc.accumulate_scalar(0, NumFormat::Fp32, &code.to_le_bytes()).unwrap();
+        let got = acc.round_fp32(0).unwrap().bits;
+        let want = if f32::from_bits(code).is_nan() { 0x7fc0_0000 } else { code };
+        assert_eq!(got, want, "{code:#010x}");
+    }
+}
