@@ -25,6 +25,7 @@ pub(crate) const F_NAN: u64 = 1 << 18;
 pub(crate) const F_POS_INF: u64 = 1 << 19;
 pub(crate) const F_NEG_INF: u64 = 1 << 20;
 pub(crate) const F_BASE_SET: u64 = 1 << 21;
+pub(crate) const F_SLOW: u64 = 1 << 22;
 pub(crate) const BASE_MASK: u64 = 0xffff;
 
 /// The exact state of every slot of one operation's window.
@@ -61,11 +62,35 @@ impl KulischWindow {
         self.meta.len()
     }
 
-    /// Forgets slots `[first, first + n)`.
+    /// Forgets slots `[first, first + n)` (limbs only where they were used).
     pub fn clear(&mut self, first: usize, n: usize) {
+        let l = self.limbs_per;
+        for slot in first..first + n {
+            if self.meta[slot] & F_SLOW != 0 {
+                self.limbs[slot * l..(slot + 1) * l].fill(0);
+            }
+        }
         self.fast[first..first + n].fill(0);
         self.meta[first..first + n].fill(0);
-        self.limbs[first * self.limbs_per..(first + n) * self.limbs_per].fill(0);
+    }
+
+    /// FP32 rounding straight from the fast register when the slot never used
+    /// its limbs and the result is a normal number: one i64-to-f32 conversion
+    /// (round to nearest even) and an exact power-of-two scale. `None` otherwise.
+    #[inline(always)]
+    pub(crate) fn round_fp32_fast(&self, slot: usize) -> Option<u32> {
+        let meta = self.meta[slot];
+        if meta & (F_SLOW | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
+            return None;
+        }
+        let v = self.fast[slot];
+        if v == 0 {
+            return None; // zero: the sign of zero needs the flags
+        }
+        let base = (meta & BASE_MASK) as i32;
+        let scaled = v as f32 as f64 * f64::powi(2.0, base - 149);
+        // Normal results only: a subnormal would be rounded a second time.
+        (scaled.abs() >= f32::MIN_POSITIVE as f64).then(|| (scaled as f32).to_bits())
     }
 
     /// Counts one more run into the fast registers; flushes all of them when due.
@@ -82,6 +107,7 @@ impl KulischWindow {
     fn flush(&mut self, slot: usize) {
         let v = std::mem::take(&mut self.fast[slot]);
         if v != 0 {
+            self.meta[slot] |= F_SLOW;
             let base = (self.meta[slot] & BASE_MASK) as u32;
             let l = self.limbs_per;
             bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], v, base);
@@ -107,6 +133,7 @@ impl KulischWindow {
                     let v = (mant as i64) << d;
                     self.fast[slot] += if neg { -v } else { v };
                 } else {
+                    *meta |= F_SLOW;
                     let l = self.limbs_per;
                     let limbs = &mut self.limbs[slot * l..(slot + 1) * l];
                     if neg {
@@ -136,7 +163,7 @@ impl KulischWindow {
             let meta = &mut self.meta[slot];
             match v[0] {
                 0 => {
-                    *meta |= F_ANY | F_NOT_NEGZERO;
+                    *meta |= F_ANY | F_NOT_NEGZERO | F_SLOW;
                     let l = self.limbs_per;
                     bigint::add_le_bytes(&mut self.limbs[slot * l..(slot + 1) * l], &v[1..]);
                 }
@@ -147,6 +174,12 @@ impl KulischWindow {
                 _ => *meta |= F_ANY | F_NOT_NEGZERO | F_NAN,
             }
         }
+    }
+
+    /// Whether the fast register's value is an FP32 value (at most 24 significant bits).
+    pub(crate) fn fast_is_exact_fp32(&self, slot: usize) -> bool {
+        let m = self.fast[slot].unsigned_abs();
+        m >> m.trailing_zeros() < 1 << 24
     }
 
     /// The exact value of a slot (flushes its fast register first).

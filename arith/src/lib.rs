@@ -6,6 +6,8 @@
 //! and a Kulisch accumulator is a plain two's-complement integer.
 
 pub mod auto;
+#[doc(hidden)]
+pub mod bench_support;
 mod bigint;
 pub mod kulisch;
 pub mod round;

@@ -69,8 +69,23 @@ unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
     fp32_arrival_scalar(&mut acc[i..n], &values[4 * i..4 * n]);
 }
 
-/// The baseline of the benchmarks: the same stream added naively with SIMD.
+/// The baseline of the benchmarks: the same stream added naively, vectorised by
+/// the compiler for the best ISA detected.
 pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time.
+        unsafe { naive_avx2(acc, values) };
+        return;
+    }
+    for (a, v) in acc.iter_mut().zip(values) {
+        *a += *v;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn naive_avx2(acc: &mut [f32], values: &[f32]) {
     for (a, v) in acc.iter_mut().zip(values) {
         *a += *v;
     }

@@ -153,11 +153,34 @@ impl Accumulator {
                 let v = w.acc[slot];
                 Ok(Rounded { bits: if v.is_nan() { FP32_NAN } else { v.to_bits() }, exact: true })
             }
+            Accumulator::Kulisch(k) => match k.round_fp32_fast(slot) {
+                Some(bits) => Ok(Rounded { bits, exact: k.fast_is_exact_fp32(slot) }),
+                None => exact_round(&k.value(slot), slot, crate::term::FP32),
+            },
+        }
+    }
+
+    /// Writes slots `[first, first + n)` as FP32 wire values into `out` (4 bytes each).
+    pub fn write_fp32_run(&mut self, first: usize, n: usize, out: &mut [u8]) -> Result<(), ArithError> {
+        match self {
+            Accumulator::Fp32(w) => {
+                for (v, o) in w.acc[first..first + n].iter().zip(out.chunks_exact_mut(4)) {
+                    let bits = if v.is_nan() { FP32_NAN } else { v.to_bits() };
+                    o.copy_from_slice(&bits.to_le_bytes());
+                }
+            }
             Accumulator::Kulisch(k) => {
-                let e = k.value(slot);
-                exact_round(&e, slot, crate::term::FP32)
+                for (i, o) in out[..4 * n].chunks_exact_mut(4).enumerate() {
+                    let slot = first + i;
+                    let bits = match k.round_fp32_fast(slot) {
+                        Some(b) => b,
+                        None => exact_round(&k.value(slot), slot, crate::term::FP32)?.bits,
+                    };
+                    o.copy_from_slice(&bits.to_le_bytes());
+                }
             }
         }
+        Ok(())
     }
 
     /// Writes the slot in a native output format; returns the bytes written.

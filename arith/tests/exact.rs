@@ -26,8 +26,12 @@ fn check_kulisch(n: usize, seed: u64, gen: &mut dyn FnMut(&mut rand::rngs::StdRn
         fast.accumulate(0, NumFormat::Fp32, &bytes).unwrap();
         slow.accumulate_scalar(0, NumFormat::Fp32, &bytes).unwrap();
     }
+    let mut run = vec![0u8; 4 * SLOTS];
+    fast.write_fp32_run(0, SLOTS, &mut run).unwrap();
     for slot in 0..SLOTS {
         let terms: Vec<V> = contributions.iter().map(|c| oracle::of_f32_bits(c[slot].to_bits())).collect();
+        let want32 = oracle::round(&oracle::sum(&terms), F32);
+        assert_eq!(u32::from_le_bytes(run[4 * slot..4 * slot + 4].try_into().unwrap()), want32, "write_fp32_run slot {slot}");
         let exact = oracle::sum(&terms);
         for (fmt, out, bytes) in [(F32, Output::Fp32, 4), (F16, Output::Fp16, 2), (B16, Output::Bf16, 2)] {
             let want = oracle::round(&exact, fmt);

@@ -1,0 +1,61 @@
+//! Throughput of FP32_ARRIVAL and KULISCH_FIXED against a naive SIMD FP32 add of
+//! the same stream, measured in one run; prints one JSON object.
+//!
+//! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
+//! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
+
+use prism_arith::bench_support::*;
+use prism_arith::{simd, Policy};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Best-of-rounds elements per second of `f` over `elements` elements.
+fn rate(elements: usize, budget: Duration, mut f: impl FnMut()) -> f64 {
+    f(); // warm-up
+    let mut best = f64::MAX;
+    let start = Instant::now();
+    let mut rounds = 0;
+    while rounds < 5 || (start.elapsed() < budget && rounds < 1000) {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+        rounds += 1;
+    }
+    elements as f64 / best
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let budget = Duration::from_millis(if quick { 150 } else { 600 });
+    let mut rows = Vec::new();
+    let mut cases: Vec<(&str, Data, usize, usize)> = Vec::new();
+    for data in [Data::Gradient, Data::FullRange] {
+        for n in [2usize, 8, 64] {
+            cases.push(("cache", data, n, WINDOW));
+        }
+    }
+    if !quick {
+        // 64 MiB per contributor, streamed from DRAM through the window.
+        cases.push(("dram", Data::Gradient, 2, 16 << 20));
+        cases.push(("dram", Data::Gradient, 8, 16 << 20));
+    }
+    for (scale, data, n, len) in cases {
+        let c = contributions(data, n, len, 42 + n as u64);
+        let bytes = as_bytes(&c);
+        let elements = n * len;
+        let mut acc = vec![0f32; WINDOW];
+        let mut out = vec![0f32; len];
+        let mut out_b = vec![0u8; 4 * len];
+        let naive = rate(elements, budget, || run_naive(black_box(&mut acc), black_box(&c), &mut out));
+        let mut fp = window(Policy::Fp32Arrival);
+        let arrival = rate(elements, budget, || run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b));
+        let mut k = window(Policy::Kulisch { width_bits: prism_arith::min_kulisch_width(n as u32) as u16 });
+        let kulisch = rate(elements, budget, || run_policy(black_box(&mut k), black_box(&bytes), &mut out_b));
+        rows.push(format!(
+            "{{\"scale\":\"{scale}\",\"data\":\"{data:?}\",\"n\":{n},\"naive_elems_per_s\":{naive:.4e},\"fp32_arrival_elems_per_s\":{arrival:.4e},\"kulisch_elems_per_s\":{kulisch:.4e},\"fp32_arrival_ratio\":{:.3},\"kulisch_ratio\":{:.3}}}",
+            arrival / naive,
+            kulisch / naive
+        ));
+    }
+    println!("{{\"isa\":\"{:?}\",\"cases\":[\n  {}\n]}}", simd::detected(), rows.join(",\n  "));
+}

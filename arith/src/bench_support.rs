@@ -1,0 +1,95 @@
+//! Workloads shared by the criterion benchmark and `examples/ratio.rs`.
+
+use crate::{simd, Accumulator, NumFormat, Policy};
+
+/// Elements of one 1500-byte FP32 packet and of the SINGLE window at MTU 1500.
+pub const PACKET: usize = 363;
+pub const WINDOW: usize = 2904;
+
+/// Data classes of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Data {
+    /// Normal, sigma 1e-3.
+    Gradient,
+    /// Every finite FP32 exponent.
+    FullRange,
+}
+
+/// `n` contributors' vectors of `len` values, deterministic (xorshift; no RNG crate needed).
+pub fn contributions(data: Data, n: usize, len: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    (0..n)
+        .map(|_| {
+            (0..len)
+                .map(|_| match data {
+                    Data::Gradient => {
+                        // Box-Muller from two uniforms.
+                        let u1 = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                        let u2 = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos() * 1e-3) as f32
+                    }
+                    Data::FullRange => loop {
+                        let v = f32::from_bits(next() as u32);
+                        if v.is_finite() {
+                            break v;
+                        }
+                    },
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Baseline: the same stream added with plain SIMD f32 adds, window by window.
+pub fn run_naive(acc: &mut [f32], contribs: &[Vec<f32>], out: &mut [f32]) {
+    let len = contribs[0].len();
+    let mut at = 0;
+    while at < len {
+        let n = WINDOW.min(len - at);
+        acc[..n].fill(-0.0);
+        for c in contribs {
+            for p in (0..n).step_by(PACKET) {
+                let m = PACKET.min(n - p);
+                simd::naive_fp32_add(&mut acc[p..p + m], &c[at + p..at + p + m]);
+            }
+        }
+        out[at..at + n].copy_from_slice(&acc[..n]);
+        at += n;
+    }
+}
+
+/// The switch's path: wire bytes in 363-value packets, the policy's accumulator,
+/// then final rounding of every slot to FP32 and clearing for the next range.
+pub fn run_policy(acc: &mut Accumulator, contribs: &[Vec<u8>], out: &mut [u8]) {
+    let len = contribs[0].len() / 4;
+    let mut at = 0;
+    while at < len {
+        let n = WINDOW.min(len - at);
+        for c in contribs {
+            for p in (0..n).step_by(PACKET) {
+                let m = PACKET.min(n - p);
+                let bytes = &c[4 * (at + p)..4 * (at + p + m)];
+                let _ = acc.accumulate(p, NumFormat::Fp32, bytes);
+            }
+        }
+        let _ = acc.write_fp32_run(0, n, &mut out[4 * at..4 * (at + n)]);
+        acc.clear(0, n);
+        at += n;
+    }
+}
+
+/// Wire bytes of f32 vectors.
+pub fn as_bytes(v: &[Vec<f32>]) -> Vec<Vec<u8>> {
+    v.iter().map(|c| c.iter().flat_map(|x| x.to_le_bytes()).collect()).collect()
+}
+
+/// A fresh accumulator of one window for a policy.
+pub fn window(policy: Policy) -> Accumulator {
+    Accumulator::new(policy, WINDOW)
+}
