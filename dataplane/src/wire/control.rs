@@ -5,25 +5,16 @@ use super::codes::{
     PeerKind, Role, Semantics, ACK_BODY_LEN, BINDING_RECORD_LEN, CAPABILITY_RECORD_LEN,
     CONTEXT_RECORD_LEN, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, VERSION, direction,
 };
-use super::{at, view_fields, Error, FieldIo, Identity, Mac, Reason, Record, Records, Result};
+use super::{at, packet_view, view_fields, Error, FieldIo, Identity, Mac, Reason, Record, Records, Result};
 
 const HEADER_END: usize = CONTROL_WORD_LEN + CONTROL_HEADER_LEN;
 
-/// Zero-copy view of a CONTROL packet, starting at the control word.
-#[derive(Debug, Clone)]
-pub struct ControlPacket<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(
+    /// Zero-copy view of a CONTROL packet, starting at the control word.
+    ControlPacket
+);
 
 impl<T: AsRef<[u8]>> ControlPacket<T> {
-    pub const fn new_unchecked(buffer: T) -> Self {
-        ControlPacket { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_END {
@@ -33,12 +24,6 @@ impl<T: AsRef<[u8]>> ControlPacket<T> {
             return Err(Error::new(Reason::BodyLengthMismatch, o::control::BODY_LEN.start));
         }
         Ok(())
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-    pub fn identity(&self) -> Identity {
-        Identity::read(self.buffer.as_ref())
     }
     pub fn command(&self) -> Command {
         Command::from(self.command_code())
@@ -51,9 +36,6 @@ impl<T: AsRef<[u8]>> ControlPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> ControlPacket<T> {
-    pub fn set_identity(&mut self, id: &Identity) {
-        id.write(self.buffer.as_mut())
-    }
     pub fn body_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[HEADER_END..]
     }

@@ -2,26 +2,16 @@
 
 use super::codes::{flags, offsets as o, Class, DATA_HEADER_LEN, CONTROL_WORD_LEN, MAX_GROUPS, VERSION};
 use super::group::{GroupIter, GroupRepr};
-use super::{at, view_fields, Error, Identity, Reason, Result};
+use super::{at, packet_view, view_fields, Error, Identity, Reason, Result};
 
 const HEADER_END: usize = CONTROL_WORD_LEN + DATA_HEADER_LEN;
 
-/// Zero-copy view of a DATA or RESULT packet, starting at the control word.
-#[derive(Debug, Clone)]
-pub struct DataPacket<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(
+    /// Zero-copy view of a DATA or RESULT packet, starting at the control word.
+    DataPacket
+);
 
 impl<T: AsRef<[u8]>> DataPacket<T> {
-    pub const fn new_unchecked(buffer: T) -> Self {
-        DataPacket { buffer }
-    }
-    /// Checks only that the header is there and the body length matches the buffer.
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_END {
@@ -31,12 +21,6 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
             return Err(Error::new(Reason::BodyLengthMismatch, o::data::BODY_LEN.start));
         }
         Ok(())
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-    pub fn identity(&self) -> Identity {
-        Identity::read(self.buffer.as_ref())
     }
     pub fn class(&self) -> Class {
         Class::from(self.class_code())
@@ -49,9 +33,6 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
-    pub fn set_identity(&mut self, id: &Identity) {
-        id.write(self.buffer.as_mut())
-    }
     pub fn body_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[HEADER_END..]
     }

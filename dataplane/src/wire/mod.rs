@@ -156,6 +156,43 @@ macro_rules! view_fields {
 }
 pub(crate) use view_fields;
 
+/// Declares a PRISM packet view: the struct, constructors, and identity access.
+/// Each view adds its own `check_len` (how its class declares its length).
+macro_rules! packet_view {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Debug, Clone)]
+        pub struct $name<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> $name<T> {
+            pub const fn new_unchecked(buffer: T) -> Self {
+                $name { buffer }
+            }
+            /// Checks only that the header is there and the declared length matches the buffer.
+            pub fn new_checked(buffer: T) -> Result<Self> {
+                let p = Self::new_unchecked(buffer);
+                p.check_len()?;
+                Ok(p)
+            }
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+            pub fn identity(&self) -> Identity {
+                Identity::read(self.buffer.as_ref())
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            pub fn set_identity(&mut self, id: &Identity) {
+                id.write(self.buffer.as_mut())
+            }
+        }
+    };
+}
+pub(crate) use packet_view;
+
 /// One-byte field range at `off`.
 pub(crate) const fn at(off: usize) -> core::ops::Range<usize> {
     off..off + 1

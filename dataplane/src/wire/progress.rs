@@ -4,7 +4,7 @@ use super::codes::{
     offsets as o, progress_flags, ProgressStatus, CONTROL_WORD_LEN, HOLE_LEN, MAX_HOLES,
     PROGRESS_HEADER_LEN, VERSION,
 };
-use super::{at, view_fields, Class, Error, FieldIo, Identity, Reason, Record, Records, Result};
+use super::{at, packet_view, view_fields, Class, Error, FieldIo, Identity, Reason, Record, Records, Result};
 
 const HEADER_END: usize = CONTROL_WORD_LEN + PROGRESS_HEADER_LEN;
 
@@ -26,21 +26,12 @@ impl Record for Hole {
     }
 }
 
-/// Zero-copy view of a PROGRESS packet, starting at the control word.
-#[derive(Debug, Clone)]
-pub struct ProgressPacket<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(
+    /// Zero-copy view of a PROGRESS packet, starting at the control word.
+    ProgressPacket
+);
 
 impl<T: AsRef<[u8]>> ProgressPacket<T> {
-    pub const fn new_unchecked(buffer: T) -> Self {
-        ProgressPacket { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_END {
@@ -51,18 +42,9 @@ impl<T: AsRef<[u8]>> ProgressPacket<T> {
         }
         Ok(())
     }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-    pub fn identity(&self) -> Identity {
-        Identity::read(self.buffer.as_ref())
-    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> ProgressPacket<T> {
-    pub fn set_identity(&mut self, id: &Identity) {
-        id.write(self.buffer.as_mut())
-    }
     pub fn holes_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[HEADER_END..]
     }
