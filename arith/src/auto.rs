@@ -89,14 +89,8 @@ fn rest_cost(masks: &[u8], w: &[u32; 5], f0: usize, m0: u32) -> u32 {
         }
         cost = next;
     }
-    let mut best = INF;
-    for (f, row) in cost.iter().enumerate() {
-        let _ = f;
-        for (m, &c) in row.iter().enumerate() {
-            best = best.min(c + pad(m as u32));
-        }
-    }
-    best
+    // Every group still open at the window's end pays its padding.
+    cost.iter().flat_map(|row| row.iter().enumerate().map(|(m, &c)| c + pad(m as u32))).min().unwrap_or(INF)
 }
 
 /// The open group while a packet is being planned.

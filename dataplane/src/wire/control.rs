@@ -346,7 +346,7 @@ impl<'a> ControlRepr<'a> {
                 }
             }
             Command::CAPS_RESPONSE => {
-                if body.len() % CAPABILITY_RECORD_LEN != 0 {
+                if !body.len().is_multiple_of(CAPABILITY_RECORD_LEN) {
                     return bad_len();
                 }
                 for (i, r) in body.chunks_exact(CAPABILITY_RECORD_LEN).enumerate() {

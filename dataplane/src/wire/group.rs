@@ -31,7 +31,7 @@ pub fn format_code(f: NumFormat) -> FormatCode {
 
 /// Whether `w` is a Kulisch width the wire allows.
 pub fn kulisch_width_ok(w: u32) -> bool {
-    w % 8 == 0 && (KULISCH_MIN_WIDTH as u32..=KULISCH_MAX_WIDTH as u32).contains(&w)
+    w.is_multiple_of(8) && (KULISCH_MIN_WIDTH as u32..=KULISCH_MAX_WIDTH as u32).contains(&w)
 }
 
 impl<'a> GroupRepr<'a> {
