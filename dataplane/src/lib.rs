@@ -2,6 +2,7 @@
 //! engine and the `prism-switch` binary.
 
 pub mod decode;
+pub mod engine;
 pub mod golden;
 pub mod pcap;
 pub mod wire;

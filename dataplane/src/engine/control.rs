@@ -1,0 +1,313 @@
+//! The control state machine.
+
+use crate::wire::*;
+use prism_arith::min_kulisch_width;
+use std::collections::HashMap;
+
+/// What a node is: its MAC, its ports, who may configure it, what it can do.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    pub mac: Mac,
+    /// The node's CONTROL endpoint.
+    pub control_ep: u16,
+    /// The only MAC and port CONTROL is accepted from.
+    pub am_mac: Mac,
+    pub am_port: u16,
+    pub ports: u16,
+    /// Largest MTU the node's links support.
+    pub mtu: u16,
+    /// How many operations may be staged or active at once.
+    pub max_ops: usize,
+    pub caps: Vec<CapabilityRecord>,
+}
+
+/// Where an operation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpState {
+    Staged,
+    Active,
+}
+
+/// Key of an operation context: (Job, Group, Operation ID).
+type OpKey = (u64, u16, u16);
+
+/// Ok, or the ACK status and detail of a refused request.
+type Refusal = std::result::Result<(), (AckStatus, u16)>;
+
+#[derive(Debug, Clone)]
+struct Op {
+    generation: (u16, u32),
+    state: OpState,
+    context: ContextRecord,
+}
+
+/// A frame for a port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sent {
+    pub port: u16,
+    pub frame: Vec<u8>,
+}
+
+/// Counters, by what happened to each CONTROL frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub accepted: u64,
+    pub retries_answered: u64,
+    /// Frames the parser refused, by `Reason::index()`.
+    pub malformed: [u64; Reason::COUNT],
+    pub untrusted_source: u64,
+    pub not_for_us: u64,
+    /// ACKs sent with a failure status, by status code.
+    pub refused: [u64; 8],
+}
+
+/// The control plane of one node.
+#[derive(Debug)]
+pub struct ControlPlane {
+    cfg: NodeConfig,
+    ops: HashMap<OpKey, Op>,
+    /// Highest generation retired (ABORT or RELEASE) per key.
+    retired: HashMap<OpKey, (u16, u32)>,
+    /// Per (key, Transaction ID): the request's bytes and the ACK frames sent.
+    txns: HashMap<(OpKey, u32), (Vec<u8>, Vec<Vec<u8>>)>,
+    pub counters: Counters,
+}
+
+impl ControlPlane {
+    pub fn new(cfg: NodeConfig) -> Self {
+        ControlPlane { cfg, ops: HashMap::new(), retired: HashMap::new(), txns: HashMap::new(), counters: Counters::default() }
+    }
+
+    /// The state of an operation, if installed.
+    pub fn state(&self, id: &Identity) -> Option<OpState> {
+        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.state)
+    }
+
+    /// The staged or active context of an operation.
+    pub fn context(&self, id: &Identity) -> Option<&ContextRecord> {
+        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| &o.context)
+    }
+
+    /// Handles one received frame; replies go to `out`. Anything refused changes no state.
+    pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut Vec<Sent>) {
+        let parsed = match parse_frame(frame, &Limits { mtu: self.cfg.mtu }) {
+            Ok(p) => p,
+            Err(e) => {
+                self.counters.malformed[e.reason.index()] += 1;
+                return;
+            }
+        };
+        let Some(PrismRepr::Control(c)) = parsed.prism else {
+            self.counters.not_for_us += 1;
+            return;
+        };
+        if parsed.eth.dst != self.cfg.mac {
+            self.counters.not_for_us += 1;
+            return;
+        }
+        if parsed.eth.src != self.cfg.am_mac || port != self.cfg.am_port {
+            self.counters.untrusted_source += 1;
+            return;
+        }
+        let id = c.identity;
+        let key = (id.job, id.group, id.op);
+        let request = &frame[ETH_HEADER_LEN..ETH_HEADER_LEN + c.buffer_len()];
+        if let Some((bytes, acks)) = self.txns.get(&(key, c.txn)) {
+            if bytes.as_slice() == request {
+                self.counters.retries_answered += 1;
+                out.extend(acks.iter().map(|f| Sent { port, frame: f.clone() }));
+            } else {
+                out.push(self.ack_frame(&c, AckStatus::TXN_CONFLICT, 0, port));
+                self.counters.refused[u8::from(AckStatus::TXN_CONFLICT) as usize] += 1;
+            }
+            return;
+        }
+        let replies: Vec<Vec<u8>> = if c.command == Command::CAPS_QUERY {
+            self.caps_pages(&c)
+        } else {
+            let (status, detail) = match self.apply(&c, key) {
+                Ok(()) => (AckStatus::OK, 0),
+                Err((s, d)) => (s, d),
+            };
+            if status != AckStatus::OK {
+                self.counters.refused[u8::from(status) as usize] += 1;
+            }
+            vec![self.ack_frame(&c, status, detail, port).frame]
+        };
+        self.counters.accepted += 1;
+        if matches!(c.command, Command::STAGE | Command::COMMIT | Command::COMPLETE | Command::RELEASE | Command::ABORT | Command::CAPS_QUERY) {
+            self.txns.insert((key, c.txn), (request.to_vec(), replies.clone()));
+        }
+        out.extend(replies.into_iter().map(|frame| Sent { port, frame }));
+    }
+
+    /// Applies one request; an error leaves every state as it was.
+    fn apply(&mut self, c: &ControlRepr<'_>, key: OpKey) -> Refusal {
+        let gen = c.identity.generation();
+        if self.retired.get(&key).is_some_and(|g| gen <= *g) {
+            return Err((AckStatus::STALE_GENERATION, 0));
+        }
+        match c.command {
+            Command::STAGE => {
+                let ControlBody::Stage { context, bindings } = c.body else { return Err((AckStatus::INVALID, 0)) };
+                if let Some(op) = self.ops.get(&key) {
+                    return Err(if gen <= op.generation { (AckStatus::STALE_GENERATION, 0) } else { (AckStatus::BAD_STATE, 0) });
+                }
+                self.validate(&context, &bindings)?;
+                if self.ops.len() >= self.cfg.max_ops {
+                    return Err((AckStatus::NO_RESOURCES, 0));
+                }
+                self.ops.insert(key, Op { generation: gen, state: OpState::Staged, context });
+                Ok(())
+            }
+            Command::COMMIT | Command::COMPLETE | Command::RELEASE | Command::ABORT => {
+                let Some(op) = self.ops.get_mut(&key) else { return Err((AckStatus::BAD_STATE, 0)) };
+                if op.generation != gen {
+                    return Err(if gen < op.generation { (AckStatus::STALE_GENERATION, 0) } else { (AckStatus::BAD_STATE, 0) });
+                }
+                match (c.command, op.state) {
+                    (Command::COMMIT, OpState::Staged) => op.state = OpState::Active,
+                    (Command::COMPLETE, OpState::Active) => {}
+                    (Command::RELEASE, OpState::Active) | (Command::ABORT, _) => {
+                        self.ops.remove(&key);
+                        self.retired.insert(key, gen);
+                    }
+                    _ => return Err((AckStatus::BAD_STATE, 0)),
+                }
+                Ok(())
+            }
+            _ => Err((AckStatus::INVALID, 0)),
+        }
+    }
+
+    /// Whole-context checks of STAGE, in the order their statuses are reported.
+    fn validate(&self, x: &ContextRecord, bindings: &Records<'_, BindingRecord>) -> Refusal {
+        let invalid = Err((AckStatus::INVALID, 0));
+        let known = x.role.is_known()
+            && x.semantics.is_known()
+            && x.input_format.is_known()
+            && x.accumulator.is_known()
+            && x.partial.is_known()
+            && x.output.is_known();
+        if !known || x.vector_len == 0 || x.binding_count as usize != bindings.len() || bindings.is_empty() || x.terms == 0 {
+            return invalid;
+        }
+        if !MTUS.contains(&x.mtu) || x.mtu > self.cfg.mtu {
+            return Err((AckStatus::UNSUPPORTED, 0));
+        }
+        let kulisch = x.accumulator == AccumulatorPolicy::KULISCH_FIXED;
+        if kulisch && (x.kulisch_width % 8 != 0 || (x.kulisch_width as u32) < min_kulisch_width(x.terms) || x.kulisch_width > KULISCH_MAX_WIDTH) {
+            return invalid;
+        }
+        // Bindings: ports exist, streams and local endpoints unique, terms add up, result paths match the semantics.
+        let mut streams = Vec::with_capacity(bindings.len());
+        let mut eps = Vec::with_capacity(bindings.len());
+        let (mut terms, mut contributors, mut paths, mut dest_paths) = (0u32, 0u16, 0u16, 0u16);
+        for (i, b) in bindings.iter().enumerate() {
+            let bad = Err((AckStatus::INVALID_BINDING, i as u16 + 1));
+            if b.port >= self.cfg.ports || !b.peer_kind.is_known() || b.directions == 0 || streams.contains(&b.stream_id) || eps.contains(&b.local_ep) {
+                return bad;
+            }
+            streams.push(b.stream_id);
+            eps.push(b.local_ep);
+            if x.role == Role::SINGLE && (b.peer_kind != PeerKind::RANK || b.has(direction::DATA_OUT | direction::RESULT_IN)) {
+                return bad;
+            }
+            if b.has(direction::DATA_IN) {
+                terms += b.terms as u32;
+                contributors += 1;
+            }
+            if b.has(direction::RESULT_OUT) {
+                paths += 1;
+                if x.semantics == Semantics::REDUCE && b.rank != x.dest_rank {
+                    return bad;
+                }
+                dest_paths += (b.rank == x.dest_rank) as u16;
+            }
+            if x.semantics == Semantics::ALLREDUCE && b.has(direction::DATA_IN) && b.peer_kind == PeerKind::RANK && !b.has(direction::RESULT_OUT) {
+                return bad;
+            }
+        }
+        if terms != x.terms || contributors == 0 || (x.semantics == Semantics::REDUCE && dest_paths != 1) || paths == 0 {
+            return Err((AckStatus::INVALID_BINDING, 0));
+        }
+        let mtu_bit = match x.mtu {
+            576 => caps_bits::MTU_576,
+            1500 => caps_bits::MTU_1500,
+            _ => caps_bits::MTU_9000,
+        };
+        let role_bit = 1u8 << (u8::from(x.role) - 1);
+        let sem_bit = 1u8 << (u8::from(x.semantics) - 1);
+        let covered = self.cfg.caps.iter().any(|r| {
+            r.input_format == x.input_format
+                && r.accumulator == x.accumulator
+                && r.partial == x.partial
+                && r.output == x.output
+                && r.roles & role_bit != 0
+                && r.semantics & sem_bit != 0
+                && r.mtus & mtu_bit != 0
+                && x.vector_len <= r.max_vector
+                && x.terms <= r.max_terms
+                && contributors <= r.max_contributors
+                && paths <= r.max_result_paths
+                && (!kulisch || (r.kulisch_min..=r.kulisch_max).contains(&x.kulisch_width))
+        });
+        if !covered {
+            return Err((AckStatus::UNSUPPORTED, 0));
+        }
+        let cap_window = self.cfg.caps.iter().map(|r| r.window_elements).max().unwrap_or(0);
+        if x.window_elements > cap_window {
+            return Err((AckStatus::NO_RESOURCES, 0));
+        }
+        Ok(())
+    }
+
+    fn reply_eth(&self) -> EthernetRepr {
+        EthernetRepr { dst: self.cfg.am_mac, src: self.cfg.mac, ethertype: ETHERTYPE }
+    }
+
+    fn ack_frame(&self, c: &ControlRepr<'_>, status: AckStatus, detail: u16, port: u16) -> Sent {
+        let ack = ControlRepr {
+            identity: c.identity,
+            txn: c.txn,
+            src_ep: self.cfg.control_ep,
+            dst_ep: c.src_ep,
+            command: Command::ACK,
+            frag_index: 0,
+            frag_count: 1,
+            body: ControlBody::Ack { status, body: AckBody { command: c.command, detail } },
+        };
+        let p = PrismRepr::Control(ack);
+        let mut frame = vec![0; p.frame_len()];
+        p.emit_frame(&self.reply_eth(), &mut frame);
+        Sent { port, frame }
+    }
+
+    /// CAPS_RESPONSE pages: as many whole records as the MTU allows, index 0 first.
+    fn caps_pages(&self, c: &ControlRepr<'_>) -> Vec<Vec<u8>> {
+        let per_page = ((self.cfg.mtu as usize - offsets::control::BODY) / CAPABILITY_RECORD_LEN).max(1);
+        let chunks: Vec<&[CapabilityRecord]> =
+            if self.cfg.caps.is_empty() { vec![&[]] } else { self.cfg.caps.chunks(per_page).collect() };
+        let count = chunks.len().min(255) as u8;
+        chunks
+            .iter()
+            .take(255)
+            .enumerate()
+            .map(|(i, recs)| {
+                let p = PrismRepr::Control(ControlRepr {
+                    identity: c.identity,
+                    txn: c.txn,
+                    src_ep: self.cfg.control_ep,
+                    dst_ep: c.src_ep,
+                    command: Command::CAPS_RESPONSE,
+                    frag_index: i as u8,
+                    frag_count: count,
+                    body: ControlBody::Caps(Records::Typed(recs)),
+                });
+                let mut frame = vec![0; p.frame_len()];
+                p.emit_frame(&self.reply_eth(), &mut frame);
+                frame
+            })
+            .collect()
+    }
+}
