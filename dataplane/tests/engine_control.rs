@@ -1,6 +1,6 @@
 //! The control plane against the golden frames and every refusal path.
 
-use prism_dataplane::engine::{ControlPlane, NodeConfig, OpState, Sent};
+use prism_dataplane::engine::{Node, NodeConfig, OpState, Sent};
 use prism_dataplane::golden::{self, *};
 use prism_dataplane::wire::*;
 
@@ -11,11 +11,11 @@ fn caps() -> Vec<CapabilityRecord> {
     ]
 }
 
-fn node() -> ControlPlane {
-    ControlPlane::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 1500, max_ops: 4, caps: caps() })
+fn node() -> Node {
+    Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 1500, max_ops: 4, caps: caps() })
 }
 
-fn send(n: &mut ControlPlane, port: u16, frame: &[u8]) -> Vec<Sent> {
+fn send(n: &mut Node, port: u16, frame: &[u8]) -> Vec<Sent> {
     let mut out = Vec::new();
     n.handle(port, frame, &mut out);
     out
@@ -153,7 +153,7 @@ fn stage_refusals_carry_the_right_status() {
 
 #[test]
 fn no_resources_when_full() {
-    let mut n = ControlPlane::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 1500, max_ops: 1, caps: caps() });
+    let mut n = Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 1500, max_ops: 1, caps: caps() });
     assert_eq!(status(&send(&mut n, 0, &STAGE)), (AckStatus::OK, 0));
     let mut other = stage_with(2, 2, |_, _| {});
     ControlPacket::new_unchecked(&mut other[ETH_HEADER_LEN..]).set_identity(&Identity { op: 8, ..IDENTITY });
@@ -173,7 +173,7 @@ fn caps_query_pages_like_the_golden_frames() {
         })
         .collect();
     assert_eq!(records.len(), 16);
-    let mut n = ControlPlane::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 576, max_ops: 4, caps: records });
+    let mut n = Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 2, mtu: 576, max_ops: 4, caps: records });
     let out = send(&mut n, 0, &control(Command::CAPS_QUERY, 7, 2));
     assert_eq!(out.iter().map(|s| s.frame.clone()).collect::<Vec<_>>(), vec![page("caps_response_page0_mtu576"), page("caps_response_page1_mtu576")]);
 }

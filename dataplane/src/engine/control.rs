@@ -1,6 +1,8 @@
-//! The control state machine.
+//! The node: CONTROL state machine and DATA dispatch.
 
+use super::op::{Admitted, DataReject, OpData};
 use crate::wire::*;
+use std::result::Result;
 use prism_arith::min_kulisch_width;
 use std::collections::HashMap;
 
@@ -34,11 +36,11 @@ type OpKey = (u64, u16, u16);
 /// Ok, or the ACK status and detail of a refused request.
 type Refusal = std::result::Result<(), (AckStatus, u16)>;
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Op {
     generation: (u16, u32),
     state: OpState,
-    context: ContextRecord,
+    data: OpData,
 }
 
 /// A frame for a port.
@@ -59,11 +61,17 @@ pub struct Counters {
     pub not_for_us: u64,
     /// ACKs sent with a failure status, by status code.
     pub refused: [u64; 8],
+    pub data_applied: u64,
+    pub data_duplicates: u64,
+    /// DATA not applied, by `DataReject::index()`.
+    pub data_rejected: [u64; DataReject::ALL.len()],
+    pub progress_ignored: u64,
+    pub results_sent: u64,
 }
 
-/// The control plane of one node.
+/// One PRISM node, without I/O.
 #[derive(Debug)]
-pub struct ControlPlane {
+pub struct Node {
     cfg: NodeConfig,
     ops: HashMap<OpKey, Op>,
     /// Highest generation retired (ABORT or RELEASE) per key.
@@ -73,9 +81,9 @@ pub struct ControlPlane {
     pub counters: Counters,
 }
 
-impl ControlPlane {
+impl Node {
     pub fn new(cfg: NodeConfig) -> Self {
-        ControlPlane { cfg, ops: HashMap::new(), retired: HashMap::new(), txns: HashMap::new(), counters: Counters::default() }
+        Node { cfg, ops: HashMap::new(), retired: HashMap::new(), txns: HashMap::new(), counters: Counters::default() }
     }
 
     /// The state of an operation, if installed.
@@ -85,7 +93,12 @@ impl ControlPlane {
 
     /// The staged or active context of an operation.
     pub fn context(&self, id: &Identity) -> Option<&ContextRecord> {
-        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| &o.context)
+        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| &o.data.context)
+    }
+
+    /// Lowest element of an operation whose RESULT is not yet sent (its window's base).
+    pub fn window_base(&self, id: &Identity) -> Option<u64> {
+        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.data.base())
     }
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
@@ -97,14 +110,31 @@ impl ControlPlane {
                 return;
             }
         };
-        let Some(PrismRepr::Control(c)) = parsed.prism else {
-            self.counters.not_for_us += 1;
-            return;
-        };
         if parsed.eth.dst != self.cfg.mac {
             self.counters.not_for_us += 1;
             return;
         }
+        let c = match parsed.prism {
+            Some(PrismRepr::Control(c)) => c,
+            Some(PrismRepr::Data(d)) => {
+                let before = out.len();
+                match self.data(port, parsed.eth.src, &d, frame.len(), out) {
+                    Ok(Admitted::Applied) => self.counters.data_applied += 1,
+                    Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
+                    Err(r) => self.counters.data_rejected[r.index()] += 1,
+                }
+                self.counters.results_sent += (out.len() - before) as u64;
+                return;
+            }
+            Some(PrismRepr::Progress(_)) => {
+                self.counters.progress_ignored += 1;
+                return;
+            }
+            None => {
+                self.counters.not_for_us += 1;
+                return;
+            }
+        };
         if parsed.eth.src != self.cfg.am_mac || port != self.cfg.am_port {
             self.counters.untrusted_source += 1;
             return;
@@ -141,6 +171,21 @@ impl ControlPlane {
         out.extend(replies.into_iter().map(|frame| Sent { port, frame }));
     }
 
+    fn data(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, len: usize, out: &mut Vec<Sent>) -> Result<Admitted, DataReject> {
+        if d.class == Class::RESULT {
+            return Err(DataReject::ResultNotInput);
+        }
+        let id = d.identity;
+        let op = self.ops.get_mut(&(id.job, id.group, id.op)).ok_or(DataReject::NoOperation)?;
+        if op.generation != id.generation() {
+            return Err(if id.generation() < op.generation { DataReject::StaleGeneration } else { DataReject::NoOperation });
+        }
+        if op.state != OpState::Active {
+            return Err(DataReject::NotActive);
+        }
+        op.data.admit(port, src, d, len, out)
+    }
+
     /// Applies one request; an error leaves every state as it was.
     fn apply(&mut self, c: &ControlRepr<'_>, key: OpKey) -> Refusal {
         let gen = c.identity.generation();
@@ -157,7 +202,8 @@ impl ControlPlane {
                 if self.ops.len() >= self.cfg.max_ops {
                     return Err((AckStatus::NO_RESOURCES, 0));
                 }
-                self.ops.insert(key, Op { generation: gen, state: OpState::Staged, context });
+                let data = OpData::new(c.identity, context, &bindings, self.cfg.mac);
+                self.ops.insert(key, Op { generation: gen, state: OpState::Staged, data });
                 Ok(())
             }
             Command::COMMIT | Command::COMPLETE | Command::RELEASE | Command::ABORT => {
@@ -167,7 +213,7 @@ impl ControlPlane {
                 }
                 match (c.command, op.state) {
                     (Command::COMMIT, OpState::Staged) => op.state = OpState::Active,
-                    (Command::COMPLETE, OpState::Active) => {}
+                    (Command::COMPLETE, OpState::Active) if op.data.done() => {}
                     (Command::RELEASE, OpState::Active) | (Command::ABORT, _) => {
                         self.ops.remove(&key);
                         self.retired.insert(key, gen);
@@ -254,6 +300,10 @@ impl ControlPlane {
         });
         if !covered {
             return Err((AckStatus::UNSUPPORTED, 0));
+        }
+        // The window holds two maximal packets (the SINGLE rule), and its limits are usable.
+        if (x.window_elements as usize) < single_window_elements(x.mtu) || x.window_intervals == 0 || x.window_bytes < x.mtu as u32 + ETH_HEADER_LEN as u32 {
+            return invalid;
         }
         let cap_window = self.cfg.caps.iter().map(|r| r.window_elements).max().unwrap_or(0);
         if x.window_elements > cap_window {

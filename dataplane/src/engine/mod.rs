@@ -2,11 +2,17 @@
 //! no I/O, no clocks, no threads, so the DPDK switch, pktgen's simulator and
 //! the RTL differential tests can all drive the same code.
 //!
-//! This first part is the control plane: CONTROL from the configured
+//! What it does today (the SINGLE node): CONTROL from the configured
 //! Aggregation Manager only, STAGE validation against the capability records,
-//! COMMIT/ABORT/RELEASE, idempotent retries by Transaction ID, generations,
-//! and CAPS_QUERY paging. The data path lands next.
+//! COMMIT/COMPLETE/RELEASE/ABORT, idempotent retries by Transaction ID,
+//! generations, CAPS_QUERY paging; DATA admitted against its binding into a
+//! bounded per-contributor window, reduced by global element position, and
+//! RESULT sent with the canonical packetization on every bound path.
+//! PROGRESS and retransmission (issue 8) are not here yet: PROGRESS frames are
+//! counted and dropped, and no deadlines exist.
 
 mod control;
+mod op;
 
-pub use control::{ControlPlane, Counters, NodeConfig, OpState, Sent};
+pub use control::{Counters, Node, NodeConfig, OpState, Sent};
+pub use op::{Admitted, DataReject};

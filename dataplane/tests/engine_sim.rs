@@ -1,0 +1,350 @@
+//! The node engine under the deterministic simulator (tests/sim), checked
+//! against the independent oracle of arith/tests/oracle.
+
+#[path = "../../arith/tests/oracle/mod.rs"]
+mod oracle;
+mod sim;
+
+use num_bigint::BigInt;
+use oracle::{V, B16, F16, F32};
+use prism_arith::NumFormat;
+use prism_dataplane::engine::{DataReject, Node};
+use prism_dataplane::wire::*;
+use sim::*;
+
+/// Decodes one RESULT value exactly.
+fn decode(format: NumFormat, v: &[u8]) -> V {
+    match format {
+        NumFormat::Int8 => oracle::of_f64(v[0] as i8 as f64),
+        NumFormat::Fp16 => oracle::of_f64(half::f16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Bf16 => oracle::of_f64(half::bf16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Fp32 => oracle::of_f32_bits(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        NumFormat::Kulisch { .. } => match v[0] {
+            0 => V::Finite(BigInt::from_signed_bytes_le(&v[1..])),
+            1 => V::Zero(false),
+            2 => V::Zero(true),
+            3 => V::Inf(false),
+            4 => V::Inf(true),
+            _ => V::NaN,
+        },
+    }
+}
+
+/// What each element must be, per the scenario's policy and output format.
+fn expected(s: &Scenario, v: &[Vec<Value>], o: &Outcome, pos: usize) -> V {
+    let terms: Vec<V> = v.iter().map(|r| oracle::of_f64(r[pos].as_f64())).collect();
+    let value = if s.accumulator == AccumulatorPolicy::KULISCH_FIXED {
+        oracle::sum(&terms)
+    } else {
+        // A sequential round-to-nearest-even replay of the actual admission order.
+        let order = &o.arrival[pos];
+        assert_eq!(order.len(), s.ranks as usize, "element {pos} applied {order:?}");
+        let mut acc = terms[order[0] as usize].clone();
+        for &r in &order[1..] {
+            acc = oracle::of_f32_bits(oracle::round(&oracle::sum(&[acc, terms[r as usize].clone()]), F32));
+        }
+        acc
+    };
+    match s.output {
+        OutputFormat::FP32 => oracle::of_f32_bits(oracle::round(&value, F32)),
+        OutputFormat::FP16 => oracle::of_f64(half::f16::from_bits(oracle::round(&value, F16) as u16).to_f64()),
+        OutputFormat::BF16 => oracle::of_f64(half::bf16::from_bits(oracle::round(&value, B16) as u16).to_f64()),
+        // AUTO, KULISCH and INT8 are lossless: the value itself (FP32-rounded under FP32_ARRIVAL).
+        _ => if s.accumulator == AccumulatorPolicy::KULISCH_FIXED { value } else { oracle::of_f32_bits(oracle::round(&value, F32)) },
+    }
+}
+
+/// Checks every path's RESULT stream: right ports only, contiguous, LAST at the end, exact values.
+fn verify(s: &Scenario, v: &[Vec<Value>], o: &Outcome) {
+    let want_ports: Vec<u16> = if s.semantics == Semantics::REDUCE { vec![s.dest_rank] } else { (0..s.ranks).collect() };
+    let want: Vec<V> = (0..s.vector_len as usize).map(|pos| expected(s, v, o, pos)).collect();
+    assert_eq!(o.results.keys().copied().collect::<Vec<_>>(), want_ports, "RESULT ports");
+    for (&port, frames) in &o.results {
+        let mut next = 0u64;
+        for (i, f) in frames.iter().enumerate() {
+            let parsed = parse_frame(f, &Limits { mtu: s.mtu }).unwrap();
+            assert_eq!(parsed.eth.dst, rank_mac(port));
+            let Some(PrismRepr::Data(d)) = parsed.prism else { panic!("not RESULT") };
+            assert_eq!(d.class, Class::RESULT);
+            assert!(!d.is_inexact(), "unexpected INEXACT");
+            assert_eq!((d.packet_id, d.stream_id, d.dst_ep, d.src_ep), (i as u32, port, 0x1000 + port, 0x0100 + port));
+            assert_eq!(d.first_element as u64, next, "port {port} packet {i}");
+            assert_eq!(d.is_last(), d.end_element() == s.vector_len as u64);
+            let mut pos = d.first_element as usize;
+            for g in d.groups() {
+                for val in g.values.chunks_exact(g.format.value_bytes()) {
+                    assert_eq!(decode(g.format, val), want[pos], "{s:?} port {port} element {pos} as {:?}", g.format);
+                    pos += 1;
+                }
+            }
+            next = d.end_element();
+        }
+        assert_eq!(next, s.vector_len as u64, "port {port} coverage");
+    }
+}
+
+fn run(s: &Scenario) -> (Node, Outcome) {
+    let v = vectors(s);
+    let mut n = setup(s, 2);
+    let o = run_data(&mut n, s, &v, 2);
+    verify(s, &v, &o);
+    // The operation completes and releases.
+    let mut out = Vec::new();
+    n.handle(AM_PORT, &control_frame(s.identity(2), 10, Command::COMPLETE, ControlBody::Empty), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    out.clear();
+    n.handle(AM_PORT, &control_frame(s.identity(2), 11, Command::RELEASE, ControlBody::Empty), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    (n, o)
+}
+
+#[test]
+fn reduce_and_allreduce_for_2_3_8_64_ranks_both_policies() {
+    for ranks in [2u16, 3, 8, 64] {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+                let mut s = Scenario::new(ranks, semantics, acc);
+                s.vector_len = if ranks == 64 { 1000 } else { 3000 };
+                s.data_seed = ranks as u64;
+                s.net_seed = ranks as u64 * 7 + u8::from(semantics) as u64;
+                let (n, o) = run(&s);
+                assert!(o.steps > 0);
+                assert_eq!(n.counters.data_rejected.iter().sum::<u64>(), 0, "{s:?}: {:?}", n.counters);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_output_format() {
+    for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+        for out in [OutputFormat::AUTO, OutputFormat::FP16, OutputFormat::BF16, OutputFormat::INT8, OutputFormat::KULISCH] {
+            if acc == AccumulatorPolicy::FP32_ARRIVAL && out == OutputFormat::KULISCH {
+                continue;
+            }
+            let mut s = Scenario::new(3, Semantics::ALLREDUCE, acc);
+            s.output = out;
+            s.integers = out == OutputFormat::INT8;
+            s.data_seed = 40;
+            run(&s);
+        }
+    }
+}
+
+#[test]
+fn vectors_much_longer_than_the_window_stream_through_it() {
+    for mtu in [576u16, 1500, 9000] {
+        let mut s = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+        s.mtu = mtu;
+        s.vector_len = 40_000;
+        s.output = OutputFormat::AUTO;
+        run(&s);
+    }
+}
+
+#[test]
+fn duplicates_reordering_and_malformed_frames_change_nothing() {
+    for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+        let mut s = Scenario::new(8, Semantics::ALLREDUCE, acc);
+        s.duplicate = 0.2;
+        s.malformed = 0.1;
+        s.vector_len = 10_000;
+        let (n, _) = run(&s);
+        assert!(n.counters.data_duplicates + n.counters.data_rejected[DataReject::BelowWindow.index()] > 0, "duplicates seen");
+        assert!(n.counters.malformed.iter().sum::<u64>() > 0, "malformed frames seen");
+    }
+}
+
+#[test]
+fn any_interleaving_gives_the_same_kulisch_result() {
+    let mut first: Option<std::collections::BTreeMap<u16, Vec<Vec<u8>>>> = None;
+    for net_seed in 0..12 {
+        let mut s = Scenario::new(8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+        s.output = OutputFormat::AUTO;
+        s.net_seed = net_seed;
+        s.duplicate = 0.05;
+        let (_, o) = run(&s);
+        match &first {
+            None => first = Some(o.results),
+            Some(f) => assert_eq!(f, &o.results, "net seed {net_seed} changed the RESULT bytes"),
+        }
+    }
+}
+
+#[test]
+fn abort_in_the_middle_then_a_newer_generation() {
+    let s = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+    let v = vectors(&s);
+    let mut n = setup(&s, 2);
+    let mut rng = rand::SeedableRng::seed_from_u64(9);
+    let frames = packetize(&s, 0, &v[0], 2, &mut rng);
+    let mut out = Vec::new();
+    n.handle(0, &frames[0].2, &mut out);
+    assert_eq!(n.counters.data_applied, 1);
+    n.handle(AM_PORT, &control_frame(s.identity(2), 20, Command::ABORT, ControlBody::Empty), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    out.clear();
+    // Stale DATA of the aborted generation is refused; nothing comes out.
+    n.handle(0, &frames[1].2, &mut out);
+    assert!(out.is_empty());
+    assert_eq!(n.counters.data_rejected[DataReject::NoOperation.index()], 1);
+    // The same generation cannot be staged again; a newer one runs to completion.
+    n.handle(AM_PORT, &stage_frame(&s, 21, 2), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::STALE_GENERATION);
+    out.clear();
+    n.handle(AM_PORT, &stage_frame(&s, 22, 3), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    out.clear();
+    n.handle(AM_PORT, &control_frame(s.identity(3), 23, Command::COMMIT, ControlBody::Empty), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    // An old-generation frame while the new one is active: stale.
+    out.clear();
+    n.handle(0, &frames[1].2, &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::StaleGeneration.index()], 1);
+    let o = run_data(&mut n, &s, &v, 3);
+    verify(&s, &v, &o);
+}
+
+/// One DATA frame of rank `r` covering `[first, first + n)` with FP32 ones.
+fn data(s: &Scenario, r: u16, first: u32, n: u16, packet_id: u32, edit: impl Fn(&mut DataRepr<'_>, &mut EthernetRepr)) -> Vec<u8> {
+    let values: Vec<u8> = (0..n).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    let g = [GroupRepr { format: NumFormat::Fp32, count: n, values: &values }];
+    let mut body = vec![0; groups_len(&g)];
+    emit_groups(&g, &mut body);
+    let mut d = DataRepr {
+        class: Class::DATA,
+        identity: s.identity(2),
+        src_ep: 0x1000 + r,
+        dst_ep: 0x0100 + r,
+        packet_id,
+        first_element: first,
+        element_count: n,
+        group_count: 1,
+        flags: if first + n as u32 == s.vector_len { flags::LAST } else { 0 },
+        stream_id: r,
+        body: &body,
+    };
+    let mut eth = EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE };
+    edit(&mut d, &mut eth);
+    let p = PrismRepr::Data(d);
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&eth, &mut f);
+    f
+}
+
+#[test]
+fn every_data_reject_path_is_counted_and_changes_nothing() {
+    let s = Scenario::new(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL);
+    let window = single_window_elements(1500) as u32;
+    let kulisch = {
+        let v = vec![0u8; 36];
+        let mut v = v;
+        v[1] = 1;
+        v
+    };
+    let mut n = setup(&s, 2);
+    let mut out = Vec::new();
+    // Rank 0 delivers [0, 100) once; the rejects below must not disturb it.
+    n.handle(0, &data(&s, 0, 0, 100, 0, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_applied, 1);
+    let cases: Vec<(DataReject, u16, Vec<u8>)> = vec![
+        (DataReject::WrongPort, 1, data(&s, 0, 100, 10, 1, |_, _| {})),
+        (DataReject::WrongSourceMac, 0, data(&s, 0, 100, 10, 1, |_, e| e.src = rank_mac(1))),
+        (DataReject::EndpointMismatch, 0, data(&s, 0, 100, 10, 1, |d, _| d.dst_ep = 0x0101)),
+        (DataReject::UnknownStream, 0, data(&s, 0, 100, 10, 1, |d, _| d.stream_id = 9)),
+        (DataReject::RangeOutsideVector, 0, data(&s, 0, 2995, 10, 1, |_, _| {})),
+        (DataReject::LastFlagMismatch, 0, data(&s, 0, 100, 10, 1, |d, _| d.flags = flags::LAST)),
+        (DataReject::BeyondWindow, 0, data(&s, 0, window - 5, 10, 1, |_, _| {})),
+        (DataReject::Overlap, 0, data(&s, 0, 50, 100, 1, |_, _| {})),
+        (DataReject::ChangedRetransmit, 0, data(&s, 0, 0, 100, 0, |d, _| d.first_element = 1)),
+        (DataReject::ResultNotInput, 0, data(&s, 0, 100, 10, 1, |d, _| d.class = Class::RESULT)),
+        (DataReject::NoOperation, 0, data(&s, 0, 100, 10, 1, |d, _| d.identity.op = 99)),
+        (DataReject::NoOperation, 0, data(&s, 0, 100, 10, 1, |d, _| d.identity.op_gen = 3)),
+        (DataReject::StaleGeneration, 0, data(&s, 0, 100, 10, 1, |d, _| d.identity.op_gen = 1)),
+    ];
+    for (reason, port, frame) in cases {
+        let before = n.counters.data_rejected[reason.index()];
+        n.handle(port, &frame, &mut out);
+        assert_eq!(n.counters.data_rejected[reason.index()], before + 1, "{}", reason.name());
+        assert!(out.is_empty(), "{} produced output", reason.name());
+    }
+    // Kulisch values under FP32_ARRIVAL.
+    let g = [GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &kulisch }];
+    let mut body = vec![0; groups_len(&g)];
+    emit_groups(&g, &mut body);
+    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id: 5, first_element: 200, element_count: 1, group_count: 1, flags: 0, stream_id: 0, body: &body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
+    n.handle(0, &f, &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::FormatNotAllowed.index()], 1);
+    // An identical duplicate is acknowledged as such and not applied again.
+    n.handle(0, &data(&s, 0, 0, 100, 0, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_duplicates, 1);
+    // Window limits: 16 intervals per contributor.
+    for i in 0..15u32 {
+        n.handle(0, &data(&s, 0, 100 + i, 1, 10 + i, |_, _| {}), &mut out);
+    }
+    n.handle(0, &data(&s, 0, 200, 1, 40, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::IntervalsExhausted.index()], 1);
+    assert!(out.is_empty(), "nothing completes without rank 1");
+    // Rank 1 completes [0, 115): exactly 2.0 everywhere, one FP32 packet is not yet full.
+    n.handle(1, &data(&s, 1, 0, 363, 0, |_, _| {}), &mut out);
+    assert!(out.is_empty(), "the first canonical packet [0, 363) is not complete for rank 0");
+    // DATA before COMMIT is refused.
+    let mut fresh = node(2, 1500);
+    fresh.handle(AM_PORT, &stage_frame(&s, 1, 2), &mut out);
+    out.clear();
+    fresh.handle(0, &data(&s, 0, 0, 10, 0, |_, _| {}), &mut out);
+    assert_eq!(fresh.counters.data_rejected[DataReject::NotActive.index()], 1);
+}
+
+#[test]
+fn int8_output_that_is_not_an_integer_ends_with_inexact() {
+    let mut s = Scenario::new(2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+    s.output = OutputFormat::INT8;
+    s.vector_len = 10;
+    let mut n = setup(&s, 2);
+    let mut out = Vec::new();
+    n.handle(0, &data(&s, 0, 0, 10, 0, |_, _| {}), &mut out);
+    let half_values: Vec<u8> = (0..10).flat_map(|_| 0.5f32.to_le_bytes()).collect();
+    let g = [GroupRepr { format: NumFormat::Fp32, count: 10, values: &half_values }];
+    let mut body = vec![0; groups_len(&g)];
+    emit_groups(&g, &mut body);
+    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1001, dst_ep: 0x0101, packet_id: 0, first_element: 0, element_count: 10, group_count: 1, flags: flags::LAST, stream_id: 1, body: &body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(1), ethertype: ETHERTYPE }, &mut f);
+    n.handle(1, &f, &mut out);
+    assert_eq!(out.len(), 2, "one terminal frame per path");
+    for sent in &out {
+        let Some(PrismRepr::Data(d)) = parse_frame(&sent.frame, &Limits::default()).unwrap().prism else { panic!() };
+        assert!(d.is_inexact() && d.is_last() && d.element_count == 0);
+    }
+    // Later DATA is refused as the operation failed.
+    out.clear();
+    n.handle(0, &data(&s, 0, 0, 10, 0, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::OperationFailed.index()], 1);
+}
+
+#[test]
+fn kulisch_overflow_of_the_width_is_inexact() {
+    // Two ranks send Kulisch-280 values near the top of the range: the sum needs 281 bits.
+    let s = Scenario::new(2, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED);
+    let mut s = s;
+    s.vector_len = 1;
+    let mut n = setup(&s, 2);
+    let mut out = Vec::new();
+    let mut big = vec![0u8; 36];
+    big[35] = 0x7f;
+    for r in 0..2u16 {
+        let g = [GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &big }];
+        let mut body = vec![0; groups_len(&g)];
+        emit_groups(&g, &mut body);
+        let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000 + r, dst_ep: 0x0100 + r, packet_id: 0, first_element: 0, element_count: 1, group_count: 1, flags: flags::LAST, stream_id: r, body: &body });
+        let mut f = vec![0; p.frame_len()];
+        p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
+        n.handle(r, &f, &mut out);
+    }
+    assert_eq!(out.len(), 1, "REDUCE: one path");
+    let Some(PrismRepr::Data(d)) = parse_frame(&out[0].frame, &Limits::default()).unwrap().prism else { panic!() };
+    assert!(d.is_inexact());
+}
