@@ -348,3 +348,37 @@ fn kulisch_overflow_of_the_width_is_inexact() {
     let Some(PrismRepr::Data(d)) = parse_frame(&out[0].frame, &Limits::default()).unwrap().prism else { panic!() };
     assert!(d.is_inexact());
 }
+
+#[test]
+fn window_bytes_below_window_and_done_are_refused() {
+    // A window of 2000 frame bytes: a second 1518-byte frame does not fit.
+    let mut s = Scenario::new(2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+    s.window_bytes = Some(2000);
+    s.vector_len = 726;
+    let mut n = setup(&s, 2);
+    let mut out = Vec::new();
+    n.handle(0, &data(&s, 0, 0, 363, 0, |_, _| {}), &mut out);
+    n.handle(0, &data(&s, 0, 363, 363, 1, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::BytesExhausted.index()], 1);
+    // Rank 1 completes [0, 363): one RESULT per path, and the range is released.
+    n.handle(1, &data(&s, 1, 0, 363, 0, |_, _| {}), &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(n.window_base(&s.identity(2)), Some(363));
+    // A new packet ID below the window is refused; the freed bytes admit rank 0's next frame.
+    n.handle(0, &data(&s, 0, 0, 10, 7, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::BelowWindow.index()], 1);
+    n.handle(0, &data(&s, 0, 363, 363, 1, |_, _| {}), &mut out);
+    n.handle(1, &data(&s, 1, 363, 363, 1, |_, _| {}), &mut out);
+    assert_eq!(out.len(), 4);
+    // Everything was sent: more DATA is refused, COMPLETE succeeds.
+    n.handle(1, &data(&s, 1, 0, 10, 9, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::OperationDone.index()], 1);
+    for sent in &out {
+        let Some(PrismRepr::Data(d)) = parse_frame(&sent.frame, &Limits::default()).unwrap().prism else { panic!() };
+        for g in d.groups() {
+            for v in g.values.chunks_exact(4) {
+                assert_eq!(f32::from_le_bytes(v.try_into().unwrap()), 2.0);
+            }
+        }
+    }
+}

@@ -61,6 +61,8 @@ pub struct Scenario {
     pub malformed: f64,
     /// Integers only (for INT8 outputs).
     pub integers: bool,
+    /// Per-contributor window bytes (default: 16 frames of the MTU).
+    pub window_bytes: Option<u32>,
 }
 
 impl Scenario {
@@ -78,6 +80,7 @@ impl Scenario {
             duplicate: 0.0,
             malformed: 0.0,
             integers: false,
+            window_bytes: None,
         }
     }
     pub fn kulisch_width(&self) -> u16 {
@@ -121,7 +124,7 @@ pub fn stage_frame(s: &Scenario, txn: u32, op_gen: u32) -> Vec<u8> {
         window_elements: single_window_elements(s.mtu) as u32,
         window_intervals: 16,
         replay_depth: 0,
-        window_bytes: 16 * (s.mtu as u32 + 18),
+        window_bytes: s.window_bytes.unwrap_or(16 * (s.mtu as u32 + 18)),
         binding_count: bindings.len() as u16,
     };
     control_frame(s.identity(op_gen), txn, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })
