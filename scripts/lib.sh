@@ -27,5 +27,5 @@ need_rust() {
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
         . "$HOME/.cargo/env"
     fi
-    need_apt build-essential pkg-config
+    need_apt build-essential pkg-config libdpdk-dev
 }

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-need_apt tshark
+need_apt tshark libdpdk-dev dpdk pkg-config iproute2
 log "cargo test --workspace"
 log_file=$(mktemp)
 trap 'rm -f "$log_file"' EXIT

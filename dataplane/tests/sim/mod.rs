@@ -63,6 +63,8 @@ pub struct Scenario {
     pub integers: bool,
     /// Per-contributor window bytes (default: 16 frames of the MTU).
     pub window_bytes: Option<u32>,
+    /// Every rank behind port 0 (one-port captures).
+    pub single_port: bool,
 }
 
 impl Scenario {
@@ -81,6 +83,7 @@ impl Scenario {
             malformed: 0.0,
             integers: false,
             window_bytes: None,
+            single_port: false,
         }
     }
     pub fn kulisch_width(&self) -> u16 {
@@ -103,7 +106,7 @@ pub fn stage_frame(s: &Scenario, txn: u32, op_gen: u32) -> Vec<u8> {
                 local_ep: 0x0100 + r,
                 peer_ep: 0x1000 + r,
                 peer_mac: rank_mac(r),
-                port: r,
+                port: if s.single_port { 0 } else { r },
                 rank: r,
                 terms: 1,
             }

@@ -1,0 +1,304 @@
+//! The safe layer over `dpdk-sys`: EAL, mempools, ports and queues, and an
+//! mbuf that frees itself. Every `unsafe` block of the dataplane lives here.
+
+use dpdk_sys as sys;
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::ptr::NonNull;
+
+/// A failed DPDK call: what was attempted and DPDK's errno text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DpdkError {
+    EalInit(String),
+    Mempool(String),
+    PortNotFound(String),
+    Port { port: u16, call: &'static str, reason: String },
+    NoMbuf,
+    BadArgument(String),
+}
+
+impl fmt::Display for DpdkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DpdkError::EalInit(r) => write!(f, "EAL initialisation failed: {r}"),
+            DpdkError::Mempool(r) => write!(f, "mbuf pool creation failed: {r}"),
+            DpdkError::PortNotFound(n) => write!(f, "no DPDK port named '{n}' (check --vdev / -a and `dpdk-devbind.py --status`)"),
+            DpdkError::Port { port, call, reason } => write!(f, "port {port}: {call} failed: {reason}"),
+            DpdkError::NoMbuf => write!(f, "mbuf pool exhausted"),
+            DpdkError::BadArgument(a) => write!(f, "bad argument: {a}"),
+        }
+    }
+}
+impl std::error::Error for DpdkError {}
+
+fn errno_text(rc: i32) -> String {
+    let e = if rc < 0 { -rc } else {
+        // SAFETY: reads DPDK's thread-local errno; no preconditions.
+        unsafe { sys::prism_errno() }
+    };
+    // SAFETY: rte_strerror returns a pointer to a static or thread-local NUL-terminated string.
+    let s = unsafe { CStr::from_ptr(sys::prism_strerror(e)) };
+    format!("{} (errno {e})", s.to_string_lossy())
+}
+
+fn check(port: u16, call: &'static str, rc: i32) -> Result<(), DpdkError> {
+    if rc < 0 {
+        Err(DpdkError::Port { port, call, reason: errno_text(rc) })
+    } else {
+        Ok(())
+    }
+}
+
+/// The initialised Environment Abstraction Layer. Create it once per process.
+pub struct Eal {
+    _private: (),
+}
+
+impl Eal {
+    /// Initialises EAL with `args` (argv[0] first, EAL options after it).
+    pub fn init(args: &[String]) -> Result<Eal, DpdkError> {
+        let cargs: Vec<CString> = args
+            .iter()
+            .map(|a| CString::new(a.as_str()).map_err(|_| DpdkError::BadArgument(a.clone())))
+            .collect::<Result<_, _>>()?;
+        // EAL may keep pointers into argv for the life of the process: leak them.
+        let mut ptrs: Vec<*mut libc::c_char> = cargs.into_iter().map(|c| c.into_raw()).collect();
+        let argv = ptrs.as_mut_ptr();
+        let argc = ptrs.len() as i32;
+        std::mem::forget(ptrs);
+        // SAFETY: argv holds argc valid NUL-terminated strings that are never freed.
+        let rc = unsafe { sys::prism_eal_init(argc, argv) };
+        if rc < 0 {
+            return Err(DpdkError::EalInit(errno_text(rc)));
+        }
+        Ok(Eal { _private: () })
+    }
+
+    /// TSC ticks per second.
+    pub fn tsc_hz(&self) -> u64 {
+        // SAFETY: EAL is initialised (self exists).
+        unsafe { sys::prism_tsc_hz() }
+    }
+
+    /// Number of ports EAL found.
+    pub fn port_count(&self) -> u16 {
+        // SAFETY: EAL is initialised.
+        unsafe { sys::prism_port_count() }
+    }
+}
+
+impl Drop for Eal {
+    fn drop(&mut self) {
+        // SAFETY: called once, after every port and lcore user is done (Eal outlives them in main).
+        unsafe { sys::prism_eal_cleanup() };
+    }
+}
+
+/// Reads the time-stamp counter.
+pub fn rdtsc() -> u64 {
+    // SAFETY: rdtsc has no preconditions.
+    unsafe { sys::prism_rdtsc() }
+}
+
+/// A packet-buffer pool. Lives as long as the program's ports use it.
+pub struct Mempool {
+    ptr: NonNull<sys::rte_mempool>,
+}
+
+// SAFETY: DPDK mempools are multi-producer, multi-consumer safe.
+unsafe impl Send for Mempool {}
+// SAFETY: as above; every operation on the pool is thread-safe.
+unsafe impl Sync for Mempool {}
+
+impl Mempool {
+    pub fn new(_eal: &Eal, name: &str, mbufs: u32, cache: u32, data_room: u16) -> Result<Mempool, DpdkError> {
+        let cname = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;
+        // SAFETY: EAL is initialised; name is a valid C string; -1 is SOCKET_ID_ANY.
+        let p = unsafe { sys::prism_pool_create(cname.as_ptr(), mbufs, cache, data_room, -1) };
+        NonNull::new(p).map(|ptr| Mempool { ptr }).ok_or_else(|| DpdkError::Mempool(errno_text(0)))
+    }
+
+    /// Allocates one mbuf.
+    pub fn alloc(&self) -> Option<Mbuf> {
+        // SAFETY: the pool pointer is valid for the program's life.
+        NonNull::new(unsafe { sys::prism_mbuf_alloc(self.ptr.as_ptr()) }).map(Mbuf)
+    }
+
+    /// Mbufs free in the pool.
+    pub fn available(&self) -> u32 {
+        // SAFETY: valid pool.
+        unsafe { sys::prism_pool_avail(self.ptr.as_ptr()) }
+    }
+
+    /// An mbuf holding a copy of `frame`.
+    pub fn frame(&self, frame: &[u8]) -> Option<Mbuf> {
+        let mut m = self.alloc()?;
+        m.set_data(frame).then_some(m)
+    }
+}
+
+/// One packet buffer; freed when dropped.
+pub struct Mbuf(NonNull<sys::rte_mbuf>);
+
+// SAFETY: an mbuf is owned by exactly one Mbuf value and may move between threads.
+unsafe impl Send for Mbuf {}
+
+impl Mbuf {
+    /// The first segment's bytes.
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: mtod points at data_len initialised bytes owned by this mbuf.
+        unsafe { std::slice::from_raw_parts(sys::prism_mbuf_data(self.0.as_ptr()) as *const u8, sys::prism_mbuf_data_len(self.0.as_ptr()) as usize) }
+    }
+
+    /// Whether the packet spans several segments (then `data` is only the first).
+    pub fn is_chained(&self) -> bool {
+        // SAFETY: valid mbuf.
+        unsafe { sys::prism_mbuf_nb_segs(self.0.as_ptr()) > 1 }
+    }
+
+    /// Replaces the content with `bytes`; false if it does not fit one segment.
+    pub fn set_data(&mut self, bytes: &[u8]) -> bool {
+        let Ok(len) = u16::try_from(bytes.len()) else { return false };
+        // SAFETY: reset + append on an mbuf we own; the returned pointer covers `len` bytes.
+        unsafe {
+            let p = sys::prism_mbuf_set_len(self.0.as_ptr(), len);
+            if p.is_null() {
+                return false;
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p as *mut u8, bytes.len());
+        }
+        true
+    }
+
+    /// Another reference to the same packet (for flooding), sharing its data.
+    pub fn share(&self) -> Mbuf {
+        // SAFETY: bumping the refcount makes the second owner's free valid.
+        unsafe { sys::prism_mbuf_refcnt_inc(self.0.as_ptr()) };
+        Mbuf(self.0)
+    }
+
+    fn into_raw(self) -> *mut sys::rte_mbuf {
+        let p = self.0.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for Mbuf {
+    fn drop(&mut self) {
+        // SAFETY: this value owns one reference to the mbuf.
+        unsafe { sys::prism_mbuf_free(self.0.as_ptr()) }
+    }
+}
+
+/// Counters DPDK keeps for a port.
+pub type PortStats = sys::prism_port_stats;
+
+/// An Ethernet port found by EAL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Port(pub u16);
+
+impl Port {
+    /// The port of a device name (`net_pcap0`, `0000:01:00.0`, ...).
+    pub fn by_name(_eal: &Eal, name: &str) -> Result<Port, DpdkError> {
+        let c = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;
+        let mut id = 0u16;
+        // SAFETY: valid C string and out-pointer.
+        let rc = unsafe { sys::prism_port_by_name(c.as_ptr(), &mut id) };
+        if rc < 0 {
+            return Err(DpdkError::PortNotFound(name.into()));
+        }
+        Ok(Port(id))
+    }
+
+    pub fn name(&self) -> String {
+        let mut buf = [0 as libc::c_char; 64];
+        // SAFETY: buf is 64 bytes; the shim NUL-terminates within len.
+        let rc = unsafe { sys::prism_port_name(self.0, buf.as_mut_ptr(), buf.len()) };
+        if rc < 0 {
+            return format!("port{}", self.0);
+        }
+        // SAFETY: NUL-terminated by the shim.
+        unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    }
+
+    /// Configures `rxq` RX and `txq` TX queues with `desc` descriptors each, and starts the port.
+    pub fn start(&self, pool: &Mempool, rxq: u16, txq: u16, desc: u16, mtu: u16) -> Result<(), DpdkError> {
+        let p = self.0;
+        // SAFETY (all calls below): EAL is initialised, the port id was returned by EAL,
+        // and the pool outlives the port.
+        unsafe {
+            check(p, "configure", sys::prism_port_configure(p, rxq, txq, mtu))?;
+            for q in 0..rxq {
+                check(p, "rx_queue_setup", sys::prism_rx_queue_setup(p, q, desc, pool.ptr.as_ptr()))?;
+            }
+            for q in 0..txq {
+                check(p, "tx_queue_setup", sys::prism_tx_queue_setup(p, q, desc))?;
+            }
+            check(p, "start", sys::prism_port_start(p))?;
+            // Virtual devices may not support promiscuous mode; the switch still sees its own MACs.
+            let _ = sys::prism_port_promiscuous(p);
+        }
+        Ok(())
+    }
+
+    pub fn stop(&self) {
+        // SAFETY: valid port id; stopping twice is harmless.
+        unsafe {
+            sys::prism_port_stop(self.0);
+            sys::prism_port_close(self.0);
+        }
+    }
+
+    pub fn mac(&self) -> [u8; 6] {
+        let mut m = [0u8; 6];
+        // SAFETY: 6-byte out buffer.
+        unsafe { sys::prism_port_mac(self.0, m.as_mut_ptr()) };
+        m
+    }
+
+    pub fn stats(&self) -> PortStats {
+        let mut s = PortStats::default();
+        // SAFETY: valid out-pointer.
+        unsafe { sys::prism_port_stats(self.0, &mut s) };
+        s
+    }
+
+    /// Receives up to `out.capacity() - out.len()` packets (at most 64 per call) into `out`.
+    pub fn rx_burst(&self, q: u16, out: &mut Vec<Mbuf>, max: usize) -> usize {
+        let mut raw = [std::ptr::null_mut::<sys::rte_mbuf>(); 64];
+        let n = max.min(64) as u16;
+        // SAFETY: raw has room for n pointers; each returned pointer is an mbuf we now own.
+        let got = unsafe { sys::prism_rx_burst(self.0, q, raw.as_mut_ptr(), n) } as usize;
+        for &p in &raw[..got] {
+            if let Some(nn) = NonNull::new(p) {
+                out.push(Mbuf(nn));
+            }
+        }
+        got
+    }
+
+    /// Sends `pkts` (drained); returns how many the device took. The rest are freed.
+    pub fn tx_burst(&self, q: u16, pkts: &mut Vec<Mbuf>) -> usize {
+        let mut sent_total = 0;
+        while !pkts.is_empty() {
+            let n = pkts.len().min(64);
+            let mut raw = [std::ptr::null_mut::<sys::rte_mbuf>(); 64];
+            for (slot, m) in raw.iter_mut().zip(pkts.drain(..n)) {
+                *slot = m.into_raw();
+            }
+            // SAFETY: raw[..n] are owned mbufs; the device takes ownership of the first `sent`.
+            let sent = unsafe { sys::prism_tx_burst(self.0, q, raw.as_mut_ptr(), n as u16) } as usize;
+            for &p in &raw[sent..n] {
+                // SAFETY: not taken by the device: still ours to free.
+                unsafe { sys::prism_mbuf_free(p) };
+            }
+            sent_total += sent;
+            if sent < n {
+                break;
+            }
+        }
+        pkts.clear();
+        sent_total
+    }
+}

@@ -1,0 +1,223 @@
+//! `configs/*.toml`: the node, its Aggregation Manager, ports and Layer-2 policy.
+
+use crate::engine::NodeConfig;
+use crate::wire::{AccumulatorPolicy, CapabilityRecord, FormatCode, Mac, OutputFormat, PartialPolicy, caps_bits};
+use serde::Deserialize;
+use std::path::Path;
+
+/// A whole switch configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    pub node: NodeSection,
+    pub am: AmSection,
+    /// DPDK device names, in the order that gives port numbers 0, 1, ...
+    pub ports: Vec<PortSection>,
+    #[serde(default)]
+    pub l2: L2Section,
+    #[serde(default)]
+    pub dataplane: DataplaneSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSection {
+    pub mac: String,
+    #[serde(default = "default_control_ep")]
+    pub control_endpoint: u16,
+    #[serde(default = "default_mtu")]
+    pub mtu: u16,
+    #[serde(default = "default_max_ops")]
+    pub max_ops: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmSection {
+    pub mac: String,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSection {
+    /// EAL device name: `net_pcap0`, `net_af_packet0`, `0000:01:00.0`, ...
+    pub device: String,
+}
+
+/// What happens to frames that are not for this node.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum L2Mode {
+    /// Learn source MACs; flood unknown and broadcast destinations.
+    #[default]
+    Learning,
+    /// Only the static table; unknown destinations are dropped.
+    Static,
+    /// Drop every frame not for this node.
+    Drop,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct L2Section {
+    #[serde(default)]
+    pub mode: L2Mode,
+    #[serde(default)]
+    pub table: Vec<StaticEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticEntry {
+    pub mac: String,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataplaneSection {
+    #[serde(default = "default_burst")]
+    pub burst: usize,
+    #[serde(default = "default_desc")]
+    pub rx_desc: u16,
+    #[serde(default = "default_desc")]
+    pub tx_desc: u16,
+    #[serde(default = "default_mbufs")]
+    pub mbufs: u32,
+}
+
+impl Default for DataplaneSection {
+    fn default() -> Self {
+        DataplaneSection { burst: default_burst(), rx_desc: default_desc(), tx_desc: default_desc(), mbufs: default_mbufs() }
+    }
+}
+
+fn default_control_ep() -> u16 {
+    0x0050
+}
+fn default_mtu() -> u16 {
+    1500
+}
+fn default_max_ops() -> usize {
+    16
+}
+fn default_burst() -> usize {
+    32
+}
+fn default_desc() -> u16 {
+    1024
+}
+fn default_mbufs() -> u32 {
+    8191
+}
+
+/// A configuration error with the file and what is wrong.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ConfigError {}
+
+fn mac(field: &str, s: &str) -> Result<Mac, ConfigError> {
+    s.parse().map_err(|e| ConfigError(format!("{field}: {e}")))
+}
+
+impl SwitchConfig {
+    pub fn load(path: &Path) -> Result<SwitchConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+    }
+
+    pub fn parse(text: &str) -> Result<SwitchConfig, ConfigError> {
+        let c: SwitchConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        mac("node.mac", &self.node.mac)?;
+        mac("am.mac", &self.am.mac)?;
+        if self.ports.is_empty() {
+            return Err(ConfigError("ports: at least one port is needed".into()));
+        }
+        if self.am.port as usize >= self.ports.len() {
+            return Err(ConfigError(format!("am.port {} is not one of the {} ports", self.am.port, self.ports.len())));
+        }
+        if ![576, 1500, 9000].contains(&self.node.mtu) {
+            return Err(ConfigError(format!("node.mtu {} is not 576, 1500 or 9000", self.node.mtu)));
+        }
+        for (i, e) in self.l2.table.iter().enumerate() {
+            mac(&format!("l2.table[{i}].mac"), &e.mac)?;
+            if e.port as usize >= self.ports.len() {
+                return Err(ConfigError(format!("l2.table[{i}].port {} does not exist", e.port)));
+            }
+        }
+        if self.dataplane.burst == 0 || self.dataplane.burst > 64 {
+            return Err(ConfigError("dataplane.burst must be 1..64".into()));
+        }
+        Ok(())
+    }
+
+    pub fn node_mac(&self) -> Mac {
+        self.node.mac.parse().unwrap_or_default()
+    }
+
+    /// The engine's configuration, with the node's built-in capability records.
+    pub fn node_config(&self) -> NodeConfig {
+        NodeConfig {
+            mac: self.node_mac(),
+            control_ep: self.node.control_endpoint,
+            am_mac: self.am.mac.parse().unwrap_or_default(),
+            am_port: self.am.port,
+            ports: self.ports.len() as u16,
+            mtu: self.node.mtu,
+            max_ops: self.node.max_ops,
+            caps: single_capabilities(self.node.mtu),
+        }
+    }
+}
+
+/// What the software SINGLE node supports: FP32-domain inputs, both policies,
+/// every output the engine emits.
+pub fn single_capabilities(mtu: u16) -> Vec<CapabilityRecord> {
+    let mtus = match mtu {
+        576 => caps_bits::MTU_576,
+        1500 => caps_bits::MTU_576 | caps_bits::MTU_1500,
+        _ => caps_bits::MTU_576 | caps_bits::MTU_1500 | caps_bits::MTU_9000,
+    };
+    let window = crate::wire::single_window_elements(mtu) as u32;
+    let mut v = Vec::new();
+    for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+        for out in [OutputFormat::FP32, OutputFormat::AUTO, OutputFormat::FP16, OutputFormat::BF16, OutputFormat::INT8, OutputFormat::KULISCH] {
+            let kulisch = acc == AccumulatorPolicy::KULISCH_FIXED;
+            if !kulisch && out == OutputFormat::KULISCH {
+                continue;
+            }
+            v.push(CapabilityRecord {
+                input_format: FormatCode::FP32,
+                accumulator: acc,
+                partial: PartialPolicy::NONE,
+                output: out,
+                roles: caps_bits::ROLE_SINGLE,
+                semantics: caps_bits::SEM_REDUCE | caps_bits::SEM_ALLREDUCE,
+                mtus,
+                max_vector: u32::MAX,
+                max_terms: 1024,
+                kulisch_min: if kulisch { 280 } else { 0 },
+                kulisch_max: if kulisch { 4096 } else { 0 },
+                max_contributors: 1024,
+                max_result_paths: 1024,
+                window_elements: window,
+                window_intervals: 64,
+                replay_depth: 0,
+                window_bytes: 64 * (mtu as u32 + 18),
+            });
+        }
+    }
+    v
+}

@@ -1,0 +1,114 @@
+//! The switch's per-frame decisions, without I/O: PRISM frames for this node
+//! go to the engine; everything else follows the Layer-2 policy.
+
+pub mod config;
+pub mod signals;
+
+use crate::engine::{Node, Sent};
+use crate::wire::{EthernetFrame, Mac, ETH_HEADER_LEN};
+use config::{L2Mode, SwitchConfig};
+use std::collections::HashMap;
+
+/// What to do with a received frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Taken by the engine (its replies are in the output list).
+    Consumed,
+    /// Send the same frame out of this port.
+    Forward(u16),
+    /// Send a copy out of every port but the ingress one.
+    Flood,
+    /// Dropped, with the reason.
+    Drop(L2Drop),
+}
+
+/// Why the Layer-2 path dropped a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L2Drop {
+    Runt,
+    Chained,
+    SamePort,
+    UnknownDestination,
+    PolicyDrop,
+}
+
+impl L2Drop {
+    pub const ALL: [L2Drop; 5] = [L2Drop::Runt, L2Drop::Chained, L2Drop::SamePort, L2Drop::UnknownDestination, L2Drop::PolicyDrop];
+    pub fn name(self) -> &'static str {
+        match self {
+            L2Drop::Runt => "runt",
+            L2Drop::Chained => "chained_mbuf",
+            L2Drop::SamePort => "same_port",
+            L2Drop::UnknownDestination => "unknown_destination",
+            L2Drop::PolicyDrop => "l2_policy_drop",
+        }
+    }
+}
+
+/// Layer-2 counters.
+#[derive(Debug, Clone, Default)]
+pub struct L2Counters {
+    pub forwarded: u64,
+    pub flooded: u64,
+    pub dropped: [u64; 5],
+}
+
+/// The switch's decisions.
+pub struct SwitchCore {
+    pub node: Node,
+    mac: Mac,
+    mode: L2Mode,
+    table: HashMap<Mac, u16>,
+    pub l2: L2Counters,
+}
+
+impl SwitchCore {
+    pub fn new(cfg: &SwitchConfig) -> Self {
+        let table = cfg.l2.table.iter().filter_map(|e| e.mac.parse().ok().map(|m| (m, e.port))).collect();
+        SwitchCore { node: Node::new(cfg.node_config()), mac: cfg.node_mac(), mode: cfg.l2.mode, table, l2: L2Counters::default() }
+    }
+
+    fn drop(&mut self, why: L2Drop) -> Action {
+        self.l2.dropped[why as usize] += 1;
+        Action::Drop(why)
+    }
+
+    /// Decides one frame received on `port`; engine replies go to `out`.
+    pub fn rx(&mut self, port: u16, frame: &[u8], out: &mut Vec<Sent>) -> Action {
+        if frame.len() < ETH_HEADER_LEN {
+            return self.drop(L2Drop::Runt);
+        }
+        let eth = EthernetFrame::new_unchecked(frame);
+        let (dst, src) = (eth.dst(), eth.src());
+        if dst == self.mac {
+            // Ours: PRISM goes to the engine (which counts anything it refuses).
+            self.node.handle(port, frame, out);
+            return Action::Consumed;
+        }
+        match self.mode {
+            L2Mode::Drop => self.drop(L2Drop::PolicyDrop),
+            L2Mode::Learning | L2Mode::Static => {
+                if self.mode == L2Mode::Learning && !src.is_multicast() {
+                    self.table.insert(src, port);
+                }
+                match self.table.get(&dst) {
+                    Some(&p) if p == port => self.drop(L2Drop::SamePort),
+                    Some(&p) => {
+                        self.l2.forwarded += 1;
+                        Action::Forward(p)
+                    }
+                    None if self.mode == L2Mode::Learning => {
+                        self.l2.flooded += 1;
+                        Action::Flood
+                    }
+                    None => self.drop(L2Drop::UnknownDestination),
+                }
+            }
+        }
+    }
+
+    /// Counts a frame the driver could not give as one segment.
+    pub fn chained(&mut self) {
+        self.l2.dropped[L2Drop::Chained as usize] += 1;
+    }
+}

@@ -1,0 +1,102 @@
+/* A narrow C ABI over DPDK 22.11 for the Rust side: the static-inline fast
+ * path made linkable, and the few configuration calls the switch and pktgen
+ * need, with DPDK's structs kept on this side. */
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_cycles.h>
+#include <string.h>
+
+int prism_eal_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
+int prism_eal_cleanup(void) { return rte_eal_cleanup(); }
+int prism_errno(void) { return rte_errno; }
+const char *prism_strerror(int e) { return rte_strerror(e); }
+
+struct rte_mempool *prism_pool_create(const char *name, unsigned n, unsigned cache, uint16_t data_room, int socket) {
+    return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket);
+}
+void prism_pool_free(struct rte_mempool *mp) { rte_mempool_free(mp); }
+unsigned prism_pool_avail(struct rte_mempool *mp) { return rte_mempool_avail_count(mp); }
+
+uint16_t prism_port_count(void) { return rte_eth_dev_count_avail(); }
+int prism_port_by_name(const char *name, uint16_t *port) { return rte_eth_dev_get_port_by_name(name, port); }
+int prism_port_name(uint16_t port, char *out, size_t len) {
+    char name[RTE_ETH_NAME_MAX_LEN];
+    int rc = rte_eth_dev_get_name_by_port(port, name);
+    if (rc == 0) { strncpy(out, name, len - 1); out[len - 1] = 0; }
+    return rc;
+}
+int prism_port_socket(uint16_t port) { return rte_eth_dev_socket_id(port); }
+
+/* Configures queues with defaults; max_rx_pktlen from the MTU. */
+int prism_port_configure(uint16_t port, uint16_t nrx, uint16_t ntx, uint16_t mtu) {
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof conf);
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc != 0) return rc;
+    if (nrx > 1) conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_PROTO_MASK & info.flow_type_rss_offloads;
+    if (conf.rx_adv_conf.rss_conf.rss_hf == 0) conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+    rc = rte_eth_dev_configure(port, nrx, ntx, &conf);
+    if (rc != 0) return rc;
+    /* Virtual devices may not support MTU changes; that is not an error here. */
+    (void)rte_eth_dev_set_mtu(port, mtu);
+    return 0;
+}
+int prism_rx_queue_setup(uint16_t port, uint16_t q, uint16_t desc, struct rte_mempool *mp) {
+    return rte_eth_rx_queue_setup(port, q, desc, rte_eth_dev_socket_id(port), NULL, mp);
+}
+int prism_tx_queue_setup(uint16_t port, uint16_t q, uint16_t desc) {
+    return rte_eth_tx_queue_setup(port, q, desc, rte_eth_dev_socket_id(port), NULL);
+}
+int prism_port_start(uint16_t port) { return rte_eth_dev_start(port); }
+int prism_port_stop(uint16_t port) { return rte_eth_dev_stop(port); }
+int prism_port_close(uint16_t port) { return rte_eth_dev_close(port); }
+int prism_port_promiscuous(uint16_t port) { return rte_eth_promiscuous_enable(port); }
+int prism_port_mac(uint16_t port, uint8_t out[6]) {
+    struct rte_ether_addr a;
+    int rc = rte_eth_macaddr_get(port, &a);
+    if (rc == 0) memcpy(out, a.addr_bytes, 6);
+    return rc;
+}
+
+/* Port statistics, flattened. */
+struct prism_port_stats { uint64_t ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf; };
+int prism_port_stats(uint16_t port, struct prism_port_stats *s) {
+    struct rte_eth_stats st;
+    int rc = rte_eth_stats_get(port, &st);
+    if (rc != 0) return rc;
+    s->ipackets = st.ipackets; s->opackets = st.opackets; s->ibytes = st.ibytes; s->obytes = st.obytes;
+    s->imissed = st.imissed; s->ierrors = st.ierrors; s->oerrors = st.oerrors; s->rx_nombuf = st.rx_nombuf;
+    return 0;
+}
+
+uint16_t prism_rx_burst(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint16_t n) {
+    return rte_eth_rx_burst(port, q, pkts, n);
+}
+uint16_t prism_tx_burst(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint16_t n) {
+    return rte_eth_tx_burst(port, q, pkts, n);
+}
+
+struct rte_mbuf *prism_mbuf_alloc(struct rte_mempool *mp) { return rte_pktmbuf_alloc(mp); }
+int prism_mbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **out, unsigned n) { return rte_pktmbuf_alloc_bulk(mp, out, n); }
+void prism_mbuf_free(struct rte_mbuf *m) { rte_pktmbuf_free(m); }
+void *prism_mbuf_data(struct rte_mbuf *m) { return rte_pktmbuf_mtod(m, void *); }
+uint16_t prism_mbuf_data_len(const struct rte_mbuf *m) { return m->data_len; }
+uint32_t prism_mbuf_pkt_len(const struct rte_mbuf *m) { return m->pkt_len; }
+uint16_t prism_mbuf_nb_segs(const struct rte_mbuf *m) { return m->nb_segs; }
+uint16_t prism_mbuf_tailroom(const struct rte_mbuf *m) { return rte_pktmbuf_tailroom(m); }
+/* Makes the mbuf exactly `len` bytes of one segment; returns the data pointer or NULL. */
+void *prism_mbuf_set_len(struct rte_mbuf *m, uint16_t len) {
+    rte_pktmbuf_reset(m);
+    return rte_pktmbuf_append(m, len);
+}
+void prism_mbuf_refcnt_inc(struct rte_mbuf *m) { rte_mbuf_refcnt_update(m, 1); }
+
+unsigned prism_lcore_id(void) { return rte_lcore_id(); }
+uint64_t prism_rdtsc(void) { return rte_rdtsc(); }
+uint64_t prism_tsc_hz(void) { return rte_get_tsc_hz(); }
