@@ -1,1 +1,10 @@
-//! Rank traffic generator (issue 5). Empty until pktgen lands.
+//! prism-pktgen as a library: jobs, links to switches, the run, verification.
+
+pub mod job;
+pub mod link;
+pub mod run;
+pub mod verify;
+
+pub use job::{Job, Packetization, Pattern};
+pub use link::{AfPacketLink, Link, SimLink};
+pub use run::{run, Report, RunError, RunOptions};

@@ -46,6 +46,16 @@ pub fn of_f64(x: f64) -> V {
     }
 }
 
+/// An exact value that is an FP32 value, as f32 (NaN, infinities and signed zeros kept).
+pub fn to_f32(v: &V) -> f32 {
+    match v {
+        V::NaN => f32::NAN,
+        V::Inf(n) => if *n { f32::NEG_INFINITY } else { f32::INFINITY },
+        V::Zero(n) => if *n { -0.0 } else { 0.0 },
+        V::Finite(k) => (k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149)) as f32,
+    }
+}
+
 pub fn of_f32_bits(b: u32) -> V {
     of_f64(f32::from_bits(b) as f64)
 }

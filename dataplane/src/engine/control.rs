@@ -76,8 +76,9 @@ pub struct Node {
     ops: HashMap<OpKey, Op>,
     /// Highest generation retired (ABORT or RELEASE) per key.
     retired: HashMap<OpKey, (u16, u32)>,
-    /// Per (key, Transaction ID): the request's bytes and the ACK frames sent.
-    txns: HashMap<(OpKey, u32), (Vec<u8>, Vec<Vec<u8>>)>,
+    /// Per (key, Transaction ID): the request's generation and bytes, and the ACK sent.
+    /// Entries of a key's older generations go when a newer one is staged.
+    txns: HashMap<(OpKey, u32), ((u16, u32), Vec<u8>, Vec<Vec<u8>>)>,
     pub counters: Counters,
 }
 
@@ -142,7 +143,7 @@ impl Node {
         let id = c.identity;
         let key = (id.job, id.group, id.op);
         let request = &frame[ETH_HEADER_LEN..ETH_HEADER_LEN + c.buffer_len()];
-        if let Some((bytes, acks)) = self.txns.get(&(key, c.txn)) {
+        if let Some((_, bytes, acks)) = self.txns.get(&(key, c.txn)).filter(|_| c.command != Command::CAPS_QUERY) {
             if bytes.as_slice() == request {
                 self.counters.retries_answered += 1;
                 out.extend(acks.iter().map(|f| Sent { port, frame: f.clone() }));
@@ -165,8 +166,13 @@ impl Node {
             vec![self.ack_frame(&c, status, detail, port).frame]
         };
         self.counters.accepted += 1;
-        if matches!(c.command, Command::STAGE | Command::COMMIT | Command::COMPLETE | Command::RELEASE | Command::ABORT | Command::CAPS_QUERY) {
-            self.txns.insert((key, c.txn), (request.to_vec(), replies.clone()));
+        // CAPS_QUERY changes nothing: it is answered afresh every time.
+        if c.command != Command::CAPS_QUERY {
+            let gen = id.generation();
+            if c.command == Command::STAGE && self.state(&id).is_some() {
+                self.txns.retain(|(k, _), (g, _, _)| *k != key || *g >= gen);
+            }
+            self.txns.insert((key, c.txn), (gen, request.to_vec(), replies.clone()));
         }
         out.extend(replies.into_iter().map(|frame| Sent { port, frame }));
     }

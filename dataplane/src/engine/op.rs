@@ -136,7 +136,9 @@ pub struct OpData {
     /// Lowest element not yet released: results below it are sent.
     base: u64,
     failed: bool,
+    /// AUTO candidate sets of `[base, base + masks_len)`, linear from `base`.
     masks: Vec<u8>,
+    masks_len: usize,
     scratch: Vec<u8>,
 }
 
@@ -173,6 +175,7 @@ impl OpData {
             base: 0,
             failed: false,
             masks: vec![0; slots],
+            masks_len: 0,
             scratch: vec![0; context.mtu as usize],
         }
     }
@@ -328,9 +331,11 @@ impl OpData {
             }
             return Ok(Some(Plan::Native { out, format, count: (end - self.base) as usize }));
         }
-        for i in 0..avail {
+        // Candidate sets are computed once per element, when it completes.
+        for i in self.masks_len..avail {
             self.masks[i] = self.acc.candidates(ring(self.base + i as u64, slots))?;
         }
+        self.masks_len = self.masks_len.max(avail);
         let kbits = self.acc.kulisch_bits();
         Ok(auto::plan_packet(&self.masks[..avail], kbits, budget, at_end).map_err(|_| ArithError::Inexact { slot: 0 })?.map(Plan::Auto))
     }
@@ -410,6 +415,9 @@ impl OpData {
             self.acc.clear(slot, n);
             pos += n as u64;
         }
+        let shift = ((to - self.base) as usize).min(self.masks_len);
+        self.masks.copy_within(shift..self.masks_len, 0);
+        self.masks_len -= shift;
         self.base = to;
         for c in &mut self.contributors {
             let before = c.held.len();

@@ -21,7 +21,8 @@ pub use control::{
     ControlRepr,
 };
 pub use data::{DataPacket, DataRepr};
-pub use error::{Error, ErrorKind, Reason, Result};
+pub use error::{Error, ErrorKind, Reason};
+pub(crate) use error::Result;
 pub use ethernet::{EthernetFrame, EthernetRepr, Mac};
 pub use frame::{
     capacity, declared_prism_len, parse_frame, single_window_elements, Limits, ParsedFrame,

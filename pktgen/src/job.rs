@@ -1,0 +1,237 @@
+//! What to run: the operation, the ranks' vectors and how they are cut into packets.
+
+use prism_arith::NumFormat;
+use prism_dataplane::wire::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Normal};
+
+/// Synthetic inputs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pattern {
+    /// Normal with this sigma (gradient-like).
+    Gradient(f32),
+    /// Uniform in [-1, 1).
+    Uniform,
+    /// Any finite FP32 value.
+    FullRange,
+    /// Every element this value.
+    Constant(f32),
+    /// Integers in [-8, 8] (INT8 inputs).
+    Integers,
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, arg) = s.split_once(':').map_or((s, None), |(a, b)| (a, Some(b)));
+        let num = |d: f32| arg.map_or(Ok(d), |a| a.parse::<f32>().map_err(|e| format!("pattern '{s}': {e}")));
+        Ok(match name {
+            "gradient" => Pattern::Gradient(num(1e-3)?),
+            "uniform" => Pattern::Uniform,
+            "full-range" => Pattern::FullRange,
+            "constant" => Pattern::Constant(num(1.0)?),
+            "integers" => Pattern::Integers,
+            _ => return Err(format!("unknown pattern '{s}' (gradient[:sigma], uniform, full-range, constant[:v], integers)")),
+        })
+    }
+}
+
+/// How ranks cut their vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packetization {
+    /// As many values as the MTU allows, one group.
+    Full,
+    /// Random packet boundaries.
+    Random,
+    /// Random boundaries and several groups a packet.
+    MultiGroup,
+}
+
+impl std::str::FromStr for Packetization {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "full" => Ok(Packetization::Full),
+            "random" => Ok(Packetization::Random),
+            "multi-group" => Ok(Packetization::MultiGroup),
+            _ => Err(format!("unknown packetization '{s}' (full, random, multi-group)")),
+        }
+    }
+}
+
+/// One collective operation and its traffic.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub ranks: u16,
+    pub semantics: Semantics,
+    pub dest_rank: u16,
+    pub accumulator: AccumulatorPolicy,
+    pub output: OutputFormat,
+    pub input: NumFormat,
+    pub vector_len: u32,
+    pub mtu: u16,
+    pub pattern: Pattern,
+    pub packetization: Packetization,
+    pub seed: u64,
+    pub identity: Identity,
+    /// The switch's MAC and, per rank, its port on the switch.
+    pub switch_mac: Mac,
+    pub rank_ports: Vec<u16>,
+    pub am_mac: Mac,
+    pub am_port: u16,
+}
+
+/// The MAC pktgen uses for rank `r`.
+pub fn rank_mac(r: u16) -> Mac {
+    Mac([0x02, 0x00, 0x00, 0x01, (r >> 8) as u8, r as u8])
+}
+
+impl Job {
+    pub fn kulisch_width(&self) -> u16 {
+        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED {
+            prism_arith::min_kulisch_width(self.ranks as u32) as u16
+        } else {
+            0
+        }
+    }
+
+    /// Ranks that receive RESULT.
+    pub fn receivers(&self) -> Vec<u16> {
+        if self.semantics == Semantics::REDUCE { vec![self.dest_rank] } else { (0..self.ranks).collect() }
+    }
+
+    /// The bindings the AM installs (one per rank).
+    pub fn bindings(&self) -> Vec<BindingRecord> {
+        (0..self.ranks)
+            .map(|r| BindingRecord {
+                directions: direction::DATA_IN | if self.receivers().contains(&r) { direction::RESULT_OUT } else { 0 },
+                peer_kind: PeerKind::RANK,
+                stream_id: r,
+                local_ep: 0x0100 + r,
+                peer_ep: 0x1000 + r,
+                peer_mac: rank_mac(r),
+                port: self.rank_ports[r as usize % self.rank_ports.len()],
+                rank: r,
+                terms: 1,
+            })
+            .collect()
+    }
+
+    pub fn window_elements(&self) -> u32 {
+        single_window_elements(self.mtu) as u32
+    }
+
+    pub fn context(&self) -> ContextRecord {
+        ContextRecord {
+            role: Role::SINGLE,
+            semantics: self.semantics,
+            input_format: FormatCode::FP32,
+            accumulator: self.accumulator,
+            partial: PartialPolicy::NONE,
+            output: self.output,
+            kulisch_width: self.kulisch_width(),
+            vector_len: self.vector_len,
+            dest_rank: if self.semantics == Semantics::REDUCE { self.dest_rank } else { NO_RANK },
+            mtu: self.mtu,
+            terms: self.ranks as u32,
+            window_elements: self.window_elements(),
+            window_intervals: 16,
+            replay_depth: 0,
+            window_bytes: 16 * (self.mtu as u32 + 18),
+            binding_count: self.ranks,
+        }
+    }
+
+    /// Each rank's vector as wire values of the input format.
+    pub fn vectors(&self) -> Vec<Vec<u8>> {
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let w = self.input.value_bytes();
+        (0..self.ranks)
+            .map(|_| {
+                let mut v = Vec::with_capacity(self.vector_len as usize * w);
+                for _ in 0..self.vector_len {
+                    let x: f32 = match self.pattern {
+                        Pattern::Gradient(sigma) => Normal::new(0.0, sigma).map(|d| d.sample(&mut rng)).unwrap_or(0.0),
+                        Pattern::Uniform => rng.gen_range(-1.0..1.0),
+                        Pattern::FullRange => loop {
+                            let f = f32::from_bits(rng.gen());
+                            if f.is_finite() {
+                                break f;
+                            }
+                        },
+                        Pattern::Constant(c) => c,
+                        Pattern::Integers => rng.gen_range(-8..=8) as f32,
+                    };
+                    match self.input {
+                        NumFormat::Int8 => v.push(x.clamp(-128.0, 127.0) as i8 as u8),
+                        NumFormat::Fp16 => v.extend(half::f16::from_f32(x).to_le_bytes()),
+                        NumFormat::Bf16 => v.extend(half::bf16::from_f32(x).to_le_bytes()),
+                        _ => v.extend(x.to_le_bytes()),
+                    }
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// Cuts rank `r`'s vector into DATA frames: (first element, end element, frame).
+    pub fn packets(&self, r: u16, values: &[u8]) -> Vec<(u64, u64, Vec<u8>)> {
+        let mut rng = StdRng::seed_from_u64(self.seed ^ (0x5eed_0000 + r as u64));
+        let w = self.input.value_bytes();
+        let n = values.len() / w;
+        let cap = capacity(self.input, self.mtu);
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        let mut packet_id = 0u32;
+        let eth = EthernetRepr { dst: self.switch_mac, src: rank_mac(r), ethertype: ETHERTYPE };
+        while at < n {
+            let count = match self.packetization {
+                Packetization::Full => cap,
+                _ => rng.gen_range(1..=cap),
+            }
+            .min(n - at);
+            // Several groups: split the run at random points (each group costs a descriptor).
+            let mut cuts = vec![count];
+            if self.packetization == Packetization::MultiGroup && count > 8 {
+                let k = rng.gen_range(1..4);
+                cuts = (0..k).map(|_| rng.gen_range(1..count)).collect();
+                cuts.push(count);
+                cuts.sort_unstable();
+                cuts.dedup();
+            }
+            let mut groups = Vec::new();
+            let mut prev = 0;
+            for c in &cuts {
+                groups.push(GroupRepr { format: self.input, count: (c - prev) as u16, values: &values[(at + prev) * w..(at + c) * w] });
+                prev = *c;
+            }
+            // Extra descriptors may push the body over the MTU: then fall back to one group.
+            if groups_len(&groups) > self.mtu as usize - offsets::data::BODY {
+                groups = vec![GroupRepr { format: self.input, count: count as u16, values: &values[at * w..(at + count) * w] }];
+            }
+            let mut body = vec![0; groups_len(&groups)];
+            emit_groups(&groups, &mut body);
+            let d = DataRepr {
+                class: Class::DATA,
+                identity: self.identity,
+                src_ep: 0x1000 + r,
+                dst_ep: 0x0100 + r,
+                packet_id,
+                first_element: at as u32,
+                element_count: count as u16,
+                group_count: groups.len() as u8,
+                flags: if at + count == n { flags::LAST } else { 0 },
+                stream_id: r,
+                body: &body,
+            };
+            let p = PrismRepr::Data(d);
+            let mut f = vec![0; p.frame_len()];
+            p.emit_frame(&eth, &mut f);
+            out.push((at as u64, (at + count) as u64, f));
+            packet_id += 1;
+            at += count;
+        }
+        out
+    }
+}

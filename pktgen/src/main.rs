@@ -1,0 +1,318 @@
+//! prism-pktgen: PRISM rank traffic with in-band setup and exact verification.
+
+use clap::{Parser, ValueEnum};
+use prism_arith::NumFormat;
+use prism_dataplane::pcap;
+use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::wire::*;
+use prism_pktgen::*;
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Op {
+    Reduce,
+    Allreduce,
+}
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PolicyArg {
+    Fp32Arrival,
+    Kulisch,
+}
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum OutArg {
+    Fp32,
+    Auto,
+    Fp16,
+    Bf16,
+    Int8,
+    Kulisch,
+}
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum InArg {
+    Fp32,
+    Fp16,
+    Bf16,
+    Int8,
+}
+
+/// Play the Aggregation Manager and N ranks against a PRISM switch, verify
+/// every RESULT exactly, and report latency.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// `sim` (the in-process engine) or `afpacket:IF0[,IF1...]` (raw sockets; IFn faces switch port n).
+    #[arg(long, default_value = "sim")]
+    switch: String,
+    /// Switch configuration for `--switch sim` (default: configs/single-pcap.toml's node).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, default_value_t = 2)]
+    ranks: u16,
+    #[arg(long, value_enum, default_value = "allreduce")]
+    op: Op,
+    /// Destination rank of a REDUCE.
+    #[arg(long, default_value_t = 0)]
+    dest: u16,
+    #[arg(long, value_enum, default_value = "kulisch")]
+    policy: PolicyArg,
+    #[arg(long, value_enum, default_value = "fp32")]
+    output: OutArg,
+    #[arg(long, value_enum, default_value = "fp32")]
+    input: InArg,
+    /// Elements per rank.
+    #[arg(long, default_value_t = 100_000)]
+    len: u32,
+    #[arg(long, default_value_t = 1500)]
+    mtu: u16,
+    /// gradient[:sigma], uniform, full-range, constant[:v], integers.
+    #[arg(long, default_value = "gradient")]
+    pattern: Pattern,
+    /// full, random, multi-group.
+    #[arg(long, default_value = "full")]
+    packetization: Packetization,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// DATA packets per second over all ranks (default: as fast as the window allows).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Switch ports of the ranks, cycled (e.g. `0,1`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    rank_ports: Vec<u16>,
+    /// Switch port of the Aggregation Manager.
+    #[arg(long, default_value_t = 0)]
+    am_port: u16,
+    #[arg(long, default_value = "02:00:00:00:00:50")]
+    switch_mac: String,
+    #[arg(long, default_value = "02:00:00:00:00:a0")]
+    am_mac: String,
+    /// Operation ID and generation.
+    #[arg(long, default_value_t = 1)]
+    op_id: u16,
+    #[arg(long, default_value_t = 1)]
+    generation: u32,
+    /// Give up after this many ms without progress.
+    #[arg(long, default_value_t = 5000)]
+    timeout_ms: u64,
+    /// Write every frame sent and received to this pcap.
+    #[arg(long)]
+    pcap_out: Option<PathBuf>,
+    /// Send the frames of this pcap to port 0 instead of running a job, and report what comes back.
+    #[arg(long)]
+    replay: Option<PathBuf>,
+    /// Write the first receiver's result vector (float64) to this .npy file.
+    #[arg(long)]
+    npy_out: Option<PathBuf>,
+    /// Write the per-RESULT latency histogram as an HdrHistogram log.
+    #[arg(long)]
+    hdr_log: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Test hook for `--switch sim`: corrupt this element's value in every RESULT.
+    #[arg(long, hide = true)]
+    corrupt_element: Option<u64>,
+}
+
+fn mac(name: &str, s: &str) -> Result<Mac, String> {
+    s.parse().map_err(|e| format!("--{name}: {e}"))
+}
+
+fn job_of(a: &Args) -> Result<Job, String> {
+    let input = match a.input {
+        InArg::Fp32 => NumFormat::Fp32,
+        InArg::Fp16 => NumFormat::Fp16,
+        InArg::Bf16 => NumFormat::Bf16,
+        InArg::Int8 => NumFormat::Int8,
+    };
+    if a.ranks == 0 || a.len == 0 {
+        return Err("--ranks and --len must be at least 1".into());
+    }
+    if a.dest >= a.ranks {
+        return Err(format!("--dest {} is not a rank (0..{})", a.dest, a.ranks));
+    }
+    if ![576, 1500, 9000].contains(&a.mtu) {
+        return Err(format!("--mtu {} is not 576, 1500 or 9000", a.mtu));
+    }
+    Ok(Job {
+        ranks: a.ranks,
+        semantics: match a.op {
+            Op::Reduce => Semantics::REDUCE,
+            Op::Allreduce => Semantics::ALLREDUCE,
+        },
+        dest_rank: a.dest,
+        accumulator: match a.policy {
+            PolicyArg::Fp32Arrival => AccumulatorPolicy::FP32_ARRIVAL,
+            PolicyArg::Kulisch => AccumulatorPolicy::KULISCH_FIXED,
+        },
+        output: match a.output {
+            OutArg::Fp32 => OutputFormat::FP32,
+            OutArg::Auto => OutputFormat::AUTO,
+            OutArg::Fp16 => OutputFormat::FP16,
+            OutArg::Bf16 => OutputFormat::BF16,
+            OutArg::Int8 => OutputFormat::INT8,
+            OutArg::Kulisch => OutputFormat::KULISCH,
+        },
+        input,
+        vector_len: a.len,
+        mtu: a.mtu,
+        pattern: a.pattern,
+        packetization: a.packetization,
+        seed: a.seed,
+        identity: Identity { job: 1, group: 1, group_gen: 1, op: a.op_id, op_gen: a.generation },
+        switch_mac: mac("switch-mac", &a.switch_mac)?,
+        rank_ports: a.rank_ports.clone(),
+        am_mac: mac("am-mac", &a.am_mac)?,
+        am_port: a.am_port,
+    })
+}
+
+const DEFAULT_SIM: &str = r#"
+[node]
+mac = "02:00:00:00:00:50"
+mtu = 9000
+[am]
+mac = "02:00:00:00:00:a0"
+port = 0
+[[ports]]
+device = "sim0"
+[[ports]]
+device = "sim1"
+"#;
+
+fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
+    if a.switch == "sim" {
+        let cfg = match &a.config {
+            Some(p) => SwitchConfig::load(p).map_err(|e| e.to_string())?,
+            None => SwitchConfig::parse(DEFAULT_SIM).map_err(|e| e.to_string())?,
+        };
+        let mut l = SimLink::new(&cfg);
+        l.corrupt_element = a.corrupt_element;
+        return Ok(Box::new(l));
+    }
+    if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
+        let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();
+        return AfPacketLink::open(&names).map(|l| Box::new(l) as Box<dyn Link>).map_err(|e| e.to_string());
+    }
+    Err(format!("--switch '{}': use `sim` or `afpacket:IF0[,IF1...]`", a.switch))
+}
+
+fn write_npy(path: &PathBuf, v: &[f64]) -> std::io::Result<()> {
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}", v.len());
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    f.write_all(b"\x93NUMPY\x01\x00")?;
+    f.write_all(&(header.len() as u16).to_le_bytes())?;
+    f.write_all(header.as_bytes())?;
+    for x in v {
+        f.write_all(&x.to_le_bytes())?;
+    }
+    f.flush()
+}
+
+fn write_hdr_log(path: &PathBuf, h: &hdrhistogram::Histogram<u64>) -> Result<(), String> {
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::V2Serializer;
+    let mut out = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let mut ser = V2Serializer::new();
+    let mut w = IntervalLogWriterBuilder::new()
+        .add_comment("prism-pktgen: last contributing DATA sent to RESULT received, ns")
+        .begin_log_with(&mut out, &mut ser)
+        .map_err(|e| e.to_string())?;
+    w.write_histogram(h, Duration::ZERO, Duration::from_secs(1), None).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn replay(a: &Args, link: &mut dyn Link) -> Result<ExitCode, String> {
+    let path = a.replay.as_ref().ok_or("no --replay")?;
+    let frames = pcap::read_all(std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?).map_err(|e| e.to_string())?;
+    let mut got = Vec::new();
+    for f in &frames {
+        link.send(0, &f.data).map_err(|e| e.to_string())?;
+        while let Some(rx) = link.recv(Duration::from_millis(1)).map_err(|e| e.to_string())? {
+            got.push(rx);
+        }
+    }
+    while let Some(rx) = link.recv(Duration::from_millis(200)).map_err(|e| e.to_string())? {
+        got.push(rx);
+    }
+    println!("replayed {} frames from {}, received {}", frames.len(), path.display(), got.len());
+    if let Some(out) = &a.pcap_out {
+        let caps: Vec<pcap::Captured> = got.iter().enumerate().map(|(i, r)| pcap::Captured { ts: Duration::from_micros(i as u64), data: r.frame.clone() }).collect();
+        pcap::write_all(std::fs::File::create(out).map_err(|e| e.to_string())?, &caps).map_err(|e| e.to_string())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match real_main(&a) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("prism-pktgen: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main(a: &Args) -> Result<ExitCode, String> {
+    let mut link = link_of(a)?;
+    if a.replay.is_some() {
+        return replay(a, link.as_mut());
+    }
+    let job = job_of(a)?;
+    let opts = RunOptions { rate_pps: a.rate, timeout: Duration::from_millis(a.timeout_ms), capture: a.pcap_out.is_some(), progress: !a.json && a.len >= 1_000_000 };
+    if !a.json {
+        eprintln!("prism-pktgen: {} ranks, {} {} -> {}, {} elements, MTU {}, via {}", job.ranks, job.semantics.name(), job.accumulator.name(), job.output.name(), job.vector_len, job.mtu, link.describe());
+    }
+    let report = run(&job, link.as_mut(), &opts).map_err(|e| e.to_string())?;
+    if let Some(p) = &a.pcap_out {
+        pcap::write_all(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?, &report.capture).map_err(|e| e.to_string())?;
+    }
+    if let Some(p) = &a.npy_out {
+        if let Some((_, r)) = report.per_rank.first() {
+            write_npy(p, &r.values).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+    }
+    if let Some(p) = &a.hdr_log {
+        write_hdr_log(p, &report.latency)?;
+    }
+    let h = &report.latency;
+    let pct = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    let mismatches = report.mismatches();
+    let dup: u64 = report.per_rank.iter().map(|(_, r)| r.duplicates).sum();
+    let malformed: u64 = report.per_rank.iter().map(|(_, r)| r.malformed).sum();
+    let late: u64 = report.per_rank.iter().map(|(_, r)| r.late).sum();
+    let checked: u64 = report.per_rank.iter().map(|(_, r)| r.checked).sum();
+    let verdict = if report.passed() { "PASS" } else { "FAIL" };
+    if a.json {
+        let v = json!({
+            "verdict": verdict, "check": format!("{:?}", report.check), "checked_values": checked,
+            "missing": report.missing(), "duplicates": dup, "malformed": malformed, "late": late,
+            "inexact": report.inexact(), "timed_out": report.timed_out,
+            "mismatches": mismatches.iter().map(|m| json!({"rank": m.rank, "element": m.element, "got": m.got, "want": m.want})).collect::<Vec<_>>(),
+            "frames_sent": report.frames_sent, "frames_received": report.frames_received,
+            "latency_us": {"samples": h.len(), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p99_9": pct(0.999), "max": h.max() as f64 / 1000.0},
+            "operation_us": report.operation.as_secs_f64() * 1e6,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        println!("verification: {verdict} ({:?}; {checked} values checked on {} receiving ranks)", report.check, report.per_rank.len());
+        println!("frames: {} sent, {} received; missing elements {}, duplicate {}, malformed {}, late {}{}", report.frames_sent, report.frames_received, report.missing(), dup, malformed, late, if report.inexact() { ", ACCUMULATION_INEXACT" } else { "" });
+        for m in mismatches.iter().take(10) {
+            println!("  mismatch: rank {} element {}: got {}, want {}", m.rank, m.element, m.got, m.want);
+        }
+        println!("latency per RESULT (us): p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}  ({} samples)", pct(0.5), pct(0.9), pct(0.99), pct(0.999), h.max() as f64 / 1000.0, h.len());
+        println!("operation: {:.3} ms from first DATA to last RESULT", report.operation.as_secs_f64() * 1e3);
+        if report.timed_out {
+            println!("timed out: no progress for {} ms", a.timeout_ms);
+        }
+    }
+    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

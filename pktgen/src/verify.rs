@@ -1,0 +1,260 @@
+//! RESULT reassembly by position and exact verification against an
+//! independent big-integer oracle (the same one the arith tests use).
+
+#[path = "../../arith/tests/oracle/mod.rs"]
+#[allow(clippy::all)]
+pub mod oracle;
+
+use crate::job::Job;
+use num_bigint::BigInt;
+use num_traits::{Signed, Zero};
+use oracle::{V, B16, F16, F32};
+use prism_arith::NumFormat;
+use prism_dataplane::wire::*;
+
+/// How strongly a value was checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Bit-exact against the oracle (or one of every arrival order's roundings).
+    Exact,
+    /// FP32_ARRIVAL with more than 4 ranks: within the worst-case rounding bound.
+    Bounded,
+}
+
+/// One element that failed verification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub rank: u16,
+    pub element: u64,
+    pub got: String,
+    pub want: String,
+}
+
+/// Decodes one wire value exactly.
+pub fn decode(format: NumFormat, v: &[u8]) -> V {
+    match format {
+        NumFormat::Int8 => oracle::of_f64(v[0] as i8 as f64),
+        NumFormat::Fp16 => oracle::of_f64(half::f16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Bf16 => oracle::of_f64(half::bf16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Fp32 => oracle::of_f32_bits(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        NumFormat::Kulisch { .. } => match v[0] {
+            0 => V::Finite(BigInt::from_signed_bytes_le(&v[1..])),
+            1 => V::Zero(false),
+            2 => V::Zero(true),
+            3 => V::Inf(false),
+            4 => V::Inf(true),
+            _ => V::NaN,
+        },
+    }
+}
+
+/// The nearest f64 (exact for every native format).
+pub fn to_f64(v: &V) -> f64 {
+    match v {
+        V::NaN => f64::NAN,
+        V::Inf(n) => if *n { f64::NEG_INFINITY } else { f64::INFINITY },
+        V::Zero(n) => if *n { -0.0 } else { 0.0 },
+        V::Finite(k) => k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149),
+    }
+}
+
+fn show(v: &V) -> String {
+    match v {
+        V::Finite(k) => format!("{:e}", k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149)),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Rounds an exact value to the job's native output format (as an exact value again).
+fn to_output(job: &Job, v: &V) -> V {
+    match job.output {
+        OutputFormat::FP32 => oracle::of_f32_bits(oracle::round(v, F32)),
+        OutputFormat::FP16 => oracle::of_f64(half::f16::from_bits(oracle::round(v, F16) as u16).to_f64()),
+        OutputFormat::BF16 => oracle::of_f64(half::bf16::from_bits(oracle::round(v, B16) as u16).to_f64()),
+        _ => v.clone(),
+    }
+}
+
+/// The expected results of a job: per element, the values a correct switch may deliver.
+pub struct Expected {
+    terms: Vec<Vec<V>>,
+    pub check: Check,
+}
+
+impl Expected {
+    pub fn new(job: &Job, vectors: &[Vec<u8>]) -> Self {
+        let w = job.input.value_bytes();
+        let terms = (0..job.vector_len as usize)
+            .map(|i| vectors.iter().map(|v| decode(job.input, &v[i * w..(i + 1) * w])).collect())
+            .collect();
+        let check = if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks > 4 { Check::Bounded } else { Check::Exact };
+        Expected { terms, check }
+    }
+
+    /// Whether `got` is a correct result for `element`.
+    pub fn accepts(&self, job: &Job, element: usize, got: &V) -> Result<(), String> {
+        let terms = &self.terms[element];
+        if job.accumulator == AccumulatorPolicy::KULISCH_FIXED {
+            let want = to_output(job, &oracle::sum(terms));
+            return if &want == got { Ok(()) } else { Err(show(&want)) };
+        }
+        // FP32_ARRIVAL: the result depends on the arrival order. Each arrival is an
+        // IEEE binary32 addition of two FP32 values, which the CPU's adder rounds
+        // exactly as the protocol requires (nearest, ties to even).
+        if job.ranks <= 4 {
+            let xs: Vec<f32> = terms.iter().map(|t| oracle::to_f32(t)).collect();
+            let mut order: Vec<usize> = (0..xs.len()).collect();
+            let mut candidates: Vec<u32> = Vec::new();
+            permutations(&mut order, 0, &mut |o| {
+                let mut acc = xs[o[0]];
+                for &i in &o[1..] {
+                    acc += xs[i];
+                }
+                let bits = if acc.is_nan() { 0x7fc0_0000 } else { acc.to_bits() };
+                if !candidates.contains(&bits) {
+                    candidates.push(bits);
+                }
+            });
+            let outs: Vec<V> = candidates.iter().map(|&b| to_output(job, &oracle::of_f32_bits(b))).collect();
+            return if outs.contains(got) { Ok(()) } else { Err(format!("one of {}", outs.iter().map(show).collect::<Vec<_>>().join(", "))) };
+        }
+        // Bounded: |got - exact| <= (N - 1) * 2^-24 * sum |x| (+ the output rounding).
+        let exact = oracle::sum(terms);
+        match (&exact, got) {
+            (V::Finite(e), V::Finite(g)) => {
+                let abs: BigInt = terms.iter().map(|t| if let V::Finite(k) = t { k.abs() } else { BigInt::zero() }).sum();
+                // Plus the final conversion to a narrower output: half an ulp of the result.
+                let out_bits = match job.output {
+                    OutputFormat::BF16 => 8usize,
+                    OutputFormat::FP16 => 11,
+                    _ => 24,
+                };
+                let bound = ((abs * (job.ranks as i64)) >> 23usize) + (g.abs() >> out_bits);
+                if (e - g).abs() <= bound { Ok(()) } else { Err(format!("within {} of {}", show(&V::Finite(bound)), show(&exact))) }
+            }
+            (V::Finite(_), V::Zero(_)) | (V::Zero(_), V::Finite(_)) | (V::Zero(_), V::Zero(_)) => Ok(()),
+            (a, b) if a == b => Ok(()),
+            (_, V::Inf(_)) | (V::Inf(_), _) => Ok(()), // overflow on some order is possible
+            _ => Err(show(&exact)),
+        }
+    }
+}
+
+fn permutations(v: &mut Vec<usize>, k: usize, f: &mut dyn FnMut(&[usize])) {
+    if k == v.len() {
+        f(v);
+        return;
+    }
+    for i in k..v.len() {
+        v.swap(k, i);
+        permutations(v, k + 1, f);
+        v.swap(k, i);
+    }
+}
+
+/// Per receiving rank: which elements arrived, how often, and what was wrong.
+#[derive(Debug, Default)]
+pub struct Reassembly {
+    pub received: Vec<u32>,
+    pub frames: u64,
+    pub duplicates: u64,
+    pub malformed: u64,
+    pub late: u64,
+    pub inexact: bool,
+    pub mismatches: Vec<Mismatch>,
+    pub checked: u64,
+    pub next_packet_id: u32,
+    /// The received values (first arrival), as f64 (exact for FP32 and narrower).
+    pub values: Vec<f64>,
+    checked_mask: Vec<bool>,
+}
+
+impl Reassembly {
+    pub fn new(len: u32) -> Self {
+        Reassembly { received: vec![0; len as usize], values: vec![f64::NAN; len as usize], checked_mask: vec![false; len as usize], ..Default::default() }
+    }
+
+    /// Elements received contiguously from 0.
+    pub fn contiguous(&self) -> u64 {
+        self.received.iter().position(|&c| c == 0).unwrap_or(self.received.len()) as u64
+    }
+
+    pub fn complete(&self) -> bool {
+        self.inexact || self.received.iter().all(|&c| c > 0)
+    }
+
+    /// Notes one RESULT packet's positions (cheap: used for pacing while running).
+    /// The values are checked later by `check`.
+    pub fn note(&mut self, job: &Job, d: &DataRepr<'_>) -> bool {
+        self.frames += 1;
+        if d.is_inexact() {
+            self.inexact = true;
+            return false;
+        }
+        if d.end_element() > job.vector_len as u64 {
+            self.malformed += 1;
+            return false;
+        }
+        if d.packet_id < self.next_packet_id {
+            self.late += 1;
+        }
+        self.next_packet_id = self.next_packet_id.max(d.packet_id + 1);
+        for c in &mut self.received[d.first_element as usize..d.end_element() as usize] {
+            if *c > 0 {
+                self.duplicates += 1;
+            }
+            *c += 1;
+        }
+        true
+    }
+
+    /// Checks the values of a noted RESULT packet against the oracle (first copy of each element).
+    pub fn check(&mut self, job: &Job, rank: u16, d: &DataRepr<'_>, expected: &Expected) {
+        let mut pos = d.first_element as usize;
+        for g in d.groups() {
+            for v in g.values.chunks_exact(g.format.value_bytes()) {
+                if self.values[pos].is_nan() && !self.seen_nan(pos) {
+                    let got = decode(g.format, v);
+                    self.values[pos] = to_f64(&got);
+                    self.checked_mask[pos] = true;
+                    self.checked += 1;
+                    if let Err(want) = expected.accepts(job, pos, &got) {
+                        if self.mismatches.len() < 100 {
+                            self.mismatches.push(Mismatch { rank, element: pos as u64, got: show(&got), want });
+                        }
+                    }
+                }
+                pos += 1;
+            }
+        }
+    }
+
+    fn seen_nan(&self, pos: usize) -> bool {
+        self.checked_mask[pos]
+    }
+}
+
+/// Test fault for `--switch sim`: changes the first byte of `element`'s value if this RESULT holds it.
+pub fn corrupt(frame: &mut [u8], element: u64) {
+    let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits::default()) else { return };
+    if d.class != Class::RESULT || d.is_inexact() || element < d.first_element as u64 || element >= d.end_element() {
+        return;
+    }
+    let mut pos = d.first_element as u64;
+    let mut at = ETH_HEADER_LEN + offsets::data::BODY;
+    let mut target = None;
+    for g in d.groups() {
+        let w = g.format.value_bytes();
+        at += GROUP_DESCRIPTOR_LEN;
+        if element < pos + g.count as u64 {
+            // Kulisch: flip an integer byte (the state byte must stay valid).
+            target = Some(at + (element - pos) as usize * w + usize::from(matches!(g.format, NumFormat::Kulisch { .. })));
+            break;
+        }
+        pos += g.count as u64;
+        at += g.values.len() + (4 - g.values.len() % 4) % 4;
+    }
+    if let Some(off) = target {
+        frame[off] ^= 0x02;
+    }
+}

@@ -1,0 +1,125 @@
+//! pktgen against the real prism-switch binary on DPDK's net_af_packet over
+//! veth pairs (needs root and iproute2; the README's test command has both).
+//! The same jobs through `--switch sim` give the same result vectors.
+
+mod common;
+
+use common as sim;
+
+use prism_dataplane::wire::*;
+use prism_pktgen::*;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn sh(args: &[&str]) {
+    let st = Command::new(args[0]).args(&args[1..]).status().unwrap_or_else(|e| panic!("{}: {e} (is iproute2 installed?)", args[0]));
+    assert!(st.success(), "{args:?} failed");
+}
+
+/// Two veth pairs, torn down on drop.
+struct Veths {
+    names: Vec<(String, String)>,
+}
+
+impl Veths {
+    fn new(tag: &str) -> Veths {
+        let names: Vec<(String, String)> = (0..2).map(|i| (format!("{tag}s{i}"), format!("{tag}p{i}"))).collect();
+        for (a, b) in &names {
+            let _ = Command::new("ip").args(["link", "del", a]).stderr(Stdio::null()).status();
+            sh(&["ip", "link", "add", a, "type", "veth", "peer", "name", b]);
+            for n in [a, b] {
+                let _ = Command::new("sysctl").args(["-qw", &format!("net.ipv6.conf.{n}.disable_ipv6=1")]).status();
+                sh(&["ip", "link", "set", n, "up"]);
+            }
+        }
+        Veths { names }
+    }
+}
+
+impl Drop for Veths {
+    fn drop(&mut self) {
+        for (a, _) in &self.names {
+            let _ = Command::new("ip").args(["link", "del", a]).status();
+        }
+    }
+}
+
+fn switch_binary() -> PathBuf {
+    // target/<profile>/deps/veth-xxxx -> target/<profile>/prism-switch
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().and_then(|d| d.parent()).unwrap().join("prism-switch");
+    assert!(p.exists(), "{} missing: build it with `cargo build -p prism-dataplane --bin prism-switch`", p.display());
+    p
+}
+
+struct Switch(Child, PathBuf);
+
+impl Switch {
+    fn start(v: &Veths, stats: PathBuf) -> Switch {
+        let cfg = std::env::temp_dir().join(format!("prism-veth-{}.toml", std::process::id()));
+        std::fs::write(
+            &cfg,
+            "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n",
+        )
+        .unwrap();
+        let child = Command::new(switch_binary())
+            .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
+            .arg(format!("--file-prefix=prism-veth-{}", std::process::id()))
+            .arg(format!("--vdev=net_af_packet0,iface={}", v.names[0].0))
+            .arg(format!("--vdev=net_af_packet1,iface={}", v.names[1].0))
+            .args(["--", "--config"])
+            .arg(&cfg)
+            .args(["--stats-interval", "0", "--stats-json"])
+            .arg(&stats)
+            .spawn()
+            .expect("start prism-switch");
+        std::thread::sleep(Duration::from_millis(1500));
+        Switch(child, stats)
+    }
+
+    /// SIGTERM, a clean exit, and the final stats.
+    fn stop(mut self) -> serde_json::Value {
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let st = self.0.wait().unwrap();
+        assert!(st.success(), "prism-switch exited with {st}");
+        serde_json::from_str(&std::fs::read_to_string(&self.1).unwrap()).unwrap()
+    }
+}
+
+#[test]
+fn reduce_and_allreduce_through_the_dpdk_switch_match_sim() {
+    let v = Veths::new(&format!("pk{}", std::process::id() % 10000));
+    let stats = std::env::temp_dir().join(format!("prism-veth-stats-{}.json", std::process::id()));
+    let sw = Switch::start(&v, stats);
+    let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+    let mut link = AfPacketLink::open(&ifaces).unwrap();
+    let mut gen = 1;
+    for ranks in [2u16, 4] {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            for acc in [AccumulatorPolicy::KULISCH_FIXED, AccumulatorPolicy::FP32_ARRIVAL] {
+                // AUTO once (it is the slowest output in a debug build), FP32 otherwise.
+                let output = if ranks == 4 && semantics == Semantics::ALLREDUCE && acc == AccumulatorPolicy::KULISCH_FIXED { OutputFormat::AUTO } else { OutputFormat::FP32 };
+                let mut j = sim::job(ranks, semantics, acc, output);
+                j.vector_len = 10_000;
+                gen += 1;
+                j.identity.op_gen = gen;
+                let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+                assert!(r.passed(), "{ranks} {semantics:?} {acc:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+                // The in-process engine gives the same vectors (FP32_ARRIVAL: when order cannot matter).
+                if acc == AccumulatorPolicy::KULISCH_FIXED || ranks == 2 {
+                    let mut simlink = SimLink::new(&sim::config());
+                    let s = run(&j, &mut simlink, &RunOptions::default()).unwrap();
+                    for ((ra, a), (rb, b)) in r.per_rank.iter().zip(&s.per_rank) {
+                        assert_eq!(ra, rb);
+                        assert!(a.values.iter().zip(&b.values).all(|(x, y)| x.to_bits() == y.to_bits()), "rank {ra}: DPDK and sim results differ");
+                    }
+                }
+            }
+        }
+    }
+    let stats = sw.stop();
+    assert!(stats["engine"]["results_sent"].as_u64().unwrap() > 100);
+    assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+}
