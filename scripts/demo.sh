@@ -1,10 +1,58 @@
 #!/usr/bin/env bash
-# The README's main job on its embedded default: decode the golden capture
-# (every PRISM class, command and number format) with prism-decode -v.
+# The README's main job on its embedded default, no NIC needed:
+#   1. decode the golden capture (every PRISM class, command and number format);
+#   2. start prism-switch (DPDK, --no-huge) on two veth pairs through net_af_packet;
+#   3. run prism-pktgen as the Aggregation Manager and 4 ranks against it:
+#      REDUCE and ALLREDUCE, FP32_ARRIVAL and KULISCH_FIXED, every RESULT verified
+#      exactly, latency percentiles printed;
+#   4. stop the switch (SIGTERM) and print its counters.
+# Needs root (veth pairs). Safe to run twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-log "building prism-decode (release)"
-cargo build --release --locked -q -p prism-dataplane --bin prism-decode
-./target/release/prism-decode -v "$@"
+need_apt libdpdk-dev dpdk pkg-config iproute2
+log "building (release)"
+cargo build --release --locked -q -p prism-dataplane -p prism-pktgen
+bin=target/release
+
+log "1/3 golden capture (prism-decode, first frames)"
+$bin/prism-decode 2>/dev/null | head -n 12
+
+log "2/3 prism-switch on veth pairs prdm0 <-> prdm0p, prdm1 <-> prdm1p"
+cleanup() {
+    [ -n "${sw:-}" ] && kill -TERM "$sw" 2>/dev/null && wait "$sw" 2>/dev/null || true
+    ip link del prdm0 2>/dev/null || true
+    ip link del prdm1 2>/dev/null || true
+}
+trap cleanup EXIT
+for i in 0 1; do
+    ip link del prdm$i 2>/dev/null || true
+    ip link add prdm$i type veth peer name prdm${i}p
+    for n in prdm$i prdm${i}p; do
+        sysctl -qw net.ipv6.conf.$n.disable_ipv6=1 || true
+        ip link set $n up
+    done
+done
+stats=$(mktemp --suffix=.json)
+$bin/prism-switch --no-huge --no-pci -l 0 -m 256 --log-level lib.eal:error --file-prefix prism-demo \
+    --vdev net_af_packet0,iface=prdm0 --vdev net_af_packet1,iface=prdm1 \
+    -- --config configs/single-veth.toml --stats-interval 0 --stats-json "$stats" 2>/tmp/prism-demo-switch.log &
+sw=$!
+sleep 1.5
+
+log "3/3 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
+gen=$(date +%s)
+for op in reduce allreduce; do
+    for policy in fp32-arrival kulisch; do
+        gen=$((gen + 1))
+        echo "--- $op, $policy, output fp32"
+        $bin/prism-pktgen --switch afpacket:prdm0p,prdm1p --rank-ports 0,1 --ranks 4 --op $op --dest 1 \
+            --policy $policy --output fp32 --len 1000000 --op-id 1 --generation $gen 2>/dev/null
+    done
+done
+kill -TERM "$sw"
+wait "$sw" || true
+sw=
+log "switch counters ($stats)"
+grep -E '"(data_applied|data_duplicates|results_sent|control_accepted)"' "$stats" | sed 's/^ */  /'

@@ -88,7 +88,9 @@ impl KulischWindow {
             return None; // zero: the sign of zero needs the flags
         }
         let base = (meta & BASE_MASK) as i32;
-        let scaled = v as f32 as f64 * f64::powi(2.0, base - 149);
+        // 2^(base - 149) built from its exponent bits (base - 149 is in -149..=104).
+        let scale = f64::from_bits(((base - 149 + 1023) as u64) << 52);
+        let scaled = v as f32 as f64 * scale;
         // Normal results only: a subnormal would be rounded a second time.
         (scaled.abs() >= f32::MIN_POSITIVE as f64).then(|| (scaled as f32).to_bits())
     }

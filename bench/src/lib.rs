@@ -1,1 +1,4 @@
-//! Software vs hardware latency harness (issue 7). Empty until the bench lands.
+//! The benchmark harness (issue 7 grows it into software vs hardware reports).
+//! Today: the software switch's cycles per DATA packet against DPDK testpmd.
+
+pub mod switch_throughput;

@@ -3,8 +3,8 @@
 //! `prism-switch [EAL options] -- --config configs/NAME.toml [options]`
 
 use clap::Parser;
-use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, Mbuf, Mempool, Port};
-use prism_dataplane::engine::{DataReject, Sent};
+use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, Mbuf, MbufSink, Mempool, Port};
+use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
 use prism_dataplane::wire::Reason;
@@ -120,7 +120,6 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     let mut st = Stats { rx: vec![0; n], tx: vec![0; n], tx_dropped: vec![0; n], no_mbuf: 0 };
     let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
     let mut txq: Vec<Vec<Mbuf>> = (0..n).map(|_| Vec::with_capacity(256)).collect();
-    let mut out: Vec<Sent> = Vec::with_capacity(64);
     let burst = cfg.dataplane.burst;
     let mut last_rx = Instant::now();
     let mut last_line = Instant::now();
@@ -137,7 +136,11 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                     core.chained();
                     continue;
                 }
-                match core.rx(pi as u16, m.data(), &mut out) {
+                // Engine replies are built directly in mbufs on their port's TX queue.
+                let mut sink = MbufSink { pool: &pool, txq: &mut txq, no_mbuf: 0 };
+                let action = core.rx(pi as u16, m.data(), &mut sink);
+                st.no_mbuf += sink.no_mbuf;
+                match action {
                     Action::Consumed | Action::Drop(_) => drop(m),
                     Action::Forward(p) => txq[p as usize].push(m),
                     Action::Flood => {
@@ -146,12 +149,6 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                                 buf.push(m.share());
                             }
                         }
-                    }
-                }
-                for s in out.drain(..) {
-                    match pool.frame(&s.frame) {
-                        Some(mb) => txq[s.port as usize].push(mb),
-                        None => st.no_mbuf += 1,
                     }
                 }
             }

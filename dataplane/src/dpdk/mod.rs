@@ -130,6 +130,15 @@ impl Mempool {
         unsafe { sys::prism_pool_avail(self.ptr.as_ptr()) }
     }
 
+    /// An mbuf of exactly `len` bytes (content unspecified), to build a frame in place.
+    pub fn alloc_len(&self, len: usize) -> Option<Mbuf> {
+        let m = self.alloc()?;
+        let len = u16::try_from(len).ok()?;
+        // SAFETY: reset + append on an mbuf we own.
+        let p = unsafe { sys::prism_mbuf_set_len(m.0.as_ptr(), len) };
+        (!p.is_null()).then_some(m)
+    }
+
     /// An mbuf holding a copy of `frame`.
     pub fn frame(&self, frame: &[u8]) -> Option<Mbuf> {
         let mut m = self.alloc()?;
@@ -148,6 +157,12 @@ impl Mbuf {
     pub fn data(&self) -> &[u8] {
         // SAFETY: mtod points at data_len initialised bytes owned by this mbuf.
         unsafe { std::slice::from_raw_parts(sys::prism_mbuf_data(self.0.as_ptr()) as *const u8, sys::prism_mbuf_data_len(self.0.as_ptr()) as usize) }
+    }
+
+    /// The first segment's bytes, writable.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: mtod points at data_len bytes owned by this mbuf, and `&mut self` is unique.
+        unsafe { std::slice::from_raw_parts_mut(sys::prism_mbuf_data(self.0.as_ptr()) as *mut u8, sys::prism_mbuf_data_len(self.0.as_ptr()) as usize) }
     }
 
     /// Whether the packet spans several segments (then `data` is only the first).
@@ -300,5 +315,25 @@ impl Port {
         }
         pkts.clear();
         sent_total
+    }
+}
+
+/// The engine's frames built straight into mbufs queued per port.
+pub struct MbufSink<'a> {
+    pub pool: &'a Mempool,
+    pub txq: &'a mut [Vec<Mbuf>],
+    /// Frames dropped because the pool was empty.
+    pub no_mbuf: u64,
+}
+
+impl crate::engine::Sink for MbufSink<'_> {
+    fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
+        let Some(m) = self.pool.alloc_len(len) else {
+            self.no_mbuf += 1;
+            return None;
+        };
+        let q = self.txq.get_mut(port as usize)?;
+        q.push(m);
+        q.last_mut().map(Mbuf::data_mut)
     }
 }

@@ -1,6 +1,7 @@
 //! The node: CONTROL state machine and DATA dispatch.
 
 use super::op::{Admitted, DataReject, OpData};
+use super::Sink;
 use crate::wire::*;
 use std::result::Result;
 use prism_arith::min_kulisch_width;
@@ -103,7 +104,7 @@ impl Node {
     }
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
-    pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut Vec<Sent>) {
+    pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) {
         let parsed = match parse_frame(frame, &Limits { mtu: self.cfg.mtu }) {
             Ok(p) => p,
             Err(e) => {
@@ -118,13 +119,11 @@ impl Node {
         let c = match parsed.prism {
             Some(PrismRepr::Control(c)) => c,
             Some(PrismRepr::Data(d)) => {
-                let before = out.len();
                 match self.data(port, parsed.eth.src, &d, frame.len(), out) {
                     Ok(Admitted::Applied) => self.counters.data_applied += 1,
                     Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
                     Err(r) => self.counters.data_rejected[r.index()] += 1,
                 }
-                self.counters.results_sent += (out.len() - before) as u64;
                 return;
             }
             Some(PrismRepr::Progress(_)) => {
@@ -146,9 +145,11 @@ impl Node {
         if let Some((_, bytes, acks)) = self.txns.get(&(key, c.txn)).filter(|_| c.command != Command::CAPS_QUERY) {
             if bytes.as_slice() == request {
                 self.counters.retries_answered += 1;
-                out.extend(acks.iter().map(|f| Sent { port, frame: f.clone() }));
+                for f in acks {
+                    out.copy(port, f);
+                }
             } else {
-                out.push(self.ack_frame(&c, AckStatus::TXN_CONFLICT, 0, port));
+                out.copy(port, &self.ack_frame(&c, AckStatus::TXN_CONFLICT, 0, port).frame);
                 self.counters.refused[u8::from(AckStatus::TXN_CONFLICT) as usize] += 1;
             }
             return;
@@ -174,10 +175,12 @@ impl Node {
             }
             self.txns.insert((key, c.txn), (gen, request.to_vec(), replies.clone()));
         }
-        out.extend(replies.into_iter().map(|frame| Sent { port, frame }));
+        for f in &replies {
+            out.copy(port, f);
+        }
     }
 
-    fn data(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, len: usize, out: &mut Vec<Sent>) -> Result<Admitted, DataReject> {
+    fn data(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         if d.class == Class::RESULT {
             return Err(DataReject::ResultNotInput);
         }
@@ -189,7 +192,9 @@ impl Node {
         if op.state != OpState::Active {
             return Err(DataReject::NotActive);
         }
-        op.data.admit(port, src, d, len, out)
+        let r = op.data.admit(port, src, d, len, out);
+        self.counters.results_sent += op.data.take_sent();
+        r
     }
 
     /// Applies one request; an error leaves every state as it was.

@@ -15,4 +15,26 @@ mod control;
 mod op;
 
 pub use control::{Counters, Node, NodeConfig, OpState, Sent};
+
+/// Where the engine writes the frames it sends: the switch hands out mbufs
+/// (the frame is built in place, no copy), tests and simulators collect `Vec`s.
+pub trait Sink {
+    /// A buffer of exactly `len` bytes for a frame to `port`, or `None` when
+    /// nothing is free (the frame is dropped and the sink counts it).
+    fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]>;
+
+    /// Sends a frame that already exists as bytes.
+    fn copy(&mut self, port: u16, frame: &[u8]) {
+        if let Some(b) = self.buffer(port, frame.len()) {
+            b.copy_from_slice(frame);
+        }
+    }
+}
+
+impl Sink for Vec<Sent> {
+    fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
+        self.push(Sent { port, frame: vec![0; len] });
+        self.last_mut().map(|s| s.frame.as_mut_slice())
+    }
+}
 pub use op::{Admitted, DataReject};

@@ -1,10 +1,10 @@
 //! One active operation's data path: contributor windows, reduction by global
 //! element position, canonical RESULT packetization (docs/wire-format.md section 9).
 
+use super::Sink;
 use crate::wire::*;
 use std::result::Result;
 use prism_arith::{auto, Accumulator, ArithError, NumFormat, Output, Policy};
-use std::hash::{Hash, Hasher};
 
 /// Why a DATA frame was not applied. Each has a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -139,6 +139,8 @@ pub struct OpData {
     /// AUTO candidate sets of `[base, base + masks_len)`, linear from `base`.
     masks: Vec<u8>,
     masks_len: usize,
+    /// RESULT frames emitted since the node last asked.
+    sent: u64,
     scratch: Vec<u8>,
 }
 
@@ -176,6 +178,7 @@ impl OpData {
             failed: false,
             masks: vec![0; slots],
             masks_len: 0,
+            sent: 0,
             scratch: vec![0; context.mtu as usize],
         }
     }
@@ -185,6 +188,11 @@ impl OpData {
         self.failed || self.base >= self.context.vector_len as u64
     }
 
+    /// RESULT frames emitted since the last call.
+    pub fn take_sent(&mut self) -> u64 {
+        std::mem::take(&mut self.sent)
+    }
+
     /// Lowest element whose result is not yet sent.
     pub fn base(&self) -> u64 {
         self.base
@@ -192,7 +200,7 @@ impl OpData {
 
     /// Admits one DATA packet after checking it against the operation, then
     /// reduces and emits whatever it completed. Nothing changes on a reject.
-    pub fn admit(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, frame_len: usize, out: &mut Vec<super::Sent>) -> Result<Admitted, DataReject> {
+    pub fn admit(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         if self.failed {
             return Err(DataReject::OperationFailed);
         }
@@ -231,11 +239,7 @@ impl OpData {
             }
         }
         let (first, end) = (d.first_element as u64, d.end_element());
-        let digest = {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (first, end, d.body).hash(&mut h);
-            h.finish()
-        };
+        let digest = digest(first, end, d.body);
         let c = &self.contributors[ci];
         if let Some(h) = c.held.iter().find(|h| h.packet_id == d.packet_id) {
             return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
@@ -283,7 +287,7 @@ impl OpData {
     }
 
     /// Sends the RESULT packets whose whole range (and AUTO lookahead) is complete, in order.
-    fn emit_ready(&mut self, out: &mut Vec<super::Sent>) {
+    fn emit_ready(&mut self, out: &mut impl Sink) {
         let len = self.context.vector_len as u64;
         loop {
             let ready = self.complete_to();
@@ -340,8 +344,8 @@ impl OpData {
         Ok(auto::plan_packet(&self.masks[..avail], kbits, budget, at_end).map_err(|_| ArithError::Inexact { slot: 0 })?.map(Plan::Auto))
     }
 
-    /// Builds the RESULT body once and sends it on every path.
-    fn send_result(&mut self, plan: &Plan, out: &mut Vec<super::Sent>) -> Result<usize, ArithError> {
+    /// Writes the planned groups into the scratch body: (body bytes, groups, values).
+    fn write_groups(&mut self, plan: &Plan) -> Result<(usize, u8, usize), ArithError> {
         let slots = self.acc.slots();
         let mut body_len = 0;
         let mut groups = 0u8;
@@ -383,6 +387,23 @@ impl OpData {
                 p.values
             }
         };
+        Ok((body_len, groups, count))
+    }
+
+    /// Builds the RESULT body once and sends it on every path.
+    fn send_result(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<usize, ArithError> {
+        let slots = self.acc.slots();
+        let first_slot = ring(self.base, slots);
+        let (body_len, groups, count) = match plan {
+            Plan::Native { out: Output::Fp32, format, count } if slots - first_slot >= *count => {
+                // One run of FP32 values: the bulk writer (no per-value dispatch).
+                let g = GroupRepr { format: *format, count: *count as u16, values: &[] };
+                self.scratch[..4].copy_from_slice(&g.descriptor().to_be_bytes());
+                self.acc.write_fp32_run(first_slot, *count, &mut self.scratch[4..4 + 4 * count])?;
+                (4 + 4 * count, 1u8, *count)
+            }
+            _ => self.write_groups(plan)?,
+        };
         let last = self.base + count as u64 == self.context.vector_len as u64;
         let body = &self.scratch[..body_len];
         for path in &mut self.paths {
@@ -400,7 +421,8 @@ impl OpData {
                 body,
             };
             path.next_packet_id += 1;
-            out.push(super::Sent { port: path.binding.port, frame: frame_of(&PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac) });
+            emit_to(out, path.binding.port, &PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac);
+            self.sent += 1;
         }
         Ok(count)
     }
@@ -435,7 +457,7 @@ impl OpData {
     }
 
     /// Ends the operation with the terminal ACCUMULATION_INEXACT RESULT on every path.
-    fn fail(&mut self, out: &mut Vec<super::Sent>) {
+    fn fail(&mut self, out: &mut impl Sink) {
         if self.failed {
             return;
         }
@@ -455,7 +477,8 @@ impl OpData {
                 body: &[],
             };
             path.next_packet_id += 1;
-            out.push(super::Sent { port: path.binding.port, frame: frame_of(&PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac) });
+            emit_to(out, path.binding.port, &PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac);
+            self.sent += 1;
         }
     }
 }
@@ -465,8 +488,31 @@ enum Plan {
     Auto(auto::PacketPlan),
 }
 
-fn frame_of(p: &PrismRepr<'_>, src: Mac, dst: Mac) -> Vec<u8> {
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst, src, ethertype: ETHERTYPE }, &mut f);
-    f
+/// Builds a frame straight into the sink's buffer.
+fn emit_to(out: &mut impl Sink, port: u16, p: &PrismRepr<'_>, src: Mac, dst: Mac) {
+    if let Some(buf) = out.buffer(port, p.frame_len()) {
+        p.emit_frame(&EthernetRepr { dst, src, ethertype: ETHERTYPE }, buf);
+    }
+}
+
+/// A fast 64-bit digest of a packet's range and body, to tell an identical
+/// duplicate from changed bytes under the same Packet ID (not cryptographic:
+/// the sender is a bound, trusted contributor).
+fn digest(first: u64, end: u64, body: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    // Four independent lanes keep the multiplier busy.
+    let mut lanes = [first.wrapping_mul(K), end.wrapping_mul(K), body.len() as u64, K];
+    let mut blocks = body.chunks_exact(32);
+    for b in &mut blocks {
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let w = &b[8 * i..8 * i + 8];
+            let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            *lane = (*lane ^ x).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    let mut h = lanes.iter().fold(0u64, |a, &l| (a ^ l).wrapping_mul(K).rotate_left(31));
+    for &b in blocks.remainder() {
+        h = (h ^ b as u64).wrapping_mul(K);
+    }
+    h ^ (h >> 31)
 }

@@ -4,7 +4,7 @@
 pub mod config;
 pub mod signals;
 
-use crate::engine::{Node, Sent};
+use crate::engine::{Node, Sink};
 use crate::wire::{EthernetFrame, Mac, ETH_HEADER_LEN};
 use config::{L2Mode, SwitchConfig};
 use std::collections::HashMap;
@@ -74,7 +74,7 @@ impl SwitchCore {
     }
 
     /// Decides one frame received on `port`; engine replies go to `out`.
-    pub fn rx(&mut self, port: u16, frame: &[u8], out: &mut Vec<Sent>) -> Action {
+    pub fn rx(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Action {
         if frame.len() < ETH_HEADER_LEN {
             return self.drop(L2Drop::Runt);
         }

@@ -1,0 +1,102 @@
+//! prism-bench: benchmarks of the PRISM switches.
+
+use clap::{Parser, Subcommand};
+use prism_bench::switch_throughput::*;
+use prism_dataplane::dpdk::{Eal, Mempool};
+use serde_json::json;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(version, about = "PRISM benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Cycles per DATA packet of the switch core vs testpmd io forwarding (net_null, copy=1, 1514 B), same run.
+    Switch {
+        /// Seconds per case.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Only the two gradient-like 2-rank ALLREDUCE cases, 0.3 s each.
+        #[arg(long)]
+        quick: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Skip the testpmd baseline (for profiling the switch alone).
+        #[arg(long)]
+        no_baseline: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Switch { seconds, quick, json, no_baseline } => match switch(seconds, quick, json, no_baseline) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("prism-bench: {e}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool) -> Result<(), String> {
+    let base_secs = if quick { 2 } else { 4 };
+    let baseline_pps = if no_baseline {
+        f64::NAN
+    } else {
+        eprintln!("baseline: dpdk-testpmd --forward-mode=io, net_null copy=1 size=1514, --no-huge, {base_secs} s ...");
+        let b = testpmd_baseline(base_secs)?;
+        settle();
+        b
+    };
+    let args: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "512", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench"].iter().map(|s| s.to_string()).collect();
+    let eal = Eal::init(&args).map_err(|e| e.to_string())?;
+    let pool = Mempool::new(&eal, "bench", 8191, 256, 2048 + 128).map_err(|e| e.to_string())?;
+    let hz = eal.tsc_hz() as f64;
+    let baseline_cpp = hz / baseline_pps;
+    let mut rows = Vec::new();
+    let cases: Vec<Case> = if quick {
+        cases().into_iter().filter(|c| c.ranks == 2 && matches!(c.pattern, prism_pktgen::Pattern::Gradient(_)) && c.semantics == prism_dataplane::wire::Semantics::ALLREDUCE).collect()
+    } else {
+        cases()
+    };
+    let secs = if quick { 0.3 } else { seconds };
+    for c in &cases {
+        let m = measure(&eal, &pool, c, secs);
+        rows.push(m);
+    }
+    if as_json {
+        let v = json!({
+            "tsc_hz": hz,
+            "baseline": {"what": "dpdk-testpmd io, 2x net_null copy=1 size=1514, --no-huge", "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
+            "cases": rows.iter().map(|m| json!({
+                "ranks": m.case.ranks, "semantics": m.case.semantics.name(), "accumulator": m.case.accumulator.name(),
+                "data": format!("{:?}", m.case.pattern), "data_packets": m.data_packets, "results": m.results,
+                "cycles_per_packet": m.cycles_per_packet, "mpps_per_core": m.mpps, "ratio_to_baseline": baseline_cpp / m.cycles_per_packet,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        println!("baseline testpmd io: {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
+        println!("{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9}", "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base");
+        for m in &rows {
+            println!(
+                "{:<14} {:<10} {:<18} {:>5} {:>10.0} {:>10.2} {:>8.2}x",
+                m.case.accumulator.name(),
+                m.case.semantics.name(),
+                format!("{:?}", m.case.pattern),
+                m.case.ranks,
+                m.cycles_per_packet,
+                m.mpps,
+                baseline_cpp / m.cycles_per_packet
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! Cycles per DATA packet of the switch core, against `dpdk-testpmd
+//! --forward-mode=io` between two `net_null` devices (copy=1, 1514-byte frames)
+//! measured in the same run on the same machine.
+//!
+//! What each side includes: testpmd's figure is RX from net_null (which copies
+//! 1514 bytes into a fresh mbuf), io forwarding and TX (net_null frees). Ours
+//! emulates exactly that around the real work: for every DATA frame, allocate
+//! an mbuf and copy the frame into it, run `SwitchCore::rx` (parse, admission,
+//! accumulation, RESULT emission), then free it; every RESULT the engine emits
+//! is copied into a fresh mbuf and freed (the TX side of net_null).
+
+use prism_arith::NumFormat;
+use prism_dataplane::dpdk::{rdtsc, Eal, Mbuf, MbufSink, Mempool};
+use prism_dataplane::engine::Sent;
+use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::switch::SwitchCore;
+use prism_dataplane::wire::*;
+use prism_pktgen::{Job, Packetization, Pattern};
+use std::process::Command as Proc;
+use std::time::Duration;
+
+/// One benchmark case.
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub ranks: u16,
+    pub semantics: Semantics,
+    pub accumulator: AccumulatorPolicy,
+    pub pattern: Pattern,
+}
+
+/// The cases of issue 9: both policies, gradient and full-range data, 2 and 8 ranks, REDUCE and ALLREDUCE.
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for accumulator in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+        for pattern in [Pattern::Gradient(1e-3), Pattern::FullRange] {
+            for ranks in [2u16, 8] {
+                for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+                    v.push(Case { ranks, semantics, accumulator, pattern });
+                }
+            }
+        }
+    }
+    v
+}
+
+const CONFIG: &str = r#"
+[node]
+mac = "02:00:00:00:00:50"
+mtu = 1500
+max_ops = 4
+[am]
+mac = "02:00:00:00:00:a0"
+port = 0
+[[ports]]
+device = "p0"
+[[ports]]
+device = "p1"
+"#;
+
+fn job(c: &Case, gen: u32, len: u32) -> Job {
+    Job {
+        ranks: c.ranks,
+        semantics: c.semantics,
+        dest_rank: 0,
+        accumulator: c.accumulator,
+        output: OutputFormat::FP32,
+        input: NumFormat::Fp32,
+        vector_len: len,
+        mtu: 1500,
+        pattern: c.pattern,
+        packetization: Packetization::Full,
+        seed: 7,
+        identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: gen },
+        switch_mac: "02:00:00:00:00:50".parse().unwrap(),
+        rank_ports: vec![0, 1],
+        am_mac: "02:00:00:00:00:a0".parse().unwrap(),
+        am_port: 0,
+    }
+}
+
+fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
+    let c = ControlRepr { identity: j.identity, txn, src_ep: 0xa0, dst_ep: 0x50, command, frag_index: 0, frag_count: 1, body };
+    let p = PrismRepr::Control(c);
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: j.switch_mac, src: j.am_mac, ethertype: ETHERTYPE }, &mut f);
+    f
+}
+
+/// Result of one case.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub case: Case,
+    pub data_packets: u64,
+    pub results: u64,
+    pub cycles_per_packet: f64,
+    pub mpps: f64,
+}
+
+/// Runs one case for about `seconds`.
+pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
+    let cfg = SwitchConfig::parse(CONFIG).expect("bench config");
+    let mut core = SwitchCore::new(&cfg);
+    // 64 windows of 2904 elements per operation; DATA in window order across ranks.
+    let len = 2904 * 64;
+    let j0 = job(c, 1, len);
+    let vectors = j0.vectors();
+    let mut out: Vec<Sent> = Vec::with_capacity(64);
+    let hz = eal.tsc_hz() as f64;
+    let (mut packets, mut results, mut cycles) = (0u64, 0u64, 0u64);
+    let mut gen = 1u32;
+    while (cycles as f64) < seconds * hz {
+        let j = job(c, gen, len);
+        gen += 1;
+        let mut per_rank: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..j.ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
+        let mut order: Vec<(u16, Vec<u8>)> = Vec::new();
+        let most = per_rank.iter().map(Vec::len).max().unwrap_or(0);
+        for i in 0..most {
+            for (r, p) in per_rank.iter_mut().enumerate() {
+                if i < p.len() {
+                    order.push((j.rank_ports[r % 2], std::mem::take(&mut p[i].2)));
+                }
+            }
+        }
+        let bindings = j.bindings();
+        for f in [
+            control(&j, gen * 16 + 1, Command::STAGE, ControlBody::Stage { context: j.context(), bindings: Records::Typed(&bindings) }),
+            control(&j, gen * 16 + 2, Command::COMMIT, ControlBody::Empty),
+        ] {
+            core.rx(0, &f, &mut out);
+            out.clear();
+        }
+        let mut txq: Vec<Vec<Mbuf>> = vec![Vec::with_capacity(64), Vec::with_capacity(64)];
+        let t0 = rdtsc();
+        for (port, frame) in &order {
+            // net_null copy=1 RX: a fresh mbuf with the frame copied in.
+            let Some(m) = pool.frame(frame) else { continue };
+            // RESULTs are built in TX mbufs, as in prism-switch.
+            let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
+            core.rx(*port, m.data(), &mut sink);
+            drop(m);
+            for q in &mut txq {
+                results += q.len() as u64;
+                q.clear(); // TX into net_null: freed
+            }
+        }
+        cycles += rdtsc() - t0;
+        packets += order.len() as u64;
+        for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
+            core.rx(0, &control(&j, gen * 16 + k, cmd, ControlBody::Empty), &mut out);
+            out.clear();
+        }
+        assert_eq!(core.node.counters.data_rejected.iter().sum::<u64>(), 0, "bench traffic must be admitted");
+    }
+    let cpp = cycles as f64 / packets as f64;
+    Measured { case: *c, data_packets: packets, results, cycles_per_packet: cpp, mpps: hz / cpp / 1e6 }
+}
+
+/// testpmd io forwarding between two net_null devices: packets per second of its one forwarding core.
+pub fn testpmd_baseline(seconds: u64) -> Result<f64, String> {
+    let out = Proc::new("timeout")
+        .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd", "--no-huge", "--no-pci", "-l", "0,1", "-m", "1024", "--file-prefix", "prism-bench-testpmd"])
+        .args(["--vdev", "net_null0,copy=1,size=1514", "--vdev", "net_null1,copy=1,size=1514"])
+        .args(["--", "--forward-mode=io", "--auto-start", "--stats-period", &seconds.to_string(), "--total-num-mbufs=16384"])
+        .output()
+        .map_err(|e| format!("dpdk-testpmd: {e} (apt-get install dpdk-dev)"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each report has both ports' Rx-pps; their sum is the forwarding core's total.
+    // The best report is taken (the first covers start-up, the last may cover the stop).
+    let rates: Vec<f64> = text.lines().filter_map(|l| l.trim().strip_prefix("Rx-pps:")).filter_map(|r| r.split_whitespace().next()?.parse().ok()).collect();
+    let best = rates.chunks_exact(2).map(|p| p[0] + p[1]).fold(0.0, f64::max);
+    if best <= 0.0 {
+        return Err(format!("no rate in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n")));
+    }
+    Ok(best)
+}
+
+/// Pause between runs so that testpmd and this process do not share the cores.
+pub fn settle() {
+    std::thread::sleep(Duration::from_millis(300));
+}
