@@ -221,3 +221,35 @@ pub fn single_capabilities(mtu: u16) -> Vec<CapabilityRecord> {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> SwitchConfig {
+        SwitchConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs").join(name)).unwrap()
+    }
+
+    #[test]
+    fn shipped_configs_load() {
+        assert_eq!(shipped("single-pcap.toml").ports.len(), 1);
+        assert_eq!(shipped("single-veth.toml").ports.len(), 2);
+        let nic = shipped("single-nic.toml");
+        assert_eq!(nic.node.mtu, 9000);
+        assert_eq!(nic.dataplane.mbufs, 32767);
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_wrong() {
+        let base = "[node]\nmac = \"02:00:00:00:00:50\"\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"x\"\n";
+        assert!(SwitchConfig::parse(base).is_ok());
+        let e = SwitchConfig::parse(&base.replace("port = 0", "port = 3")).unwrap_err().0;
+        assert!(e.contains("am.port 3"), "{e}");
+        let e = SwitchConfig::parse(&base.replace("02:00:00:00:00:50", "02:00:00")).unwrap_err().0;
+        assert!(e.contains("node.mac"), "{e}");
+        let e = SwitchConfig::parse(&format!("{base}[node2]\n")).unwrap_err().0;
+        assert!(e.contains("node2"), "{e}");
+        let e = SwitchConfig::parse(&base.replace("[node]\n", "[node]\nmtu = 1000\n")).unwrap_err().0;
+        assert!(e.contains("mtu"), "{e}");
+    }
+}
