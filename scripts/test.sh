@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-need_apt tshark libdpdk-dev dpdk pkg-config iproute2
+need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++
 log "cargo test --workspace"
 log_file=$(mktemp)
 trap 'rm -f "$log_file"' EXIT

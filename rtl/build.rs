@@ -1,0 +1,54 @@
+//! Verilates rtl/sv into a C++ model and links it with csrc/shim.cpp, so that
+//! Rust can push frames into the design beat by beat.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+// The package comes from the Rust wire module, generated here for the model;
+// `rtl/sv/prism_pkg.sv` is the same text checked in for users (a test compares).
+#[path = "src/svpkg.rs"]
+mod svpkg;
+
+fn main() {
+    for f in ["sv/prism_rx_check.sv", "csrc/shim.cpp", "src/svpkg.rs"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let pkg = out.join("prism_pkg.sv");
+    std::fs::write(&pkg, svpkg::generate()).expect("write prism_pkg.sv");
+    let pkg = pkg.to_string_lossy().into_owned();
+    let sv = [pkg.as_str(), "sv/prism_rx_check.sv"];
+    let mdir = out.join("vobj");
+    let status = Command::new("verilator")
+        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", "prism_rx_check", "--Mdir"])
+        .arg(&mdir)
+        .args(sv)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("verilator failed ({s}) on {sv:?}"),
+        Err(e) => panic!("verilator not found ({e}): install it with `apt-get install verilator` (scripts/test.sh does)"),
+    }
+    let inc = PathBuf::from("/usr/share/verilator/include");
+    // The model, Verilator's runtime and the shim in one static library.
+    cc::Build::new()
+        .cpp(true)
+        .file(mdir.join("Vprism_rx_check__ALL.cpp"))
+        .file(inc.join("verilated.cpp"))
+        .file(inc.join("verilated_threads.cpp"))
+        .file("csrc/shim.cpp")
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "0")
+        .define("VM_TRACE_FST", "0")
+        .define("VM_TRACE_VCD", "0")
+        .opt_level(2)
+        .include(&mdir)
+        .include(&inc)
+        .include(inc.join("vltstd"))
+        .flag_if_supported("-std=c++17")
+        .flag_if_supported("-Wno-unused-parameter")
+        .compile("prism_rtl_shim");
+    println!("cargo:rustc-link-lib=dylib=stdc++");
+    println!("cargo:rustc-link-lib=dylib=pthread");
+}
