@@ -29,13 +29,16 @@ enum Cmd {
         /// Skip the testpmd baseline (for profiling the switch alone).
         #[arg(long)]
         no_baseline: bool,
+        /// Only cases whose accumulator name contains this (e.g. FP32, KULISCH).
+        #[arg(long)]
+        only: Option<String>,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Switch { seconds, quick, json, no_baseline } => match switch(seconds, quick, json, no_baseline) {
+        Cmd::Switch { seconds, quick, json, no_baseline, only } => match switch(seconds, quick, json, no_baseline, only) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("prism-bench: {e}");
@@ -45,7 +48,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool) -> Result<(), String> {
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>) -> Result<(), String> {
     let base_secs = if quick { 2 } else { 4 };
     let baseline_pps = if no_baseline {
         f64::NAN
@@ -66,13 +69,22 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool) -> Result
     } else {
         cases()
     };
+    let cases: Vec<Case> = cases.into_iter().filter(|c| only.as_ref().is_none_or(|o| c.accumulator.name().contains(o.as_str()))).collect();
     let secs = if quick { 0.3 } else { seconds };
     for c in &cases {
         let m = measure(&eal, &pool, c, secs);
         rows.push(m);
     }
+    // Scaling: whole operations per core, 1 and 2 cores, same run.
+    let scale_case = cases.first().copied();
+    let scaling = scale_case.map(|c| {
+        let one = scaling(&eal, &pool, &c, secs, 1);
+        let two = scaling(&eal, &pool, &c, secs, 2);
+        (c, one, two)
+    });
     if as_json {
         let v = json!({
+            "scaling": scaling.map(|(c, one, two)| json!({"case": format!("{} {} {:?} {} ranks", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks), "mpps_1_core": one / 1e6, "mpps_2_cores": two / 1e6, "ratio": two / one})),
             "tsc_hz": hz,
             "baseline": {"what": "dpdk-testpmd io, 2x net_null copy=1 size=1514, --no-huge", "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
             "cases": rows.iter().map(|m| json!({
@@ -96,6 +108,9 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool) -> Result
                 m.mpps,
                 baseline_cpp / m.cycles_per_packet
             );
+        }
+        if let Some((c, one, two)) = scaling {
+            println!("scaling ({} {} {:?}, {} ranks): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks, one / 1e6, two / 1e6, two / one);
         }
     }
     Ok(())

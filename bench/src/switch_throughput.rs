@@ -10,7 +10,7 @@
 //! is copied into a fresh mbuf and freed (the TX side of net_null).
 
 use prism_arith::NumFormat;
-use prism_dataplane::dpdk::{rdtsc, Eal, Mbuf, MbufSink, Mempool};
+use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
@@ -98,18 +98,50 @@ pub struct Measured {
 
 /// Runs one case for about `seconds`.
 pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
+    measure_op(eal.tsc_hz(), pool, c, seconds, 1)
+}
+
+/// Packets per second of `cores` threads running at the same time, each pinned
+/// to its own core with its own operations (the way prism-switch splits work:
+/// whole operations per core): the sum of each thread's rate over its timed
+/// processing (so traffic generation between operations is not counted; a
+/// shared-pool or cache contention shows as more cycles per packet).
+pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) -> f64 {
+    let hz = eal.tsc_hz();
+    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    let rates: f64 = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cores)
+            .map(|i| {
+                let pin = ids.get(i % ids.len().max(1)).copied();
+                s.spawn(move || {
+                    if let Some(p) = pin {
+                        core_affinity::set_for_current(p);
+                    }
+                    let _lcore = LcoreGuard::register(eal);
+                    measure_op(hz, pool, c, seconds, 1 + i as u16).mpps * 1e6
+                })
+            })
+            .collect();
+        hs.into_iter().filter_map(|h| h.join().ok()).sum()
+    });
+    rates
+}
+
+fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {
     let cfg = SwitchConfig::parse(CONFIG).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
     let len = 2904 * 64;
-    let j0 = job(c, 1, len);
+    let mut j0 = job(c, 1, len);
+    j0.identity.op = op;
     let vectors = j0.vectors();
     let mut out: Vec<Sent> = Vec::with_capacity(64);
-    let hz = eal.tsc_hz() as f64;
+    let hz = tsc_hz as f64;
     let (mut packets, mut results, mut cycles) = (0u64, 0u64, 0u64);
     let mut gen = 1u32;
     while (cycles as f64) < seconds * hz {
-        let j = job(c, gen, len);
+        let mut j = job(c, gen, len);
+        j.identity.op = op;
         gen += 1;
         let mut per_rank: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..j.ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
         let mut order: Vec<(u16, Vec<u8>)> = Vec::new();

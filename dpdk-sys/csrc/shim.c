@@ -98,5 +98,8 @@ void *prism_mbuf_set_len(struct rte_mbuf *m, uint16_t len) {
 void prism_mbuf_refcnt_inc(struct rte_mbuf *m) { rte_mbuf_refcnt_update(m, 1); }
 
 unsigned prism_lcore_id(void) { return rte_lcore_id(); }
+/* Gives a thread EAL did not start an lcore id, so mempool caches work on it. */
+int prism_thread_register(void) { return rte_thread_register(); }
+void prism_thread_unregister(void) { rte_thread_unregister(); }
 uint64_t prism_rdtsc(void) { return rte_rdtsc(); }
 uint64_t prism_tsc_hz(void) { return rte_get_tsc_hz(); }

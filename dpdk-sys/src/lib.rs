@@ -72,6 +72,8 @@ extern "C" {
     pub fn prism_mbuf_refcnt_inc(m: *mut rte_mbuf);
 
     pub fn prism_lcore_id() -> c_uint;
+    pub fn prism_thread_register() -> c_int;
+    pub fn prism_thread_unregister();
     pub fn prism_rdtsc() -> u64;
     pub fn prism_tsc_hz() -> u64;
 }

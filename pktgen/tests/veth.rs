@@ -57,7 +57,12 @@ struct Switch(Child, PathBuf);
 
 impl Switch {
     fn start(v: &Veths, stats: PathBuf) -> Switch {
-        let cfg = std::env::temp_dir().join(format!("prism-veth-{}.toml", std::process::id()));
+        Self::start_with(v, stats, 1)
+    }
+
+    /// `workers` polling cores; each port gets one queue pair per worker.
+    fn start_with(v: &Veths, stats: PathBuf, workers: usize) -> Switch {
+        let cfg = std::env::temp_dir().join(format!("prism-veth-{}-{workers}.toml", std::process::id()));
         std::fs::write(
             &cfg,
             "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n",
@@ -65,11 +70,12 @@ impl Switch {
         .unwrap();
         let child = Command::new(switch_binary())
             .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
-            .arg(format!("--file-prefix=prism-veth-{}", std::process::id()))
-            .arg(format!("--vdev=net_af_packet0,iface={}", v.names[0].0))
-            .arg(format!("--vdev=net_af_packet1,iface={}", v.names[1].0))
+            .arg(format!("--file-prefix=prism-veth-{}-{workers}", std::process::id()))
+            .arg(format!("--vdev=net_af_packet0,iface={},qpairs={workers}", v.names[0].0))
+            .arg(format!("--vdev=net_af_packet1,iface={},qpairs={workers}", v.names[1].0))
             .args(["--", "--config"])
             .arg(&cfg)
+            .args(["--workers", &workers.to_string()])
             .args(["--stats-interval", "0", "--stats-json"])
             .arg(&stats)
             .spawn()
@@ -122,4 +128,26 @@ fn reduce_and_allreduce_through_the_dpdk_switch_match_sim() {
     let stats = sw.stop();
     assert!(stats["engine"]["results_sent"].as_u64().unwrap() > 100);
     assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+}
+
+#[test]
+fn two_polling_cores_split_operations_and_stay_exact() {
+    let v = Veths::new(&format!("pm{}", std::process::id() % 10000));
+    let stats = std::env::temp_dir().join(format!("prism-veth2-stats-{}.json", std::process::id()));
+    let sw = Switch::start_with(&v, stats, 2);
+    let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+    let mut link = AfPacketLink::open(&ifaces).unwrap();
+    // Several operations: they hash to both cores; frames arriving on the other core are steered.
+    for op in 1..=6u16 {
+        let mut j = sim::job(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32);
+        j.vector_len = 5_000;
+        j.identity.op = op;
+        let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+        assert!(r.passed(), "op {op}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+    }
+    let stats = sw.stop();
+    assert_eq!(stats["workers"].as_u64(), Some(2));
+    assert!(stats["steered_to_other_core"].as_u64().unwrap() > 0, "some frames crossed cores");
+    assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
+    assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 6 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
 }

@@ -3,14 +3,17 @@
 //! `prism-switch [EAL options] -- --config configs/NAME.toml [options]`
 
 use clap::Parser;
-use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, Mbuf, MbufSink, Mempool, Port};
+use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port};
 use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
 use prism_dataplane::wire::Reason;
+use crossbeam::queue::ArrayQueue;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The PRISM software switch on DPDK. EAL options come first, then `--`, then these.
@@ -29,6 +32,9 @@ struct Args {
     /// Write the JSON stats here at exit and on SIGUSR1 (default: stdout at exit).
     #[arg(long)]
     stats_json: Option<PathBuf>,
+    /// Polling cores (overrides dataplane.workers).
+    #[arg(long)]
+    workers: Option<usize>,
 }
 
 fn split_args() -> (Vec<String>, Vec<String>) {
@@ -41,14 +47,19 @@ fn split_args() -> (Vec<String>, Vec<String>) {
     }
 }
 
+/// Per-worker packet counts, by port.
+#[derive(Default, Clone)]
 struct Stats {
     rx: Vec<u64>,
     tx: Vec<u64>,
     tx_dropped: Vec<u64>,
     no_mbuf: u64,
+    steered: u64,
+    steer_dropped: u64,
 }
 
-fn stats_json(core: &SwitchCore, ports: &[Port], s: &Stats, pool: &Mempool) -> Value {
+/// One worker's counters as JSON (engine, Layer 2, its share of the ports).
+fn worker_json(core: &SwitchCore, s: &Stats) -> Value {
     let c = &core.node.counters;
     let named = |names: &mut dyn Iterator<Item = (&'static str, u64)>| -> Value {
         let mut m = Map::new();
@@ -57,17 +68,8 @@ fn stats_json(core: &SwitchCore, ports: &[Port], s: &Stats, pool: &Mempool) -> V
         }
         Value::Object(m)
     };
-    let ports: Vec<Value> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let d = p.stats();
-            json!({"port": i, "device": p.name(), "rx": s.rx[i], "tx": s.tx[i], "tx_dropped": s.tx_dropped[i],
-                   "dev_ipackets": d.ipackets, "dev_opackets": d.opackets, "dev_imissed": d.imissed, "dev_ierrors": d.ierrors, "dev_rx_nombuf": d.rx_nombuf})
-        })
-        .collect();
     json!({
-        "ports": ports,
+        "ports": s.rx.iter().zip(&s.tx).zip(&s.tx_dropped).map(|((rx, tx), d)| json!({"rx": rx, "tx": tx, "tx_dropped": d})).collect::<Vec<_>>(),
         "engine": {
             "control_accepted": c.accepted,
             "control_retries_answered": c.retries_answered,
@@ -87,8 +89,60 @@ fn stats_json(core: &SwitchCore, ports: &[Port], s: &Stats, pool: &Mempool) -> V
             "dropped": named(&mut L2Drop::ALL.iter().map(|d| (d.name(), core.l2.dropped[*d as usize]))),
         },
         "no_mbuf": s.no_mbuf,
-        "mbufs_available": pool.available(),
+        "steered_to_other_core": s.steered,
+        "steer_dropped": s.steer_dropped,
     })
+}
+
+/// Adds `b` into `a`: numbers add, objects and arrays merge by key and position.
+fn merge_add(a: &mut Value, b: &Value) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => *x = (x.as_u64().unwrap_or(0) + y.as_u64().unwrap_or(0)).into(),
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in y {
+                match x.get_mut(k) {
+                    Some(e) => merge_add(e, v),
+                    None => {
+                        x.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for (i, v) in y.iter().enumerate() {
+                match x.get_mut(i) {
+                    Some(e) => merge_add(e, v),
+                    None => x.push(v.clone()),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The whole switch: every worker's counters summed, plus the devices' own.
+fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool) -> Value {
+    let mut total = workers.first().cloned().unwrap_or(json!({}));
+    for w in workers.iter().skip(1) {
+        merge_add(&mut total, w);
+    }
+    if let Some(arr) = total.get_mut("ports").and_then(Value::as_array_mut) {
+        for (i, (v, p)) in arr.iter_mut().zip(ports).enumerate() {
+            let d = p.stats();
+            if let Value::Object(m) = v {
+                m.insert("port".into(), json!(i));
+                m.insert("device".into(), json!(p.name()));
+                for (k, x) in [("dev_ipackets", d.ipackets), ("dev_opackets", d.opackets), ("dev_imissed", d.imissed), ("dev_ierrors", d.ierrors), ("dev_rx_nombuf", d.rx_nombuf)] {
+                    m.insert(k.into(), json!(x));
+                }
+            }
+        }
+    }
+    if let Value::Object(m) = &mut total {
+        m.insert("workers".into(), json!(workers.len()));
+        m.insert("mbufs_available".into(), json!(pool.available()));
+    }
+    total
 }
 
 fn write_stats(path: &Option<PathBuf>, v: &Value) {
@@ -103,101 +157,204 @@ fn write_stats(path: &Option<PathBuf>, v: &Value) {
     }
 }
 
-fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    let cfg = SwitchConfig::load(&args.config)?;
-    let eal = Eal::init(&eal_args)?;
-    tracing::info!("EAL up: {} ports, TSC {} MHz", eal.port_count(), eal.tsc_hz() / 1_000_000);
-    let data_room = (cfg.node.mtu as u32 + 14 + 128 + 64).max(2048 + 128) as u16;
-    let pool = Mempool::new(&eal, "prism_mbufs", cfg.dataplane.mbufs, 256, data_room)?;
-    let ports: Vec<Port> = cfg.ports.iter().map(|p| Port::by_name(&eal, &p.device)).collect::<Result<_, DpdkError>>()?;
-    for p in &ports {
-        p.start(&pool, 1, 1, cfg.dataplane.rx_desc.max(cfg.dataplane.tx_desc), cfg.node.mtu)?;
-        tracing::info!("port {} = {} up, MAC {}", p.0, p.name(), prism_dataplane::wire::Mac(p.mac()));
-    }
-    signals::install();
-    let mut core = SwitchCore::new(&cfg);
-    let n = ports.len();
-    let mut st = Stats { rx: vec![0; n], tx: vec![0; n], tx_dropped: vec![0; n], no_mbuf: 0 };
-    let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
-    let mut txq: Vec<Vec<Mbuf>> = (0..n).map(|_| Vec::with_capacity(256)).collect();
-    let burst = cfg.dataplane.burst;
-    let mut last_rx = Instant::now();
-    let mut last_line = Instant::now();
-    let (mut line_rx, mut line_tx) = (0u64, 0u64);
-    let tsc_start = rdtsc();
-    while !signals::stop_requested() {
-        let mut got = 0;
-        for (pi, port) in ports.iter().enumerate() {
-            rxbuf.clear();
-            got += port.rx_burst(0, &mut rxbuf, burst);
-            for m in rxbuf.drain(..) {
-                st.rx[pi] += 1;
-                if m.is_chained() {
-                    core.chained();
-                    continue;
-                }
-                // Engine replies are built directly in mbufs on their port's TX queue.
-                let mut sink = MbufSink { pool: &pool, txq: &mut txq, no_mbuf: 0 };
-                let action = core.rx(pi as u16, m.data(), &mut sink);
-                st.no_mbuf += sink.no_mbuf;
-                match action {
-                    Action::Consumed | Action::Drop(_) => drop(m),
-                    Action::Forward(p) => txq[p as usize].push(m),
-                    Action::Flood => {
-                        for (q, buf) in txq.iter_mut().enumerate() {
-                            if q != pi {
-                                buf.push(m.share());
+/// What the workers share: the stop flag, the last time anything arrived,
+/// published counters, and the inboxes that steer frames between cores.
+struct Shared {
+    stop: AtomicBool,
+    last_rx_ms: AtomicU64,
+    snapshots: Vec<Mutex<Value>>,
+    /// inbox[dst * n + src]: frames core `src` received for operations core `dst` owns.
+    inbox: Vec<ArrayQueue<(u16, Mbuf)>>,
+}
+
+struct Worker<'a> {
+    id: usize,
+    n: usize,
+    ports: &'a [Port],
+    queues: Vec<(usize, u16)>,
+    pool: &'a Mempool,
+    shared: &'a Shared,
+    burst: usize,
+    start: Instant,
+}
+
+impl Worker<'_> {
+    fn run(self, mut core: SwitchCore) -> (SwitchCore, Stats) {
+        let np = self.ports.len();
+        let mut st = Stats { rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], ..Default::default() };
+        let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
+        let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
+        let mut loops = 0u64;
+        let txq_id = self.id as u16;
+        loop {
+            let stopping = self.shared.stop.load(Ordering::Relaxed);
+            let mut got = 0;
+            for &(pi, q) in &self.queues {
+                rxbuf.clear();
+                got += self.ports[pi].rx_burst(q, &mut rxbuf, self.burst);
+                for m in rxbuf.drain(..) {
+                    st.rx[pi] += 1;
+                    if m.is_chained() {
+                        core.chained();
+                        continue;
+                    }
+                    match core.owner(m.data(), self.n) {
+                        Some(o) if o != self.id => {
+                            st.steered += 1;
+                            if self.shared.inbox[o * self.n + self.id].push((pi as u16, m)).is_err() {
+                                st.steer_dropped += 1;
                             }
                         }
+                        _ => handle(&mut core, self.pool, &mut txq, &mut st, pi, m),
                     }
                 }
             }
-        }
-        for (pi, port) in ports.iter().enumerate() {
-            if !txq[pi].is_empty() {
-                let want = txq[pi].len() as u64;
-                let sent = port.tx_burst(0, &mut txq[pi]) as u64;
-                st.tx[pi] += sent;
-                st.tx_dropped[pi] += want - sent;
+            for src in 0..self.n {
+                while let Some((pi, m)) = self.shared.inbox[self.id * self.n + src].pop() {
+                    got += 1;
+                    handle(&mut core, self.pool, &mut txq, &mut st, pi as usize, m);
+                }
+            }
+            for (pi, port) in self.ports.iter().enumerate() {
+                if !txq[pi].is_empty() {
+                    let want = txq[pi].len() as u64;
+                    let sent = port.tx_burst(txq_id, &mut txq[pi]) as u64;
+                    st.tx[pi] += sent;
+                    st.tx_dropped[pi] += want - sent;
+                }
+            }
+            if got > 0 {
+                self.shared.last_rx_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+            }
+            loops += 1;
+            if loops % 4096 == 0 || stopping {
+                if let Ok(mut s) = self.shared.snapshots[self.id].lock() {
+                    *s = worker_json(&core, &st);
+                }
+            }
+            // A clean stop: the loop that saw the flag has already sent what it queued.
+            if stopping && got == 0 {
+                break;
             }
         }
-        let now = Instant::now();
-        if got > 0 {
-            last_rx = now;
-        } else if args.idle_exit_ms > 0 && now.duration_since(last_rx) > Duration::from_millis(args.idle_exit_ms) {
-            tracing::info!("idle for {} ms: stopping", args.idle_exit_ms);
-            break;
-        }
-        if args.stats_interval > 0 && now.duration_since(last_line) >= Duration::from_secs(args.stats_interval) {
-            let (rx, tx): (u64, u64) = (st.rx.iter().sum(), st.tx.iter().sum());
-            let secs = now.duration_since(last_line).as_secs_f64();
-            let c = &core.node.counters;
-            tracing::info!(
-                "rx {:.0} pps, tx {:.0} pps | applied {} dup {} results {} | rejected {} malformed {}",
-                (rx - line_rx) as f64 / secs,
-                (tx - line_tx) as f64 / secs,
-                c.data_applied,
-                c.data_duplicates,
-                c.results_sent,
-                c.data_rejected.iter().sum::<u64>(),
-                c.malformed.iter().sum::<u64>()
-            );
-            (line_rx, line_tx, last_line) = (rx, tx, now);
-        }
-        if signals::take_dump_request() {
-            write_stats(&args.stats_json, &stats_json(&core, &ports, &st, &pool));
+        (core, st)
+    }
+}
+
+/// One frame on the core that owns it.
+fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], st: &mut Stats, pi: usize, m: Mbuf) {
+    // Engine replies are built directly in mbufs on their port's TX queue.
+    let mut sink = MbufSink { pool, txq, no_mbuf: 0 };
+    let action = core.rx(pi as u16, m.data(), &mut sink);
+    st.no_mbuf += sink.no_mbuf;
+    match action {
+        Action::Consumed | Action::Drop(_) => drop(m),
+        Action::Forward(p) => txq[p as usize].push(m),
+        Action::Flood => {
+            for (q, buf) in txq.iter_mut().enumerate() {
+                if q != pi {
+                    buf.push(m.share());
+                }
+            }
         }
     }
-    // Clean stop: every queued frame is sent before the ports stop.
-    for (pi, port) in ports.iter().enumerate() {
-        let want = txq[pi].len() as u64;
-        let sent = port.tx_burst(0, &mut txq[pi]) as u64;
-        st.tx[pi] += sent;
-        st.tx_dropped[pi] += want - sent;
+}
+
+fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
+    let cfg = SwitchConfig::load(&args.config)?;
+    let eal = Eal::init(&eal_args)?;
+    let n = args.workers.unwrap_or(cfg.dataplane.workers).max(1);
+    tracing::info!("EAL up: {} ports, TSC {} MHz, {n} polling core(s)", eal.port_count(), eal.tsc_hz() / 1_000_000);
+    let data_room = (cfg.node.mtu as u32 + 14 + 128 + 64).max(2048 + 128) as u16;
+    let pool = Mempool::new(&eal, "prism_mbufs", cfg.dataplane.mbufs, 256, data_room)?;
+    let ports: Vec<Port> = cfg.ports.iter().map(|p| Port::by_name(&eal, &p.device)).collect::<Result<_, DpdkError>>()?;
+    let rxq = cfg.dataplane.rx_queues;
+    for p in &ports {
+        p.start(&pool, rxq, n as u16, cfg.dataplane.rx_desc.max(cfg.dataplane.tx_desc), cfg.node.mtu)?;
+        tracing::info!("port {} = {} up, MAC {}, {rxq} RX / {n} TX queues", p.0, p.name(), prism_dataplane::wire::Mac(p.mac()));
     }
+    signals::install();
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        last_rx_ms: AtomicU64::new(0),
+        snapshots: (0..n).map(|_| Mutex::new(json!({}))).collect(),
+        inbox: (0..n * n).map(|_| ArrayQueue::new(4096)).collect(),
+    };
+    // RX queues dealt round-robin: one polling core per queue, several queues per core when fewer cores.
+    let all_queues: Vec<(usize, u16)> = (0..ports.len()).flat_map(|p| (0..rxq).map(move |q| (p, q))).collect();
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let start = Instant::now();
+    let tsc_start = rdtsc();
+    let results: Vec<(SwitchCore, Stats)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|w| {
+                let worker = Worker {
+                    id: w,
+                    n,
+                    ports: &ports,
+                    queues: all_queues.iter().enumerate().filter(|(i, _)| i % n == w).map(|(_, q)| *q).collect(),
+                    pool: &pool,
+                    shared: &shared,
+                    burst: cfg.dataplane.burst,
+                    start,
+                };
+                let core = SwitchCore::new(&cfg);
+                let pin = cores.get(w % cores.len().max(1)).copied();
+                let eal = &eal;
+                s.spawn(move || {
+                    if let Some(c) = pin {
+                        core_affinity::set_for_current(c);
+                    }
+                    // An lcore id for this thread: per-core mempool caches, no shared-ring traffic.
+                    let lcore = LcoreGuard::register(eal);
+                    tracing::info!("worker {w} on core {:?}, lcore {}", pin.map(|c| c.id), lcore.lcore());
+                    worker.run(core)
+                })
+            })
+            .collect();
+        // This thread: signals, idle exit, the rate line and SIGUSR1 dumps.
+        let mut last_line = Instant::now();
+        let (mut line_rx, mut line_tx) = (0u64, 0u64);
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let snaps: Vec<Value> = shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect();
+            if signals::stop_requested() {
+                break;
+            }
+            let idle = start.elapsed().as_millis() as u64 - shared.last_rx_ms.load(Ordering::Relaxed);
+            if args.idle_exit_ms > 0 && idle > args.idle_exit_ms {
+                tracing::info!("idle for {} ms: stopping", args.idle_exit_ms);
+                break;
+            }
+            if signals::take_dump_request() {
+                write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool));
+            }
+            if args.stats_interval > 0 && last_line.elapsed() >= Duration::from_secs(args.stats_interval) {
+                let t = total_json(&snaps, &ports, &pool);
+                let sum = |k: &str| t["ports"].as_array().map_or(0, |a| a.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>());
+                let (rx, tx) = (sum("rx"), sum("tx"));
+                let secs = last_line.elapsed().as_secs_f64();
+                let e = &t["engine"];
+                tracing::info!(
+                    "rx {:.0} pps, tx {:.0} pps | applied {} dup {} results {} | rejected {} malformed {}",
+                    (rx.saturating_sub(line_rx)) as f64 / secs,
+                    (tx.saturating_sub(line_tx)) as f64 / secs,
+                    e["data_applied"],
+                    e["data_duplicates"],
+                    e["results_sent"],
+                    e["data_rejected"].as_object().map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum::<u64>()),
+                    e["malformed"].as_object().map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum::<u64>())
+                );
+                (line_rx, line_tx, last_line) = (rx, tx, Instant::now());
+            }
+        }
+        shared.stop.store(true, Ordering::Relaxed);
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
     let cycles = rdtsc() - tsc_start;
     tracing::info!("stopped after {:.3} s", cycles as f64 / eal.tsc_hz() as f64);
-    write_stats(&args.stats_json, &stats_json(&core, &ports, &st, &pool));
+    let per_worker: Vec<Value> = results.iter().map(|(c, s)| worker_json(c, s)).collect();
+    write_stats(&args.stats_json, &total_json(&per_worker, &ports, &pool));
     for p in &ports {
         p.stop();
     }

@@ -94,6 +94,32 @@ impl Drop for Eal {
     }
 }
 
+/// Registers the calling thread with EAL (an lcore id, so that mempool caches
+/// apply to it) until the guard is dropped. Polling threads started with
+/// `std::thread` call this first.
+pub struct LcoreGuard(bool);
+
+impl LcoreGuard {
+    pub fn register(_eal: &Eal) -> LcoreGuard {
+        // SAFETY: EAL is initialised; registration is per calling thread.
+        LcoreGuard(unsafe { sys::prism_thread_register() } == 0)
+    }
+    /// The thread's lcore id (u32::MAX when registration failed).
+    pub fn lcore(&self) -> u32 {
+        // SAFETY: reads a thread-local.
+        unsafe { sys::prism_lcore_id() }
+    }
+}
+
+impl Drop for LcoreGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            // SAFETY: this thread registered itself in `register`.
+            unsafe { sys::prism_thread_unregister() }
+        }
+    }
+}
+
 /// Reads the time-stamp counter.
 pub fn rdtsc() -> u64 {
     // SAFETY: rdtsc has no preconditions.
@@ -243,7 +269,14 @@ impl Port {
         // SAFETY (all calls below): EAL is initialised, the port id was returned by EAL,
         // and the pool outlives the port.
         unsafe {
-            check(p, "configure", sys::prism_port_configure(p, rxq, txq, mtu))?;
+            check(p, "configure", sys::prism_port_configure(p, rxq, txq, mtu)).map_err(|e| match e {
+                DpdkError::Port { port, call, reason } if rxq > 1 || txq > 1 => DpdkError::Port {
+                    port,
+                    call,
+                    reason: format!("{reason}; the device must offer {rxq} RX and {txq} TX queues (one TX queue per worker; net_af_packet: add qpairs={})", rxq.max(txq)),
+                },
+                e => e,
+            })?;
             for q in 0..rxq {
                 check(p, "rx_queue_setup", sys::prism_rx_queue_setup(p, q, desc, pool.ptr.as_ptr()))?;
             }

@@ -85,11 +85,25 @@ pub struct DataplaneSection {
     pub tx_desc: u16,
     #[serde(default = "default_mbufs")]
     pub mbufs: u32,
+    /// Polling cores. Each polls its share of the ports' RX queues; operations
+    /// are split across cores by (Job, Group, Operation ID).
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// RX queues per port (RSS spreads flows over them where the device can).
+    #[serde(default = "default_rx_queues")]
+    pub rx_queues: u16,
 }
 
 impl Default for DataplaneSection {
     fn default() -> Self {
-        DataplaneSection { burst: default_burst(), rx_desc: default_desc(), tx_desc: default_desc(), mbufs: default_mbufs() }
+        DataplaneSection {
+            burst: default_burst(),
+            rx_desc: default_desc(),
+            tx_desc: default_desc(),
+            mbufs: default_mbufs(),
+            workers: default_workers(),
+            rx_queues: default_rx_queues(),
+        }
     }
 }
 
@@ -110,6 +124,12 @@ fn default_desc() -> u16 {
 }
 fn default_mbufs() -> u32 {
     8191
+}
+fn default_workers() -> usize {
+    1
+}
+fn default_rx_queues() -> u16 {
+    1
 }
 
 /// A configuration error with the file and what is wrong.
@@ -156,6 +176,12 @@ impl SwitchConfig {
             if e.port as usize >= self.ports.len() {
                 return Err(ConfigError(format!("l2.table[{i}].port {} does not exist", e.port)));
             }
+        }
+        if self.dataplane.workers == 0 || self.dataplane.workers > 64 {
+            return Err(ConfigError("dataplane.workers must be 1..64".into()));
+        }
+        if self.dataplane.rx_queues == 0 {
+            return Err(ConfigError("dataplane.rx_queues must be at least 1".into()));
         }
         if self.dataplane.burst == 0 || self.dataplane.burst > 64 {
             return Err(ConfigError("dataplane.burst must be 1..64".into()));

@@ -107,6 +107,20 @@ impl SwitchCore {
         }
     }
 
+    /// Which of `workers` cores owns a locally addressed PRISM frame's operation
+    /// (all of its CONTROL and DATA), or `None` for frames any core may handle.
+    pub fn owner(&self, frame: &[u8], workers: usize) -> Option<usize> {
+        if workers <= 1 || frame.len() < ETH_HEADER_LEN + 16 || frame[..6] != self.mac.0 || frame[12..14] != crate::wire::ETHERTYPE.to_be_bytes() {
+            return None;
+        }
+        // (Job, Group, Operation ID): frame bytes 16..26 and 28..30.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in frame[16..26].iter().chain(&frame[28..30]) {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        Some((h % workers as u64) as usize)
+    }
+
     /// Counts a frame the driver could not give as one segment.
     pub fn chained(&mut self) {
         self.l2.dropped[L2Drop::Chained as usize] += 1;
