@@ -15,6 +15,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// pktgen's generation rate (pre-built 1512-byte DATA mbufs replayed on net_null)
+    /// vs `dpdk-testpmd --forward-mode=txonly --txpkts=1512` on net_null, same run, one core each.
+    Pktgen {
+        /// Seconds for each side.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Cycles per DATA packet of the switch core vs testpmd io forwarding (net_null, copy=1, 1514 B), same run.
     Switch {
         /// Seconds per case.
@@ -38,6 +47,13 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Pktgen { seconds, json } => match pktgen_rate(seconds, json) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("prism-bench: {e}");
+                ExitCode::from(1)
+            }
+        },
         Cmd::Switch { seconds, quick, json, no_baseline, only } => match switch(seconds, quick, json, no_baseline, only) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -112,6 +128,29 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         if let Some((c, one, two)) = scaling {
             println!("scaling ({} {} {:?}, {} ranks): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks, one / 1e6, two / 1e6, two / one);
         }
+    }
+    Ok(())
+}
+
+fn pktgen_rate(seconds: f64, as_json: bool) -> Result<(), String> {
+    eprintln!("baseline: dpdk-testpmd --forward-mode=txonly --txpkts=1512 on net_null, --no-huge ...");
+    let base = testpmd_txonly(seconds.ceil() as u64)?;
+    settle();
+    let args: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "512", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench-pg", "--vdev", "net_null0,size=1514"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let link = prism_pktgen::dpdk::DpdkLink::open(&args, &["net_null0".to_string()], 1500)?;
+    // 1512-byte frames: full 363-value FP32 DATA packets at MTU 1500, 8 ranks.
+    let job = prism_bench::switch_throughput::pktgen_job();
+    let vectors = job.vectors();
+    let frames: Vec<Vec<u8>> = (0..job.ranks).flat_map(|r| job.packets(r, &vectors[r as usize]).into_iter().map(|p| p.2)).filter(|f| f.len() == 1512).take(2048).collect();
+    let port = link.port(0).ok_or("no port")?;
+    let r = prism_pktgen::dpdk::replay(link.pool(), port, 0, &frames, std::time::Duration::from_secs_f64(seconds), 32, None)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&json!({"testpmd_txonly_pps": base, "pktgen_pps": r.pps, "ratio": r.pps / base, "pktgen_gbps_on_wire": r.gbps})).unwrap_or_default());
+    } else {
+        println!("testpmd txonly: {:.2} Mpps; prism-pktgen replay: {:.2} Mpps ({:.1} Gb/s on the wire) = {:.2}x, one core each, 1512-byte frames", base / 1e6, r.pps / 1e6, r.gbps, r.pps / base);
     }
     Ok(())
 }

@@ -187,6 +187,29 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     Measured { case: *c, data_packets: packets, results, cycles_per_packet: cpp, mpps: hz / cpp / 1e6 }
 }
 
+/// The job whose DATA frames the pktgen generation benchmark replays.
+pub fn pktgen_job() -> Job {
+    let c = Case { ranks: 8, semantics: Semantics::ALLREDUCE, accumulator: AccumulatorPolicy::KULISCH_FIXED, pattern: Pattern::Gradient(1e-3) };
+    job(&c, 1, 363 * 256)
+}
+
+/// testpmd generating 1512-byte frames (a full 363-value FP32 DATA frame at MTU 1500)
+/// on one net_null device: its best Tx-pps report.
+pub fn testpmd_txonly(seconds: u64) -> Result<f64, String> {
+    let out = Proc::new("timeout")
+        .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd", "--no-huge", "--no-pci", "-l", "0,1", "-m", "1024", "--file-prefix", "prism-bench-txonly"])
+        .args(["--vdev", "net_null0,size=1514"])
+        .args(["--", "--forward-mode=txonly", "--txpkts=1512", "--auto-start", "--stats-period", "1", "--total-num-mbufs=16384"])
+        .output()
+        .map_err(|e| format!("dpdk-testpmd: {e} (apt-get install dpdk-dev)"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let best = text.lines().filter_map(|l| l.trim().strip_prefix("Tx-pps:")).filter_map(|r| r.split_whitespace().next()?.parse::<f64>().ok()).fold(0.0, f64::max);
+    if best <= 0.0 {
+        return Err(format!("no Tx-pps in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n")));
+    }
+    Ok(best)
+}
+
 /// testpmd io forwarding between two net_null devices: packets per second of its one forwarding core.
 pub fn testpmd_baseline(seconds: u64) -> Result<f64, String> {
     let out = Proc::new("timeout")

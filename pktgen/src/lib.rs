@@ -4,6 +4,7 @@ pub mod job;
 pub mod link;
 pub mod run;
 pub mod verify;
+pub mod dpdk;
 
 pub use job::{Job, Packetization, Pattern};
 pub use link::{AfPacketLink, Link, SimLink};

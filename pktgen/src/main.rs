@@ -44,9 +44,23 @@ enum InArg {
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// `sim` (the in-process engine) or `afpacket:IF0[,IF1...]` (raw sockets; IFn faces switch port n).
+    /// `sim` (the in-process engine), `afpacket:IF0[,IF1...]` (raw sockets; IFn faces switch port n),
+    /// or `dpdk:DEV0[,DEV1...]` (DPDK devices; EAL options in --eal).
     #[arg(long, default_value = "sim")]
     switch: String,
+    /// EAL options for `--switch dpdk:...`, e.g. "--no-huge --no-pci -l 0 --vdev net_null0".
+    #[arg(long, default_value = "--no-huge --no-pci -l 0")]
+    eal: String,
+    /// Instead of a verified job: replay the job's DATA frames (pre-built mbufs) on
+    /// DPDK port 0 for this many seconds and report the generation rate.
+    #[arg(long)]
+    blast: Option<f64>,
+    /// Burst size of --blast.
+    #[arg(long, default_value_t = 32)]
+    burst: usize,
+    /// Rate of --blast in Gb/s on the wire (frame + 24 bytes of preamble, FCS and gap).
+    #[arg(long)]
+    rate_gbps: Option<f64>,
     /// Switch configuration for `--switch sim` (default: configs/single-pcap.toml's node).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -193,6 +207,12 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         l.corrupt_element = a.corrupt_element;
         return Ok(Box::new(l));
     }
+    if let Some(devs) = a.switch.strip_prefix("dpdk:") {
+        let mut eal: Vec<String> = vec!["prism-pktgen".into()];
+        eal.extend(a.eal.split_whitespace().map(str::to_string));
+        let names: Vec<String> = devs.split(',').map(str::to_string).collect();
+        return prism_pktgen::dpdk::DpdkLink::open(&eal, &names, a.mtu).map(|l| Box::new(l) as Box<dyn Link>);
+    }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();
         return AfPacketLink::open(&names).map(|l| Box::new(l) as Box<dyn Link>).map_err(|e| e.to_string());
@@ -250,6 +270,30 @@ fn replay(a: &Args, link: &mut dyn Link) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--blast`: pre-built DATA frames of every rank replayed on DPDK port 0.
+fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
+    let devs = a.switch.strip_prefix("dpdk:").ok_or("--blast needs --switch dpdk:DEV")?;
+    let mut eal: Vec<String> = vec!["prism-pktgen".into()];
+    eal.extend(a.eal.split_whitespace().map(str::to_string));
+    let names: Vec<String> = devs.split(',').map(str::to_string).collect();
+    let link = prism_pktgen::dpdk::DpdkLink::open(&eal, &names, a.mtu)?;
+    let vectors = job.vectors();
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    for r in 0..job.ranks {
+        frames.extend(job.packets(r, &vectors[r as usize]).into_iter().map(|p| p.2).take(4096 / job.ranks as usize));
+    }
+    let wire_bytes = frames.iter().map(|f| f.len() as f64 + 24.0).sum::<f64>() / frames.len() as f64;
+    let rate = a.rate.or(a.rate_gbps.map(|g| g * 1e9 / 8.0 / wire_bytes));
+    let port = link.port(0).ok_or("no DPDK port")?;
+    let r = prism_pktgen::dpdk::replay(link.pool(), port, 0, &frames, Duration::from_secs_f64(secs), a.burst, rate)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json!({"packets": r.packets, "seconds": r.seconds, "pps": r.pps, "gbps_on_wire": r.gbps, "frame_bytes": wire_bytes - 24.0})).unwrap_or_default());
+    } else {
+        println!("blast: {} frames in {:.2} s = {:.2} Mpps, {:.1} Gb/s on the wire ({:.0}-byte frames, burst {})", r.packets, r.seconds, r.pps / 1e6, r.gbps, wire_bytes - 24.0, a.burst);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let a = Args::parse();
     match real_main(&a) {
@@ -262,6 +306,9 @@ fn main() -> ExitCode {
 }
 
 fn real_main(a: &Args) -> Result<ExitCode, String> {
+    if let Some(secs) = a.blast {
+        return blast(a, &job_of(a)?, secs);
+    }
     let mut link = link_of(a)?;
     if a.replay.is_some() {
         return replay(a, link.as_mut());

@@ -370,3 +370,46 @@ impl crate::engine::Sink for MbufSink<'_> {
         q.last_mut().map(Mbuf::data_mut)
     }
 }
+
+/// Pre-built frames sent again and again without copying (pktgen's line-rate path).
+pub struct Replayer {
+    mbufs: Vec<Mbuf>,
+    raw: Vec<*mut sys::rte_mbuf>,
+    at: usize,
+}
+
+// SAFETY: the raw pointers are the same mbufs `mbufs` owns; the Replayer moves as a whole.
+unsafe impl Send for Replayer {}
+
+impl Replayer {
+    /// Copies each frame into an mbuf once.
+    pub fn new(pool: &Mempool, frames: &[Vec<u8>]) -> Option<Replayer> {
+        let mbufs: Vec<Mbuf> = frames.iter().map(|f| pool.frame(f)).collect::<Option<_>>()?;
+        if mbufs.is_empty() {
+            return None;
+        }
+        let raw = mbufs.iter().map(|m| m.0.as_ptr()).collect();
+        Some(Replayer { mbufs, raw, at: 0 })
+    }
+
+    /// Sends the next `burst` frames (wrapping around); returns how many the device took.
+    pub fn send(&mut self, port: Port, queue: u16, burst: usize) -> usize {
+        let n = burst.min(64).min(self.raw.len());
+        let mut batch = [std::ptr::null_mut::<sys::rte_mbuf>(); 64];
+        for slot in batch.iter_mut().take(n) {
+            *slot = self.raw[self.at];
+            self.at = (self.at + 1) % self.raw.len();
+        }
+        // SAFETY: batch[..n] are live mbufs owned by self.mbufs; the shim adds one
+        // reference per packet before the burst and drops the ones not taken.
+        unsafe { sys::prism_tx_replay(port.0, queue, batch.as_mut_ptr(), n as u16) as usize }
+    }
+
+    pub fn len(&self) -> usize {
+        self.mbufs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.mbufs.is_empty()
+    }
+}
