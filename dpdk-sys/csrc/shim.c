@@ -96,6 +96,9 @@ void *prism_mbuf_set_len(struct rte_mbuf *m, uint16_t len) {
     return rte_pktmbuf_append(m, len);
 }
 void prism_mbuf_refcnt_inc(struct rte_mbuf *m) { rte_mbuf_refcnt_update(m, 1); }
+/* Adds delta (may be negative) to an mbuf's reference count; returns the new count. */
+uint16_t prism_mbuf_refcnt_add(struct rte_mbuf *m, int16_t delta) { return rte_mbuf_refcnt_update(m, delta); }
+
 /* Sends pkts[0..n) again and again without copying: each gets one more
  * reference before the burst; references the device did not take are dropped. */
 uint16_t prism_tx_replay(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint16_t n) {

@@ -71,6 +71,7 @@ extern "C" {
     pub fn prism_mbuf_set_len(m: *mut rte_mbuf, len: u16) -> *mut c_void;
     pub fn prism_mbuf_refcnt_inc(m: *mut rte_mbuf);
     pub fn prism_tx_replay(port: u16, q: u16, pkts: *mut *mut rte_mbuf, n: u16) -> u16;
+    pub fn prism_mbuf_refcnt_add(m: *mut rte_mbuf, delta: i16) -> u16;
 
     pub fn prism_lcore_id() -> c_uint;
     pub fn prism_thread_register() -> c_int;

@@ -372,14 +372,24 @@ impl crate::engine::Sink for MbufSink<'_> {
 }
 
 /// Pre-built frames sent again and again without copying (pktgen's line-rate path).
+///
+/// Each mbuf carries a stock of references granted in advance (one per future
+/// send), so that a send costs no atomic operation of ours: the driver's free
+/// consumes one reference. The stock is topped up in blocks; on drop the
+/// references never used are taken back, so buffers still in a device's TX
+/// ring are freed when the device is done with them.
 pub struct Replayer {
     mbufs: Vec<Mbuf>,
     raw: Vec<*mut sys::rte_mbuf>,
+    /// Per mbuf: references granted but not yet sent.
+    stock: Vec<u16>,
     at: usize,
 }
 
 // SAFETY: the raw pointers are the same mbufs `mbufs` owns; the Replayer moves as a whole.
 unsafe impl Send for Replayer {}
+
+const GRANT: u16 = 16384;
 
 impl Replayer {
     /// Copies each frame into an mbuf once.
@@ -388,21 +398,42 @@ impl Replayer {
         if mbufs.is_empty() {
             return None;
         }
-        let raw = mbufs.iter().map(|m| m.0.as_ptr()).collect();
-        Some(Replayer { mbufs, raw, at: 0 })
+        let raw: Vec<_> = mbufs.iter().map(|m| m.0.as_ptr()).collect();
+        for &m in &raw {
+            // SAFETY: a live mbuf we own; the added references are tracked in `stock`.
+            unsafe { sys::prism_mbuf_refcnt_add(m, GRANT as i16) };
+        }
+        let stock = vec![GRANT; raw.len()];
+        Some(Replayer { mbufs, raw, stock, at: 0 })
     }
 
     /// Sends the next `burst` frames (wrapping around); returns how many the device took.
     pub fn send(&mut self, port: Port, queue: u16, burst: usize) -> usize {
         let n = burst.min(64).min(self.raw.len());
         let mut batch = [std::ptr::null_mut::<sys::rte_mbuf>(); 64];
-        for slot in batch.iter_mut().take(n) {
-            *slot = self.raw[self.at];
+        let mut idx = [0usize; 64];
+        for i in 0..n {
+            let k = self.at;
+            if self.stock[k] == 0 {
+                // SAFETY: a live mbuf we own; the grant is recorded right after.
+                unsafe { sys::prism_mbuf_refcnt_add(self.raw[k], GRANT as i16) };
+                self.stock[k] = GRANT;
+            }
+            batch[i] = self.raw[k];
+            idx[i] = k;
             self.at = (self.at + 1) % self.raw.len();
         }
-        // SAFETY: batch[..n] are live mbufs owned by self.mbufs; the shim adds one
-        // reference per packet before the burst and drops the ones not taken.
-        unsafe { sys::prism_tx_replay(port.0, queue, batch.as_mut_ptr(), n as u16) as usize }
+        // SAFETY: batch[..n] are live mbufs, each with a granted reference for the
+        // device to consume; packets not taken keep theirs (stock unchanged).
+        let sent = unsafe { sys::prism_tx_burst(port.0, queue, batch.as_mut_ptr(), n as u16) } as usize;
+        for &k in &idx[..sent] {
+            self.stock[k] -= 1;
+        }
+        if sent < n {
+            // Resume with the first packet the device did not take.
+            self.at = idx[sent];
+        }
+        sent
     }
 
     pub fn len(&self) -> usize {
@@ -411,5 +442,17 @@ impl Replayer {
 
     pub fn is_empty(&self) -> bool {
         self.mbufs.is_empty()
+    }
+}
+
+impl Drop for Replayer {
+    fn drop(&mut self) {
+        for (&m, &left) in self.raw.iter().zip(&self.stock) {
+            if left > 0 {
+                // SAFETY: takes back exactly the references granted and never sent;
+                // our own reference is released when `mbufs` drops.
+                unsafe { sys::prism_mbuf_refcnt_add(m, -(left as i32) as i16) };
+            }
+        }
     }
 }
