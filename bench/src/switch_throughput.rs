@@ -108,7 +108,7 @@ pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
 /// shared-pool or cache contention shows as more cycles per packet).
 pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) -> f64 {
     let hz = eal.tsc_hz();
-    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    let ids = prism_dataplane::dpdk::online_cpus();
     let rates: f64 = std::thread::scope(|s| {
         let hs: Vec<_> = (0..cores)
             .map(|i| {

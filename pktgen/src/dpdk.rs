@@ -16,14 +16,19 @@ pub struct DpdkLink {
 }
 
 impl DpdkLink {
-    /// Initialises EAL with `eal_args` and starts the named devices.
+    /// Initialises EAL with `eal_args` and starts the named devices (one TX queue).
     pub fn open(eal_args: &[String], devices: &[String], mtu: u16) -> Result<DpdkLink, String> {
+        Self::open_with(eal_args, devices, mtu, 1)
+    }
+
+    /// As `open`, with `tx_queues` TX queues on every port (one per generating core).
+    pub fn open_with(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16) -> Result<DpdkLink, String> {
         let eal = Eal::init(eal_args).map_err(|e| e.to_string())?;
         let pool = Mempool::new(&eal, "pktgen", 16383, 256, (mtu as u32 + 14 + 256).max(2176) as u16).map_err(|e| e.to_string())?;
         let mut ports = Vec::new();
         for d in devices {
             let p = Port::by_name(&eal, d).map_err(|e| e.to_string())?;
-            p.start(&pool, 1, 1, 1024, mtu).map_err(|e| e.to_string())?;
+            p.start(&pool, 1, tx_queues.max(1), 1024, mtu).map_err(|e| e.to_string())?;
             ports.push(p);
         }
         Ok(DpdkLink { ports, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
@@ -31,6 +36,10 @@ impl DpdkLink {
 
     pub fn pool(&self) -> &Mempool {
         &self.pool
+    }
+
+    pub fn eal(&self) -> &Eal {
+        &self._eal
     }
 
     pub fn port(&self, i: usize) -> Option<Port> {
@@ -117,4 +126,40 @@ pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], durati
     let seconds = start.elapsed().as_secs_f64();
     let pps = sent as f64 / seconds;
     Ok(ReplayRate { packets: sent, seconds, pps, gbps: pps * bytes_per * 8.0 / 1e9 })
+}
+
+/// `replay` on `cores` threads at once, each pinned to its own CPU, registered
+/// as an lcore, and sending its share of the frames on its own TX queue.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_cores(link: &DpdkLink, port: Port, frames: &[Vec<u8>], duration: Duration, burst: usize, rate_pps: Option<f64>, cores: usize) -> Result<ReplayRate, String> {
+    let cores = cores.max(1);
+    let ids = prism_dataplane::dpdk::online_cpus();
+    let share = frames.len().div_ceil(cores);
+    let (pool, eal) = (link.pool(), link.eal());
+    let results: Vec<Result<ReplayRate, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cores)
+            .map(|c| {
+                let mine = &frames[(c * share).min(frames.len())..((c + 1) * share).min(frames.len())];
+                let pin = ids.get(c % ids.len().max(1)).copied();
+                let per_core_rate = rate_pps.map(|r| r / cores as f64);
+                s.spawn(move || {
+                    if let Some(p) = pin {
+                        core_affinity::set_for_current(p);
+                    }
+                    let _lcore = prism_dataplane::dpdk::LcoreGuard::register(eal);
+                    replay(pool, port, c as u16, mine, duration, burst, per_core_rate)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("replay thread panicked".into()))).collect()
+    });
+    let mut total = ReplayRate { packets: 0, seconds: 0.0, pps: 0.0, gbps: 0.0 };
+    for r in results {
+        let r = r?;
+        total.packets += r.packets;
+        total.seconds = total.seconds.max(r.seconds);
+        total.pps += r.pps;
+        total.gbps += r.gbps;
+    }
+    Ok(total)
 }

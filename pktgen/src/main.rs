@@ -58,6 +58,9 @@ struct Args {
     /// Burst size of --blast.
     #[arg(long, default_value_t = 32)]
     burst: usize,
+    /// Generating cores of --blast, each with its own TX queue on port 0.
+    #[arg(long, default_value_t = 1)]
+    tx_cores: usize,
     /// Rate of --blast in Gb/s on the wire (frame + 24 bytes of preamble, FCS and gap).
     #[arg(long)]
     rate_gbps: Option<f64>,
@@ -276,7 +279,7 @@ fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     let mut eal: Vec<String> = vec!["prism-pktgen".into()];
     eal.extend(a.eal.split_whitespace().map(str::to_string));
     let names: Vec<String> = devs.split(',').map(str::to_string).collect();
-    let link = prism_pktgen::dpdk::DpdkLink::open(&eal, &names, a.mtu)?;
+    let link = prism_pktgen::dpdk::DpdkLink::open_with(&eal, &names, a.mtu, a.tx_cores.max(1) as u16)?;
     let vectors = job.vectors();
     let mut frames: Vec<Vec<u8>> = Vec::new();
     for r in 0..job.ranks {
@@ -285,11 +288,11 @@ fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     let wire_bytes = frames.iter().map(|f| f.len() as f64 + 24.0).sum::<f64>() / frames.len() as f64;
     let rate = a.rate.or(a.rate_gbps.map(|g| g * 1e9 / 8.0 / wire_bytes));
     let port = link.port(0).ok_or("no DPDK port")?;
-    let r = prism_pktgen::dpdk::replay(link.pool(), port, 0, &frames, Duration::from_secs_f64(secs), a.burst, rate)?;
+    let r = prism_pktgen::dpdk::replay_cores(&link, port, &frames, Duration::from_secs_f64(secs), a.burst, rate, a.tx_cores)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json!({"packets": r.packets, "seconds": r.seconds, "pps": r.pps, "gbps_on_wire": r.gbps, "frame_bytes": wire_bytes - 24.0})).unwrap_or_default());
     } else {
-        println!("blast: {} frames in {:.2} s = {:.2} Mpps, {:.1} Gb/s on the wire ({:.0}-byte frames, burst {})", r.packets, r.seconds, r.pps / 1e6, r.gbps, wire_bytes - 24.0, a.burst);
+        println!("blast: {} frames in {:.2} s = {:.2} Mpps, {:.1} Gb/s on the wire ({:.0}-byte frames, burst {}, {} core(s))", r.packets, r.seconds, r.pps / 1e6, r.gbps, wire_bytes - 24.0, a.burst, a.tx_cores.max(1));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// The switches busy-poll their cores: one test at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn sh(args: &[&str]) {
     let st = Command::new(args[0]).args(&args[1..]).status().unwrap_or_else(|e| panic!("{}: {e} (is iproute2 installed?)", args[0]));
     assert!(st.success(), "{args:?} failed");
@@ -62,7 +69,8 @@ impl Switch {
 
     /// `workers` polling cores; each port gets one queue pair per worker.
     fn start_with(v: &Veths, stats: PathBuf, workers: usize) -> Switch {
-        let cfg = std::env::temp_dir().join(format!("prism-veth-{}-{workers}.toml", std::process::id()));
+        let tag = &v.names[0].0;
+        let cfg = std::env::temp_dir().join(format!("prism-veth-{tag}.toml"));
         std::fs::write(
             &cfg,
             "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n",
@@ -70,7 +78,7 @@ impl Switch {
         .unwrap();
         let child = Command::new(switch_binary())
             .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
-            .arg(format!("--file-prefix=prism-veth-{}-{workers}", std::process::id()))
+            .arg(format!("--file-prefix=prism-veth-{tag}"))
             .arg(format!("--vdev=net_af_packet0,iface={},qpairs={workers}", v.names[0].0))
             .arg(format!("--vdev=net_af_packet1,iface={},qpairs={workers}", v.names[1].0))
             .args(["--", "--config"])
@@ -96,6 +104,7 @@ impl Switch {
 
 #[test]
 fn reduce_and_allreduce_through_the_dpdk_switch_match_sim() {
+    let _serial = serial();
     let v = Veths::new(&format!("pk{}", std::process::id() % 10000));
     let stats = std::env::temp_dir().join(format!("prism-veth-stats-{}.json", std::process::id()));
     let sw = Switch::start(&v, stats);
@@ -132,6 +141,7 @@ fn reduce_and_allreduce_through_the_dpdk_switch_match_sim() {
 
 #[test]
 fn two_polling_cores_split_operations_and_stay_exact() {
+    let _serial = serial();
     let v = Veths::new(&format!("pm{}", std::process::id() % 10000));
     let stats = std::env::temp_dir().join(format!("prism-veth2-stats-{}.json", std::process::id()));
     let sw = Switch::start_with(&v, stats, 2);
@@ -150,4 +160,35 @@ fn two_polling_cores_split_operations_and_stay_exact() {
     assert!(stats["steered_to_other_core"].as_u64().unwrap() > 0, "some frames crossed cores");
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
     assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 6 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
+}
+
+#[test]
+fn every_format_and_output_through_the_dpdk_switch() {
+    let _serial = serial();
+    use prism_arith::NumFormat;
+    let v = Veths::new(&format!("pf{}", std::process::id() % 10000));
+    let stats = std::env::temp_dir().join(format!("prism-vethf-stats-{}.json", std::process::id()));
+    let sw = Switch::start(&v, stats);
+    let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+    let mut link = AfPacketLink::open(&ifaces).unwrap();
+    let cases: Vec<(u16, AccumulatorPolicy, OutputFormat, NumFormat, Pattern)> = vec![
+        (8, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32, NumFormat::Fp32, Pattern::Gradient(1e-3)),
+        (8, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32, NumFormat::Fp32, Pattern::Gradient(1e-3)),
+        (3, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::KULISCH, NumFormat::Fp32, Pattern::FullRange),
+        (3, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP16, NumFormat::Fp16, Pattern::Uniform),
+        (3, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::BF16, NumFormat::Bf16, Pattern::Uniform),
+        (3, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::INT8, NumFormat::Int8, Pattern::Integers),
+        (3, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::AUTO, NumFormat::Int8, Pattern::Integers),
+    ];
+    for (i, (ranks, acc, output, input, pattern)) in cases.into_iter().enumerate() {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            let mut j = sim::job(ranks, semantics, acc, output);
+            (j.input, j.pattern, j.vector_len) = (input, pattern, 4_000);
+            j.identity.op = 100 + i as u16;
+            j.identity.op_gen = 1 + u8::from(semantics) as u32;
+            let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+            assert!(r.passed(), "{ranks} {acc:?} {output:?} {input:?} {semantics:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+        }
+    }
+    sw.stop();
 }

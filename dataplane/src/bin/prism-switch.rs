@@ -282,7 +282,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     };
     // RX queues dealt round-robin: one polling core per queue, several queues per core when fewer cores.
     let all_queues: Vec<(usize, u16)> = (0..ports.len()).flat_map(|p| (0..rxq).map(move |q| (p, q))).collect();
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let cores = prism_dataplane::dpdk::online_cpus();
     let start = Instant::now();
     let tsc_start = rdtsc();
     let results: Vec<(SwitchCore, Stats)> = std::thread::scope(|s| {

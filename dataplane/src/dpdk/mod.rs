@@ -120,6 +120,15 @@ impl Drop for LcoreGuard {
     }
 }
 
+/// The machine's online CPUs. (Not the calling thread's affinity: EAL pins the
+/// main thread to its first lcore, so threads spawned from it would inherit a
+/// single CPU.)
+pub fn online_cpus() -> Vec<core_affinity::CoreId> {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    (0..n).map(|id| core_affinity::CoreId { id }).collect()
+}
+
 /// Reads the time-stamp counter.
 pub fn rdtsc() -> u64 {
     // SAFETY: rdtsc has no preconditions.
