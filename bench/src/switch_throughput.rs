@@ -75,6 +75,7 @@ fn job(c: &Case, gen: u32, len: u32) -> Job {
         rank_ports: vec![0, 1],
         am_mac: "02:00:00:00:00:a0".parse().unwrap(),
         am_port: 0,
+        given: None,
     }
 }
 

@@ -80,6 +80,8 @@ pub struct Job {
     pub rank_ports: Vec<u16>,
     pub am_mac: Mac,
     pub am_port: u16,
+    /// Each rank's vector as wire values (from files), instead of `pattern`.
+    pub given: Option<Vec<Vec<u8>>>,
 }
 
 /// The MAC pktgen uses for rank `r`.
@@ -145,6 +147,9 @@ impl Job {
 
     /// Each rank's vector as wire values of the input format.
     pub fn vectors(&self) -> Vec<Vec<u8>> {
+        if let Some(v) = &self.given {
+            return v.clone();
+        }
         let mut rng = StdRng::seed_from_u64(self.seed);
         let w = self.input.value_bytes();
         (0..self.ranks)
@@ -234,4 +239,47 @@ impl Job {
         }
         out
     }
+}
+
+/// Reads one rank's vector: a `.npy` file (dtype `<f4`, `<f2` or `|i1`/`<i1`,
+/// one dimension, C order) or raw little-endian values of `format`.
+pub fn read_vector(path: &std::path::Path, format: NumFormat) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let w = format.value_bytes();
+    let data = if bytes.starts_with(b"\x93NUMPY") {
+        let bad = |why: &str| format!("{}: {why}", path.display());
+        if bytes.len() < 10 {
+            return Err(bad("truncated .npy header"));
+        }
+        let (hlen, start) = match bytes[6] {
+            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            2 | 3 => {
+                if bytes.len() < 12 {
+                    return Err(bad("truncated .npy header"));
+                }
+                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+            }
+            v => return Err(bad(&format!(".npy version {v} is not supported"))),
+        };
+        let header = std::str::from_utf8(bytes.get(start..start + hlen).ok_or_else(|| bad("truncated .npy header"))?).map_err(|_| bad("header is not text"))?;
+        let want = match format {
+            NumFormat::Fp32 => vec!["'<f4'"],
+            NumFormat::Fp16 => vec!["'<f2'"],
+            NumFormat::Int8 => vec!["'|i1'", "'<i1'"],
+            _ => return Err(bad("BF16 has no .npy dtype: give raw little-endian values")),
+        };
+        if !want.iter().any(|d| header.contains(d)) {
+            return Err(bad(&format!("dtype must be {} for {format:?} input (header: {header})", want.join(" or "))));
+        }
+        if header.contains("'fortran_order': True") {
+            return Err(bad("Fortran-ordered arrays are not supported"));
+        }
+        bytes[start + hlen..].to_vec()
+    } else {
+        bytes
+    };
+    if data.is_empty() || data.len() % w != 0 {
+        return Err(format!("{}: {} bytes is not a whole number of {w}-byte values", path.display(), data.len()));
+    }
+    Ok(data)
 }

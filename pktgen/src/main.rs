@@ -61,7 +61,7 @@ struct Args {
     /// Generating cores of --blast, each with its own TX queue on port 0.
     #[arg(long, default_value_t = 1)]
     tx_cores: usize,
-    /// Rate of --blast in Gb/s on the wire (frame + 24 bytes of preamble, FCS and gap).
+    /// Rate in Gb/s on the wire (frame + 24 bytes of preamble, FCS and gap).
     #[arg(long)]
     rate_gbps: Option<f64>,
     /// Switch configuration for `--switch sim` (default: configs/single-pcap.toml's node).
@@ -88,6 +88,10 @@ struct Args {
     /// gradient[:sigma], uniform, full-range, constant[:v], integers.
     #[arg(long, default_value = "gradient")]
     pattern: Pattern,
+    /// Read each rank's vector from a file instead of --pattern: a path containing
+    /// `{rank}` (e.g. `data/rank{rank}.npy`); .npy or raw little-endian values.
+    #[arg(long)]
+    input_file: Option<String>,
     /// full, random, multi-group.
     #[arg(long, default_value = "full")]
     packetization: Packetization,
@@ -184,6 +188,24 @@ fn job_of(a: &Args) -> Result<Job, String> {
         rank_ports: a.rank_ports.clone(),
         am_mac: mac("am-mac", &a.am_mac)?,
         am_port: a.am_port,
+        given: None,
+    })
+    .and_then(|mut j| {
+        if let Some(pattern) = &a.input_file {
+            if !pattern.contains("{rank}") {
+                return Err(format!("--input-file '{pattern}' must contain {{rank}}"));
+            }
+            let v: Vec<Vec<u8>> = (0..j.ranks)
+                .map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input))
+                .collect::<Result<_, _>>()?;
+            let len = v[0].len();
+            if v.iter().any(|x| x.len() != len) {
+                return Err("--input-file: the ranks' vectors differ in length".into());
+            }
+            j.vector_len = (len / j.input.value_bytes()) as u32;
+            j.given = Some(v);
+        }
+        Ok(j)
     })
 }
 
@@ -317,7 +339,8 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
         return replay(a, link.as_mut());
     }
     let job = job_of(a)?;
-    let opts = RunOptions { rate_pps: a.rate, timeout: Duration::from_millis(a.timeout_ms), capture: a.pcap_out.is_some(), progress: !a.json && a.len >= 1_000_000 };
+    let rate = a.rate.or(a.rate_gbps.map(|g| g * 1e9 / 8.0 / (a.mtu as f64 + 14.0 + 24.0)));
+    let opts = RunOptions { rate_pps: rate, timeout: Duration::from_millis(a.timeout_ms), capture: a.pcap_out.is_some(), progress: !a.json && a.len >= 1_000_000 };
     if !a.json {
         eprintln!("prism-pktgen: {} ranks, {} {} -> {}, {} elements, MTU {}, via {}", job.ranks, job.semantics.name(), job.accumulator.name(), job.output.name(), job.vector_len, job.mtu, link.describe());
     }

@@ -63,3 +63,41 @@ fn dpdk_replay_generates_at_rate() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["pps"].as_f64().unwrap() > 100_000.0, "{v}");
 }
+
+fn npy(path: &std::path::Path, descr: &str, payload: &[u8], n: usize) {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.extend(h.as_bytes());
+    b.extend(payload);
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn vectors_from_npy_and_raw_files() {
+    let dir = std::env::temp_dir().join(format!("prism-pktgen-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for r in 0..2u32 {
+        let vals: Vec<u8> = (0..500).flat_map(|i| (i as f32 * 0.5 + r as f32).to_le_bytes()).collect();
+        npy(&dir.join(format!("r{r}.npy")), "<f4", &vals, 500);
+        std::fs::write(dir.join(format!("r{r}.bin")), (0..300).map(|i| (i % 7) as i8 as u8 + r as u8).collect::<Vec<u8>>()).unwrap();
+    }
+    let out = pktgen().args(["--ranks", "2", "--json", "--input-file"]).arg(dir.join("r{rank}.npy")).arg("--npy-out").arg(dir.join("sum.npy")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["verdict"].as_str(), v["checked_values"].as_u64()), (Some("PASS"), Some(1000)));
+    let sum = std::fs::read(dir.join("sum.npy")).unwrap();
+    let last = f64::from_le_bytes(sum[sum.len() - 8..].try_into().unwrap());
+    assert_eq!(last, 499.0 * 0.5 * 2.0 + 1.0);
+    let out = pktgen().args(["--ranks", "2", "--input", "int8", "--output", "int8", "--json", "--input-file"]).arg(dir.join("r{rank}.bin")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A dtype that does not match the input format is refused with the reason.
+    let out = pktgen().args(["--ranks", "2", "--input", "fp16", "--input-file"]).arg(dir.join("r{rank}.npy")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'<f2'"), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -41,6 +41,7 @@ pub fn job(ranks: u16, semantics: Semantics, acc: AccumulatorPolicy, output: Out
         rank_ports: vec![0, 1],
         am_mac: "02:00:00:00:00:a0".parse().unwrap(),
         am_port: 0,
+        given: None,
     }
 }
 
