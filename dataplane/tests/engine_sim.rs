@@ -5,30 +5,11 @@
 mod oracle;
 mod sim;
 
-use num_bigint::BigInt;
 use oracle::{V, B16, F16, F32};
 use prism_arith::NumFormat;
 use prism_dataplane::engine::{DataReject, Node};
 use prism_dataplane::wire::*;
 use sim::*;
-
-/// Decodes one RESULT value exactly.
-fn decode(format: NumFormat, v: &[u8]) -> V {
-    match format {
-        NumFormat::Int8 => oracle::of_f64(v[0] as i8 as f64),
-        NumFormat::Fp16 => oracle::of_f64(half::f16::from_le_bytes([v[0], v[1]]).to_f64()),
-        NumFormat::Bf16 => oracle::of_f64(half::bf16::from_le_bytes([v[0], v[1]]).to_f64()),
-        NumFormat::Fp32 => oracle::of_f32_bits(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
-        NumFormat::Kulisch { .. } => match v[0] {
-            0 => V::Finite(BigInt::from_signed_bytes_le(&v[1..])),
-            1 => V::Zero(false),
-            2 => V::Zero(true),
-            3 => V::Inf(false),
-            4 => V::Inf(true),
-            _ => V::NaN,
-        },
-    }
-}
 
 /// What each element must be, per the scenario's policy and output format.
 fn expected(s: &Scenario, v: &[Vec<Value>], o: &Outcome, pos: usize) -> V {
@@ -73,7 +54,7 @@ fn verify(s: &Scenario, v: &[Vec<Value>], o: &Outcome) {
             let mut pos = d.first_element as usize;
             for g in d.groups() {
                 for val in g.values.chunks_exact(g.format.value_bytes()) {
-                    assert_eq!(decode(g.format, val), want[pos], "{s:?} port {port} element {pos} as {:?}", g.format);
+                    assert_eq!(oracle::decode(g.format, val), want[pos], "{s:?} port {port} element {pos} as {:?}", g.format);
                     pos += 1;
                 }
             }

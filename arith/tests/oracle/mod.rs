@@ -141,3 +141,22 @@ pub fn round(v: &V, f: Fmt) -> u32 {
         }
     }
 }
+
+/// Decodes one wire value (any NumberGroup format) exactly.
+pub fn decode(format: prism_arith::NumFormat, v: &[u8]) -> V {
+    use prism_arith::NumFormat;
+    match format {
+        NumFormat::Int8 => of_f64(v[0] as i8 as f64),
+        NumFormat::Fp16 => of_f64(half::f16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Bf16 => of_f64(half::bf16::from_le_bytes([v[0], v[1]]).to_f64()),
+        NumFormat::Fp32 => of_f32_bits(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        NumFormat::Kulisch { .. } => match v[0] {
+            0 => V::Finite(BigInt::from_signed_bytes_le(&v[1..])),
+            1 => V::Zero(false),
+            2 => V::Zero(true),
+            3 => V::Inf(false),
+            4 => V::Inf(true),
+            _ => V::NaN,
+        },
+    }
+}

@@ -124,6 +124,28 @@ struct ResultPath {
     next_packet_id: u32,
 }
 
+impl ResultPath {
+    /// One RESULT frame on this path, with its next Packet ID.
+    #[allow(clippy::too_many_arguments)]
+    fn send(&mut self, out: &mut impl Sink, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
+        let repr = DataRepr {
+            class: Class::RESULT,
+            identity,
+            src_ep: self.binding.local_ep,
+            dst_ep: self.binding.peer_ep,
+            packet_id: self.next_packet_id,
+            first_element: first,
+            element_count: count,
+            group_count: groups,
+            flags,
+            stream_id: self.binding.stream_id,
+            body,
+        };
+        self.next_packet_id += 1;
+        emit_to(out, self.binding.port, &PrismRepr::Data(repr), src, self.binding.peer_mac);
+    }
+}
+
 /// The data state of one operation, reserved at STAGE.
 #[derive(Debug)]
 pub struct OpData {
@@ -406,22 +428,9 @@ impl OpData {
         };
         let last = self.base + count as u64 == self.context.vector_len as u64;
         let body = &self.scratch[..body_len];
+        let flags = if last { flags::LAST } else { 0 };
         for path in &mut self.paths {
-            let repr = DataRepr {
-                class: Class::RESULT,
-                identity: self.identity,
-                src_ep: path.binding.local_ep,
-                dst_ep: path.binding.peer_ep,
-                packet_id: path.next_packet_id,
-                first_element: self.base as u32,
-                element_count: count as u16,
-                group_count: groups,
-                flags: if last { flags::LAST } else { 0 },
-                stream_id: path.binding.stream_id,
-                body,
-            };
-            path.next_packet_id += 1;
-            emit_to(out, path.binding.port, &PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac);
+            path.send(out, self.identity, self.node_mac, self.base as u32, count as u16, groups, flags, body);
             self.sent += 1;
         }
         Ok(count)
@@ -463,21 +472,7 @@ impl OpData {
         }
         self.failed = true;
         for path in &mut self.paths {
-            let repr = DataRepr {
-                class: Class::RESULT,
-                identity: self.identity,
-                src_ep: path.binding.local_ep,
-                dst_ep: path.binding.peer_ep,
-                packet_id: path.next_packet_id,
-                first_element: 0,
-                element_count: 0,
-                group_count: 0,
-                flags: flags::LAST | flags::INEXACT,
-                stream_id: path.binding.stream_id,
-                body: &[],
-            };
-            path.next_packet_id += 1;
-            emit_to(out, path.binding.port, &PrismRepr::Data(repr), self.node_mac, path.binding.peer_mac);
+            path.send(out, self.identity, self.node_mac, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
             self.sent += 1;
         }
     }
