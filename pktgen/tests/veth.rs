@@ -155,11 +155,35 @@ fn two_polling_cores_split_operations_and_stay_exact() {
         let r = run(&j, &mut link, &RunOptions::default()).unwrap();
         assert!(r.passed(), "op {op}: missing {} mismatches {:?}", r.missing(), r.mismatches());
     }
+    // SIGUSR1: the counters so far, written while the switch keeps running.
+    let _ = std::fs::remove_file(&sw.1);
+    // SAFETY: a signal to our own child process.
+    unsafe { libc::kill(sw.0.id() as i32, libc::SIGUSR1) };
+    let mut dumped = None;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Ok(t) = std::fs::read_to_string(&sw.1) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&t) {
+                dumped = Some(v);
+                break;
+            }
+        }
+    }
+    let dumped = dumped.expect("a stats dump after SIGUSR1");
+    assert!(dumped["engine"]["data_applied"].as_u64().unwrap() > 0);
+    let mut j = sim::job(2, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
+    j.identity.op = 50;
+    assert!(run(&j, &mut link, &RunOptions::default()).unwrap().passed(), "still forwarding after the dump");
     let stats = sw.stop();
     assert_eq!(stats["workers"].as_u64(), Some(2));
     assert!(stats["steered_to_other_core"].as_u64().unwrap() > 0, "some frames crossed cores");
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
-    assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 6 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
+    assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 7 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
+    // Nothing accepted was lost: every RESULT the engines built went out of a port.
+    let tx: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx"].as_u64().unwrap()).sum();
+    let dropped: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx_dropped"].as_u64().unwrap()).sum();
+    assert_eq!(dropped, 0);
+    assert!(tx >= stats["engine"]["results_sent"].as_u64().unwrap());
 }
 
 #[test]
