@@ -54,6 +54,10 @@ module prism_rx_check #(
     logic                eval_q;
 
     logic [15:0] beat_bytes;
+    logic [2*DATA_W-1:0] merged;
+    assign merged = first_q ? {{DATA_W{1'b0}}, s_axis_tdata}
+                  : beat1_q ? {s_axis_tdata, cap_q[DATA_W-1:0]}
+                  : cap_q;
     always_comb begin
         beat_bytes = 16'(0);
         for (int i = 0; i < KEEP_W; i++) beat_bytes = beat_bytes + 16'(s_axis_tkeep[i]);
@@ -73,10 +77,6 @@ module prism_rx_check #(
         end else begin
             eval_q <= 1'b0;
             if (s_axis_tvalid) begin
-                logic [2*DATA_W-1:0] merged;
-                merged = first_q ? {{DATA_W{1'b0}}, s_axis_tdata}
-                       : beat1_q ? {s_axis_tdata, cap_q[DATA_W-1:0]}
-                       : cap_q;
                 if (s_axis_tlast) begin
                     hdr_q   <= merged;
                     flen_q  <= (first_q ? 16'(0) : len_q) + beat_bytes;
@@ -95,14 +95,15 @@ module prism_rx_check #(
     end
 
     // Byte and big-endian field access into the captured header.
+    // (Assignments to the function name rather than `return`: Yosys 0.23 reads these too.)
     function automatic logic [7:0] b8(input logic [2*DATA_W-1:0] h, input int i);
-        return h[8*i +: 8];
+        b8 = h[8*i +: 8];
     endfunction
     function automatic logic [15:0] b16(input logic [2*DATA_W-1:0] h, input int i);
-        return {h[8*i +: 8], h[8*(i+1) +: 8]};
+        b16 = {h[8*i +: 8], h[8*(i+1) +: 8]};
     endfunction
     function automatic logic [31:0] b32(input logic [2*DATA_W-1:0] h, input int i);
-        return {h[8*i +: 8], h[8*(i+1) +: 8], h[8*(i+2) +: 8], h[8*(i+3) +: 8]};
+        b32 = {h[8*i +: 8], h[8*(i+1) +: 8], h[8*(i+2) +: 8], h[8*(i+3) +: 8]};
     endfunction
 
     logic        v_prism, v_local, v_ok, v_walk;
