@@ -277,10 +277,18 @@ fn exact_round(e: &Exact<'_>, slot: usize, ieee: crate::term::Ieee) -> Result<Ro
             if !bigint::fits_signed(limbs, *width as u32) {
                 return Err(ArithError::Inexact { slot });
             }
-            let mut mag = [0u64; 66];
-            let mag = &mut mag[..limbs.len()];
-            let neg = bigint::magnitude(limbs, mag);
-            ieee.round(neg, mag)
+            // Up to 512-bit accumulators on the stack without zeroing a 4096-bit buffer.
+            if limbs.len() <= 8 {
+                let mut mag = [0u64; 8];
+                let mag = &mut mag[..limbs.len()];
+                let neg = bigint::magnitude(limbs, mag);
+                ieee.round(neg, mag)
+            } else {
+                let mut mag = [0u64; 66];
+                let mag = &mut mag[..limbs.len()];
+                let neg = bigint::magnitude(limbs, mag);
+                ieee.round(neg, mag)
+            }
         }
     })
 }

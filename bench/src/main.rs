@@ -85,7 +85,10 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     } else {
         cases()
     };
-    let cases: Vec<Case> = cases.into_iter().filter(|c| only.as_ref().is_none_or(|o| c.accumulator.name().contains(o.as_str()))).collect();
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w))))
+        .collect();
     let secs = if quick { 0.3 } else { seconds };
     for c in &cases {
         let m = measure(&eal, &pool, c, secs);
