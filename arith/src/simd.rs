@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, F_ANY, F_BASE_SET, F_NOT_NEGZERO, FAST_SPAN};
+use crate::kulisch::{KulischWindow, F_ANY, F_BASE_SET, F_NAN, F_NEG_INF, F_NOT_NEGZERO, F_POS_INF, F_SLOW, FAST_SPAN};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -171,5 +171,60 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     for j in i..n {
         let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
         k.add_term(first + j, FP32.decode(bits));
+    }
+}
+
+/// Final FP32 rounding of Kulisch slots `[first, first + n)` into `out`, four
+/// at a time, where all four qualify; `done[i]` says slot `first + i` was
+/// written (the caller rounds the others one by one, exactly).
+///
+/// A slot qualifies when its value lives only in its i64 register (no limbs,
+/// no specials) and |value| < 2^51: the register converts exactly to f64, the
+/// scale 2^(base - 149) is exact, and one f64-to-f32 conversion rounds to
+/// nearest even -- subnormal results included.
+pub(crate) fn kulisch_round_fp32(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time.
+        unsafe { kulisch_round_fp32_avx2(k, first, n, out, done) };
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn kulisch_round_fp32_avx2(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
+    use std::arch::x86_64::*;
+    let blockers = _mm256_set1_epi64x((F_SLOW | F_NAN | F_POS_INF | F_NEG_INF) as i64);
+    let zero = _mm256_setzero_si256();
+    let limit = _mm256_set1_epi64x(1 << 51);
+    let neg_limit = _mm256_set1_epi64x(-(1 << 51));
+    let magic_i = _mm256_set1_epi64x(0x4338_0000_0000_0000);
+    let magic_d = _mm256_castsi256_pd(magic_i);
+    let base_mask = _mm256_set1_epi64x(0xffff);
+    let bias = _mm256_set1_epi64x(1023 - 149);
+    let mut i = 0;
+    while i + 4 <= n {
+        let slot = first + i;
+        // SAFETY: slot + 4 <= first + n <= slots (the caller's range), so the
+        // 32-byte loads stay inside `fast` and `meta`.
+        let (fast, meta) = unsafe {
+            (
+                _mm256_loadu_si256(k.fast.as_ptr().add(slot) as *const __m256i),
+                _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i),
+            )
+        };
+        let blocked = _mm256_cmpeq_epi64(_mm256_and_si256(meta, blockers), zero);
+        let nonzero = _mm256_xor_si256(_mm256_cmpeq_epi64(fast, zero), _mm256_set1_epi64x(-1));
+        let in_range = _mm256_and_si256(_mm256_cmpgt_epi64(limit, fast), _mm256_cmpgt_epi64(fast, neg_limit));
+        let ok = _mm256_and_si256(_mm256_and_si256(blocked, nonzero), in_range);
+        if _mm256_movemask_pd(_mm256_castsi256_pd(ok)) == 0xf {
+            let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(fast, magic_i)), magic_d);
+            let scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_and_si256(meta, base_mask), bias), 52));
+            let f = _mm256_cvtpd_ps(_mm256_mul_pd(d, scale));
+            // SAFETY: out holds 4 bytes per slot of the range; 16 bytes from 4 * i.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, f) };
+            done[i..i + 4].fill(true);
+        }
+        i += 4;
     }
 }

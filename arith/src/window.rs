@@ -170,13 +170,25 @@ impl Accumulator {
                 }
             }
             Accumulator::Kulisch(k) => {
-                for (i, o) in out[..4 * n].chunks_exact_mut(4).enumerate() {
-                    let slot = first + i;
-                    let bits = match k.round_fp32_fast(slot) {
-                        Some(b) => b,
-                        None => exact_round(&k.value(slot), slot, crate::term::FP32)?.bits,
-                    };
-                    o.copy_from_slice(&bits.to_le_bytes());
+                // Vectorised where every slot of a group of four qualifies; the rest one by one.
+                let mut done = [false; 512];
+                let mut at = 0;
+                while at < n {
+                    let m = (n - at).min(done.len());
+                    done[..m].fill(false);
+                    simd::kulisch_round_fp32(k, first + at, m, &mut out[4 * at..4 * (at + m)], &mut done[..m]);
+                    for i in 0..m {
+                        if done[i] {
+                            continue;
+                        }
+                        let slot = first + at + i;
+                        let bits = match k.round_fp32_fast(slot) {
+                            Some(b) => b,
+                            None => exact_round(&k.value(slot), slot, crate::term::FP32)?.bits,
+                        };
+                        out[4 * (at + i)..4 * (at + i) + 4].copy_from_slice(&bits.to_le_bytes());
+                    }
+                    at += m;
                 }
             }
         }
