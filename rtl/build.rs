@@ -10,17 +10,19 @@ use std::process::Command;
 mod svpkg;
 
 fn main() {
-    for f in ["sv/prism_rx_check.sv", "csrc/shim.cpp", "src/svpkg.rs"] {
+    for f in ["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv", "csrc/shim.cpp", "src/svpkg.rs"] {
         println!("cargo:rerun-if-changed={f}");
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let pkg = out.join("prism_pkg.sv");
     std::fs::write(&pkg, svpkg::generate()).expect("write prism_pkg.sv");
     let pkg = pkg.to_string_lossy().into_owned();
-    let sv = [pkg.as_str(), "sv/prism_rx_check.sv"];
+    let sv = [pkg.as_str(), "sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"];
     let mdir = out.join("vobj");
+    // A fresh directory: files of an earlier top module must not be compiled in.
+    let _ = std::fs::remove_dir_all(&mdir);
     let status = Command::new("verilator")
-        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", "prism_rx_check", "--Mdir"])
+        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", "prism_rx_validate", "--Mdir"])
         .arg(&mdir)
         .args(sv)
         .status();
@@ -30,10 +32,20 @@ fn main() {
         Err(e) => panic!("verilator not found ({e}): install it with `apt-get install verilator` (scripts/test.sh does)"),
     }
     let inc = PathBuf::from("/usr/share/verilator/include");
-    // The model, Verilator's runtime and the shim in one static library.
+    // The model (every generated C++ file, whatever Verilator's makefile chose
+    // to split it into), Verilator's runtime and the shim in one static library.
+    let mut model: Vec<PathBuf> = std::fs::read_dir(&mdir)
+        .expect("verilator output")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.starts_with("Vprism_rx_validate") && n.ends_with(".cpp") && !n.ends_with("__ALL.cpp")
+        })
+        .collect();
+    model.sort();
     cc::Build::new()
         .cpp(true)
-        .file(mdir.join("Vprism_rx_check__ALL.cpp"))
+        .files(&model)
         .file(inc.join("verilated.cpp"))
         .file(inc.join("verilated_threads.cpp"))
         .file("csrc/shim.cpp")

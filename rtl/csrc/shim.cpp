@@ -1,12 +1,12 @@
 // C ABI over the Verilator model of prism_rx_check.
-#include "Vprism_rx_check.h"
+#include "Vprism_rx_validate.h"
 #include "verilated.h"
 #include <cstdint>
 #include <cstring>
 
 struct Model {
     VerilatedContext ctx;
-    Vprism_rx_check top{&ctx};
+    Vprism_rx_validate top{&ctx};
     uint64_t cycle = 0;
 };
 
