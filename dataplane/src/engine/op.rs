@@ -103,6 +103,9 @@ struct Contributor {
     binding: BindingRecord,
     held: Vec<Held>,
     held_bytes: u32,
+    /// End of this contributor's contiguous coverage from the window's base
+    /// (only its own admissions move it; releases never go past it).
+    covered: u64,
 }
 
 impl Contributor {
@@ -181,7 +184,7 @@ impl OpData {
         let contributors = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
-            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0 })
+            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0 })
             .collect();
         let reduce_to = (context.semantics == Semantics::REDUCE).then_some(context.dest_rank);
         let paths = bindings
@@ -299,13 +302,14 @@ impl OpData {
         let c = &mut self.contributors[ci];
         c.held.push(Held { packet_id: d.packet_id, first, end, digest, bytes: frame_len as u32 });
         c.held_bytes += frame_len as u32;
+        c.covered = c.covered_from(c.covered.max(self.base));
         self.emit_ready(out);
         Ok(Admitted::Applied)
     }
 
     /// Every element below this is delivered by every contributor.
     fn complete_to(&self) -> u64 {
-        self.contributors.iter().map(|c| c.covered_from(self.base)).min().unwrap_or(self.base)
+        self.contributors.iter().map(|c| c.covered.max(self.base)).min().unwrap_or(self.base)
     }
 
     /// Sends the RESULT packets whose whole range (and AUTO lookahead) is complete, in order.
