@@ -30,6 +30,17 @@ impl Output {
     pub fn from_index(i: u8) -> Output {
         [Output::Int8, Output::Fp16, Output::Bf16, Output::Fp32, Output::Kulisch][i.min(4) as usize]
     }
+
+    /// The wire format of values written in this output (Kulisch at `kulisch_bits`).
+    pub fn num_format(self, kulisch_bits: u16) -> NumFormat {
+        match self {
+            Output::Int8 => NumFormat::Int8,
+            Output::Fp16 => NumFormat::Fp16,
+            Output::Bf16 => NumFormat::Bf16,
+            Output::Fp32 => NumFormat::Fp32,
+            Output::Kulisch => NumFormat::Kulisch { width_bits: kulisch_bits },
+        }
+    }
 }
 
 /// Why an accumulation or an output was refused. Nothing changed when it is returned.

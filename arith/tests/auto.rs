@@ -125,13 +125,7 @@ fn lossless_within_budget_for_random_vectors() {
                     let out = Output::from_index(g.format);
                     let mut buf = vec![0u8; 1 + width as usize / 8];
                     let len = acc.write(slot, out, &mut buf).unwrap();
-                    let format = match out {
-                        Output::Int8 => NumFormat::Int8,
-                        Output::Fp16 => NumFormat::Fp16,
-                        Output::Bf16 => NumFormat::Bf16,
-                        Output::Fp32 => NumFormat::Fp32,
-                        Output::Kulisch => NumFormat::Kulisch { width_bits: width },
-                    };
+                    let format = out.num_format(width);
                     let mut back = Accumulator::new(Policy::Kulisch { width_bits: width }, 1);
                     back.accumulate(0, format, &buf[..len]).unwrap();
                     let (mut a, mut b) = (vec![0u8; buf.len()], vec![0u8; buf.len()]);

@@ -24,6 +24,21 @@ pub trait Link {
     fn describe(&self) -> String;
 }
 
+/// The switch `--switch sim` runs when no config is given: MTU 9000, two ports,
+/// the AM behind port 0.
+pub const DEFAULT_SIM_CONFIG: &str = r#"
+[node]
+mac = "02:00:00:00:00:50"
+mtu = 9000
+[am]
+mac = "02:00:00:00:00:a0"
+port = 0
+[[ports]]
+device = "sim0"
+[[ports]]
+device = "sim1"
+"#;
+
 /// The in-process engine (`--switch sim`): the same SwitchCore prism-switch runs.
 pub struct SimLink {
     core: SwitchCore,

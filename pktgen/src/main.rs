@@ -209,24 +209,12 @@ fn job_of(a: &Args) -> Result<Job, String> {
     })
 }
 
-const DEFAULT_SIM: &str = r#"
-[node]
-mac = "02:00:00:00:00:50"
-mtu = 9000
-[am]
-mac = "02:00:00:00:00:a0"
-port = 0
-[[ports]]
-device = "sim0"
-[[ports]]
-device = "sim1"
-"#;
 
 fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
     if a.switch == "sim" {
         let cfg = match &a.config {
             Some(p) => SwitchConfig::load(p).map_err(|e| e.to_string())?,
-            None => SwitchConfig::parse(DEFAULT_SIM).map_err(|e| e.to_string())?,
+            None => SwitchConfig::parse(prism_pktgen::link::DEFAULT_SIM_CONFIG).map_err(|e| e.to_string())?,
         };
         let mut l = SimLink::new(&cfg);
         l.corrupt_element = a.corrupt_element;

@@ -401,13 +401,7 @@ impl OpData {
                 let kbits = self.context.kulisch_width;
                 for g in p.groups() {
                     let outf = Output::from_index(g.format);
-                    let format = match outf {
-                        Output::Int8 => NumFormat::Int8,
-                        Output::Fp16 => NumFormat::Fp16,
-                        Output::Bf16 => NumFormat::Bf16,
-                        Output::Fp32 => NumFormat::Fp32,
-                        Output::Kulisch => NumFormat::Kulisch { width_bits: kbits },
-                    };
+                    let format = outf.num_format(kbits);
                     write_group(&mut self.acc, &mut self.scratch, format, outf, g.count as usize)?;
                 }
                 p.values

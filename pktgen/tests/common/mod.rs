@@ -6,21 +6,7 @@ use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::wire::*;
 use prism_pktgen::*;
 pub fn config() -> SwitchConfig {
-    SwitchConfig::parse(
-        r#"
-[node]
-mac = "02:00:00:00:00:50"
-mtu = 9000
-[am]
-mac = "02:00:00:00:00:a0"
-port = 0
-[[ports]]
-device = "a"
-[[ports]]
-device = "b"
-"#,
-    )
-    .unwrap()
+    SwitchConfig::parse(prism_pktgen::link::DEFAULT_SIM_CONFIG).unwrap()
 }
 
 pub fn job(ranks: u16, semantics: Semantics, acc: AccumulatorPolicy, output: OutputFormat) -> Job {
