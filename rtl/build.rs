@@ -1,7 +1,7 @@
-//! Verilates rtl/sv into a C++ model and links it with csrc/shim.cpp, so that
-//! Rust can push frames into the design beat by beat.
+//! Verilates rtl/sv into C++ models (one per top module) and links each with
+//! its C ABI shim in csrc/, so that Rust can drive the design cycle by cycle.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 // The package comes from the Rust wire module, generated here for the model;
@@ -9,58 +9,88 @@ use std::process::Command;
 #[path = "src/svpkg.rs"]
 mod svpkg;
 
-fn main() {
-    for f in ["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv", "csrc/shim.cpp", "src/svpkg.rs"] {
-        println!("cargo:rerun-if-changed={f}");
-    }
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let pkg = out.join("prism_pkg.sv");
-    std::fs::write(&pkg, svpkg::generate()).expect("write prism_pkg.sv");
-    let pkg = pkg.to_string_lossy().into_owned();
-    let sv = [pkg.as_str(), "sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"];
-    let mdir = out.join("vobj");
-    // A fresh directory: files of an earlier top module must not be compiled in.
+/// One Verilated model: its top module, its sources (after the package) and its shim.
+struct Model {
+    top: &'static str,
+    sv: &'static [&'static str],
+    shim: &'static str,
+}
+
+const MODELS: &[Model] = &[
+    Model {
+        top: "prism_rx_validate",
+        sv: &["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"],
+        shim: "csrc/shim.cpp",
+    },
+    Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
+];
+
+const INC: &str = "/usr/share/verilator/include";
+
+fn verilate(out: &Path, pkg: &str, m: &Model) -> Vec<PathBuf> {
+    let mdir = out.join(format!("vobj_{}", m.top));
+    // A fresh directory: files of an earlier build must not be compiled in.
     let _ = std::fs::remove_dir_all(&mdir);
     let status = Command::new("verilator")
-        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", "prism_rx_validate", "--Mdir"])
+        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", m.top, "--Mdir"])
         .arg(&mdir)
-        .args(sv)
+        .arg(pkg)
+        .args(m.sv)
         .status();
     match status {
         Ok(s) if s.success() => {}
-        Ok(s) => panic!("verilator failed ({s}) on {sv:?}"),
+        Ok(s) => panic!("verilator failed ({s}) on {:?}", m.sv),
         Err(e) => panic!("verilator not found ({e}): install it with `apt-get install verilator` (scripts/test.sh does)"),
     }
-    let inc = PathBuf::from("/usr/share/verilator/include");
-    // The model (every generated C++ file, whatever Verilator's makefile chose
-    // to split it into), Verilator's runtime and the shim in one static library.
-    let mut model: Vec<PathBuf> = std::fs::read_dir(&mdir)
+    // Every generated C++ file, whatever Verilator's makefile chose to split it into.
+    let prefix = format!("V{}", m.top);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&mdir)
         .expect("verilator output")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.starts_with("Vprism_rx_validate") && n.ends_with(".cpp") && !n.ends_with("__ALL.cpp")
+            n.starts_with(&prefix) && n.ends_with(".cpp") && !n.ends_with("__ALL.cpp")
         })
         .collect();
-    model.sort();
-    cc::Build::new()
-        .cpp(true)
-        .files(&model)
-        .file(inc.join("verilated.cpp"))
-        .file(inc.join("verilated_threads.cpp"))
-        .file("csrc/shim.cpp")
+    files.sort();
+    files.push(PathBuf::from(m.shim));
+    let inc = PathBuf::from(INC);
+    build(&format!("prism_rtl_{}", m.top), &files, &[mdir.as_path(), inc.as_path(), inc.join("vltstd").as_path()]);
+    files
+}
+
+fn build(lib: &str, files: &[PathBuf], includes: &[&Path]) {
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .files(files)
         .define("VM_COVERAGE", "0")
         .define("VM_SC", "0")
         .define("VM_TRACE", "0")
         .define("VM_TRACE_FST", "0")
         .define("VM_TRACE_VCD", "0")
         .opt_level(2)
-        .include(&mdir)
-        .include(&inc)
-        .include(inc.join("vltstd"))
         .flag_if_supported("-std=c++17")
-        .flag_if_supported("-Wno-unused-parameter")
-        .compile("prism_rtl_shim");
+        .flag_if_supported("-Wno-unused-parameter");
+    for i in includes {
+        b.include(i);
+    }
+    b.compile(lib);
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=sv");
+    println!("cargo:rerun-if-changed=csrc");
+    println!("cargo:rerun-if-changed=src/svpkg.rs");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let pkg = out.join("prism_pkg.sv");
+    std::fs::write(&pkg, svpkg::generate()).expect("write prism_pkg.sv");
+    let pkg = pkg.to_string_lossy().into_owned();
+    for m in MODELS {
+        verilate(&out, &pkg, m);
+    }
+    // Verilator's runtime once, shared by every model.
+    let inc = PathBuf::from(INC);
+    build("prism_rtl_runtime", &[inc.join("verilated.cpp"), inc.join("verilated_threads.cpp")], &[inc.as_path(), inc.join("vltstd").as_path()]);
     println!("cargo:rustc-link-lib=dylib=stdc++");
     println!("cargo:rustc-link-lib=dylib=pthread");
 }
