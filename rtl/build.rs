@@ -23,6 +23,18 @@ const MODELS: &[Model] = &[
         shim: "csrc/shim.cpp",
     },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
+    Model {
+        top: "prism_switch",
+        sv: &[
+            "sv/prism_rx_check.sv",
+            "sv/prism_group_walk.sv",
+            "sv/prism_rx_validate.sv",
+            "sv/prism_fp32_add.sv",
+            "sv/prism_node.sv",
+            "sv/prism_switch.sv",
+        ],
+        shim: "csrc/switch.cpp",
+    },
 ];
 
 const INC: &str = "/usr/share/verilator/include";
@@ -70,7 +82,8 @@ fn build(lib: &str, files: &[PathBuf], includes: &[&Path]) {
         .define("VM_TRACE_VCD", "0")
         .opt_level(2)
         .flag_if_supported("-std=c++17")
-        .flag_if_supported("-Wno-unused-parameter");
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-unused-but-set-variable");
     for i in includes {
         b.include(i);
     }

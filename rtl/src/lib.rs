@@ -1,12 +1,14 @@
 //! Rust side of the SystemVerilog pipeline (issue 6).
 //!
 //! The SV package generated from the wire module (`svpkg`); Verilator models
-//! of the frame validator (`RxCheck`) and of the FP32_ARRIVAL lane adder
-//! (`Fp32Adder`), driven from Rust.
+//! of the frame validator (`RxCheck`), of the FP32_ARRIVAL lane adder
+//! (`Fp32Adder`) and of the whole SINGLE switch (`RtlSwitch`), driven from Rust.
 
 pub mod svpkg;
 mod fp32;
 mod model;
+mod switch;
 
 pub use fp32::Fp32Adder;
 pub use model::{RxCheck, Verdict};
+pub use switch::{Egress, Ingress, RtlSwitch};

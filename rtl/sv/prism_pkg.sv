@@ -115,5 +115,73 @@ package prism_pkg;
   localparam logic [7:0] R_LAST_FLAG_MISMATCH = 8'd25;
   localparam logic [7:0] R_KULISCH_WIDTH_MISMATCH = 8'd26;
 
+  // STAGE context and binding codes
+  localparam logic [7:0] ROLE_SINGLE = 8'd1;
+  localparam logic [7:0] ROLE_LEAF = 8'd2;
+  localparam logic [7:0] ROLE_INTERNAL = 8'd3;
+  localparam logic [7:0] ROLE_ROOT = 8'd4;
+  localparam logic [7:0] SEM_REDUCE = 8'd1;
+  localparam logic [7:0] SEM_ALLREDUCE = 8'd2;
+  localparam logic [7:0] ACC_FP32_ARRIVAL = 8'd1;
+  localparam logic [7:0] ACC_KULISCH_FIXED = 8'd3;
+  localparam logic [7:0] PART_NONE = 8'd0;
+  localparam logic [7:0] PART_FP32 = 8'd1;
+  localparam logic [7:0] PART_KULISCH = 8'd2;
+  localparam logic [7:0] PART_AUTO = 8'd3;
+  localparam logic [7:0] OUT_INT8 = 8'd1;
+  localparam logic [7:0] OUT_FP16 = 8'd2;
+  localparam logic [7:0] OUT_BF16 = 8'd3;
+  localparam logic [7:0] OUT_FP32 = 8'd4;
+  localparam logic [7:0] OUT_KULISCH = 8'd5;
+  localparam logic [7:0] OUT_AUTO = 8'd6;
+  localparam logic [7:0] PEER_RANK = 8'd1;
+  localparam logic [7:0] PEER_SWITCH = 8'd2;
+  localparam logic [7:0] DIR_DATA_IN = 8'd1;
+  localparam logic [7:0] DIR_RESULT_OUT = 8'd2;
+  localparam logic [7:0] DIR_DATA_OUT = 8'd4;
+  localparam logic [7:0] DIR_RESULT_IN = 8'd8;
+  localparam logic [7:0] DIR_RESERVED = 8'd240;
+  localparam logic [7:0] CAPS_ROLE_SINGLE = 8'd1;
+  localparam logic [7:0] CAPS_SEM_REDUCE = 8'd1;
+  localparam logic [7:0] CAPS_SEM_ALLREDUCE = 8'd2;
+  localparam logic [7:0] CAPS_MTU_576 = 8'd1;
+  localparam logic [7:0] CAPS_MTU_1500 = 8'd2;
+  localparam logic [7:0] CAPS_MTU_9000 = 8'd4;
+
+  // DATA refusals of the node (DataReject::index())
+  localparam logic [7:0] DR_NO_OPERATION = 8'd0;
+  localparam logic [7:0] DR_NOT_ACTIVE = 8'd1;
+  localparam logic [7:0] DR_STALE_GENERATION = 8'd2;
+  localparam logic [7:0] DR_UNKNOWN_STREAM = 8'd3;
+  localparam logic [7:0] DR_ENDPOINT_MISMATCH = 8'd4;
+  localparam logic [7:0] DR_WRONG_PORT = 8'd5;
+  localparam logic [7:0] DR_WRONG_SOURCE_MAC = 8'd6;
+  localparam logic [7:0] DR_RANGE_OUTSIDE_VECTOR = 8'd7;
+  localparam logic [7:0] DR_LAST_FLAG_MISMATCH = 8'd8;
+  localparam logic [7:0] DR_FORMAT_NOT_ALLOWED = 8'd9;
+  localparam logic [7:0] DR_BELOW_WINDOW = 8'd10;
+  localparam logic [7:0] DR_BEYOND_WINDOW = 8'd11;
+  localparam logic [7:0] DR_OVERLAP = 8'd12;
+  localparam logic [7:0] DR_CHANGED_RETRANSMIT = 8'd13;
+  localparam logic [7:0] DR_INTERVALS_EXHAUSTED = 8'd14;
+  localparam logic [7:0] DR_BYTES_EXHAUSTED = 8'd15;
+  localparam logic [7:0] DR_OPERATION_FAILED = 8'd16;
+  localparam logic [7:0] DR_OPERATION_DONE = 8'd17;
+  localparam logic [7:0] DR_RESULT_NOT_INPUT = 8'd18;
+
+  // The node's counter array (prism_rtl::counters_from reads it back)
+  localparam int CNT_ACCEPTED = 0;
+  localparam int CNT_RETRIES = 1;
+  localparam int CNT_UNTRUSTED = 2;
+  localparam int CNT_NOT_FOR_US = 3;
+  localparam int CNT_DATA_APPLIED = 4;
+  localparam int CNT_DATA_DUPLICATES = 5;
+  localparam int CNT_PROGRESS_IGNORED = 6;
+  localparam int CNT_RESULTS_SENT = 7;
+  localparam int CNT_REFUSED = 8;
+  localparam int CNT_MALFORMED = 16;
+  localparam int CNT_DATA_REJECTED = 43;
+  localparam int CNT_TOTAL = 62;
+
   /* verilator lint_on UNUSEDPARAM */
 endpackage

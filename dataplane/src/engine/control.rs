@@ -316,8 +316,12 @@ impl Node {
         if (x.window_elements as usize) < single_window_elements(x.mtu) || x.window_intervals == 0 || x.window_bytes < x.mtu as u32 + ETH_HEADER_LEN as u32 {
             return invalid;
         }
-        let cap_window = self.cfg.caps.iter().map(|r| r.window_elements).max().unwrap_or(0);
-        if x.window_elements > cap_window {
+        // A window the node cannot hold: more elements, packet intervals or bytes than it advertises.
+        let most = |f: fn(&CapabilityRecord) -> u32| self.cfg.caps.iter().map(f).max().unwrap_or(0);
+        if x.window_elements > most(|r| r.window_elements)
+            || x.window_intervals as u32 > most(|r| r.window_intervals as u32)
+            || x.window_bytes > most(|r| r.window_bytes)
+        {
             return Err((AckStatus::NO_RESOURCES, 0));
         }
         Ok(())

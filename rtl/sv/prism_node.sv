@@ -1,0 +1,1135 @@
+// prism_node: the SINGLE-node engine behind the frame validator — the same
+// rules as the Rust engine (dataplane/src/engine), frame for frame.
+//
+// A frame is buffered whole while prism_rx_validate checks it; nothing
+// touches state before its verdict. Then one engine walks it:
+//   CONTROL  trust check, transaction records (idempotent retries, conflicts),
+//            STAGE validation in the engine's order, COMMIT/COMPLETE/RELEASE/
+//            ABORT, CAPS_QUERY from the capability ROM; ACKs out.
+//   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
+//            accumulation 16 lanes per cycle (prism_fp32_add), coverage, and
+//            canonical FP32 RESULT packets on every result path.
+// Frames leave through one 512-bit AXI4-Stream, a whole frame at a time
+// (CONTROL replies and RESULTs never interleave).
+//
+// Hardware limits, advertised through the capability ROM: one operation
+// context, FP32 input, FP32_ARRIVAL, FP32 output, SINGLE role, MAX_CONTRIB
+// contributors, MAX_PATHS result paths, MAX_HELD packets held per
+// contributor. Transaction and retired-generation records are kept in small
+// tables (TXN_SLOTS, RETIRED_SLOTS) replaced round robin when full.
+// Duplicates are told from changed retransmissions by a CRC-32C of the body.
+
+module prism_node #(
+    parameter int DATA_W = 512,
+    parameter int KEEP_W = DATA_W / 8,
+    parameter int MTU = 1500,
+    parameter int RING = 4096,
+    parameter int WINDOW = 8 * ((MTU - 46) / 4),
+    parameter int WINDOW_BYTES = 12000,
+    parameter int MAX_CONTRIB = 8,
+    parameter int MAX_PATHS = 8,
+    parameter int MAX_HELD = 8,
+    parameter int TXN_SLOTS = 16,
+    parameter int RETIRED_SLOTS = 8,
+    parameter int PORTS = 1
+) (
+    input  logic              clk,
+    input  logic              rst,
+    input  logic [47:0]       node_mac,
+    input  logic [47:0]       am_mac,
+    input  logic [15:0]       am_port,
+    input  logic [15:0]       control_ep,
+
+    input  logic [DATA_W-1:0] s_axis_tdata,
+    input  logic [KEEP_W-1:0] s_axis_tkeep,
+    input  logic              s_axis_tvalid,
+    input  logic              s_axis_tlast,
+    output logic              s_axis_tready,
+    input  logic [15:0]       s_port,
+
+    input  logic              v_valid,
+    input  logic              v_prism,
+    input  logic              v_ok,
+    input  logic [7:0]        v_reason,
+
+    output logic [DATA_W-1:0] m_axis_tdata,
+    output logic [KEEP_W-1:0] m_axis_tkeep,
+    output logic              m_axis_tvalid,
+    output logic              m_axis_tlast,
+    input  logic              m_axis_tready,
+    output logic [15:0]       m_port,
+
+    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL]
+);
+    import prism_pkg::*;
+
+    localparam int LINES = (MTU + 14 + 63) / 64;
+    localparam int FB_LINES = 2 ** $clog2(LINES + 1);
+    localparam int FB = $clog2(FB_LINES);
+    localparam int MAX_BINDINGS = (MTU - 70) / 20;
+    localparam int BSLOTS = 2 ** $clog2(MAX_BINDINGS);
+    localparam int BB = $clog2(BSLOTS);
+    // Index widths that also hold the counts; arrays sized to the index range.
+    localparam int CI_W = $clog2(MAX_CONTRIB + 1);
+    localparam int CSLOTS = 2 ** CI_W;
+    localparam int PI_W = $clog2(MAX_PATHS + 1);
+    localparam int PSLOTS = 2 ** PI_W;
+    localparam int HW = $clog2(MAX_HELD);
+    localparam int LANES = DATA_W / 32;
+    localparam int RB = $clog2(RING);
+    localparam logic [31:0] NEG_ZERO = 32'h8000_0000;
+
+    // ---------------------------------------------------------------- helpers
+    function automatic logic [31:0] crc32c(input logic [31:0] c, input logic [DATA_W-1:0] d);
+        logic [31:0] x = c;
+        for (int i = 0; i < DATA_W; i++) begin
+            logic fb = x[0] ^ d[i];
+            x = x >> 1;
+            if (fb) x = x ^ 32'h82F6_3B78;
+        end
+        return x;
+    endfunction
+
+    // Big-endian fields of a 128-byte header view.
+    function automatic logic [7:0] b8(input logic [2*DATA_W-1:0] h, input int i);
+        return h[8*i +: 8];
+    endfunction
+    function automatic logic [15:0] b16(input logic [2*DATA_W-1:0] h, input int i);
+        return {h[8*i +: 8], h[8*(i+1) +: 8]};
+    endfunction
+    function automatic logic [31:0] b32(input logic [2*DATA_W-1:0] h, input int i);
+        return {b16(h, i), b16(h, i + 2)};
+    endfunction
+    function automatic logic [47:0] b48(input logic [2*DATA_W-1:0] h, input int i);
+        return {b16(h, i), b32(h, i + 2)};
+    endfunction
+    // The same on a 64-byte window.
+    function automatic logic [15:0] w16(input logic [DATA_W-1:0] w, input int i);
+        return {w[8*i +: 8], w[8*(i+1) +: 8]};
+    endfunction
+    function automatic logic [31:0] w32(input logic [DATA_W-1:0] w, input int i);
+        return {w16(w, i), w16(w, i + 2)};
+    endfunction
+
+    // A native value as FP32 (exact for INT8, FP16, BF16).
+    function automatic logic [31:0] to_fp32(input logic [3:0] fmt, input logic [31:0] raw);
+        logic [31:0] r;
+        logic [7:0]  mag;
+        logic [9:0]  m;
+        int          p;
+        r = raw;
+        case (fmt)
+            FMT_INT8: begin
+                mag = raw[7] ? 8'(-raw[7:0]) : raw[7:0];
+                p = 0;
+                for (int i = 0; i < 8; i++) if (mag[i]) p = i;
+                if (mag == 0) r = 32'h0;
+                else r = {raw[7], 8'(127 + p), 23'({15'b0, mag} << (23 - p))};
+            end
+            FMT_FP16: begin
+                m = raw[9:0];
+                if (raw[14:10] == 5'h1F) r = {raw[15], 8'hFF, m, 13'b0};
+                else if (raw[14:10] != 0) r = {raw[15], 8'({3'b0, raw[14:10]} + 8'd112), m, 13'b0};
+                else if (m == 0) r = {raw[15], 31'b0};
+                else begin
+                    p = 0;
+                    for (int i = 0; i < 10; i++) if (m[i]) p = i;
+                    r = {raw[15], 8'(103 + p), 23'({13'b0, m} << (23 - p))};
+                end
+            end
+            FMT_BF16: r = {raw[15:0], 16'b0};
+            default: r = raw;
+        endcase
+        return r;
+    endfunction
+
+    // ---------------------------------------------------------------- state
+    typedef enum logic [5:0] {
+        RX, VERDICT, DISPATCH,
+        PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
+        D_KWALK, D_OP, D_HELD, D_DESC, D_RUN, D_COVER, D_READY, D_RESULT, D_NEXT_PATH, D_RELEASE,
+        TX, DONE
+    } st_t;
+    st_t st, tx_ret;
+
+    logic [DATA_W-1:0] fbuf [FB_LINES];
+    logic [15:0]       rx_beat, rx_len;
+    logic [15:0]       hs_start, hs_end;      // hashed byte range of the frame
+    logic [31:0]       rx_crc;
+    logic [15:0]       rx_port;
+    logic              v_ok_q, v_prism_q;
+    logic [7:0]        v_reason_q;
+    logic [31:0]       cnt [CNT_TOTAL];
+
+    logic [2*DATA_W-1:0] hdr;
+    assign hdr = {fbuf[1], fbuf[0]};
+
+    // A 64-byte view of the buffered frame from any byte offset.
+    logic [15:0]       win_off;
+    logic [DATA_W-1:0] win;
+    always_comb begin
+        logic [2*DATA_W-1:0] two;
+        two = {fbuf[FB'(win_off[15:6] + 10'd1)], fbuf[FB'(win_off[15:6])]};
+        win = DATA_W'(two >> {win_off[5:0], 3'b000});
+    end
+
+    // Fields of the frame being handled.
+    logic [7:0]  f_class, f_cmd;
+    logic [63:0] f_job;
+    logic [15:0] f_group, f_op, f_ggen;
+    logic [31:0] f_ogen, f_txn, f_pid, f_first;
+    logic [47:0] f_gen, f_src_mac, f_dst_mac;
+    logic [15:0] f_src_ep, f_dst_ep, f_count, f_body_len, f_stream, f_bcount;
+    logic [7:0]  f_groups, f_flags;
+    logic [32:0] f_end;
+    always_comb begin
+        f_dst_mac  = b48(hdr, 0);
+        f_src_mac  = b48(hdr, 6);
+        f_class    = b8(hdr, 15);
+        f_job      = {b32(hdr, 16), b32(hdr, 20)};
+        f_group    = b16(hdr, 24);
+        f_ggen     = b16(hdr, 26);
+        f_op       = b16(hdr, 28);
+        f_ogen     = b32(hdr, 30);
+        f_gen      = {f_ggen, f_ogen};
+        f_txn      = b32(hdr, 34);
+        f_cmd      = b8(hdr, 42);
+        f_bcount   = b16(hdr, 80);
+        f_src_ep   = f_class == CLASS_CONTROL ? b16(hdr, 38) : b16(hdr, 34);
+        f_dst_ep   = f_class == CLASS_CONTROL ? b16(hdr, 40) : b16(hdr, 36);
+        f_pid      = b32(hdr, 38);
+        f_first    = b32(hdr, 42);
+        f_count    = b16(hdr, 46);
+        f_groups   = b8(hdr, 48);
+        f_flags    = b8(hdr, 49);
+        f_body_len = f_class == CLASS_CONTROL ? b16(hdr, 44) : b16(hdr, 50);
+        f_stream   = b16(hdr, 52);
+        f_end      = {1'b0, f_first} + {17'b0, f_count};
+    end
+
+    // The operation context.
+    logic        ctx_valid, ctx_active, ctx_failed;
+    logic [63:0] ctx_job;
+    logic [15:0] ctx_group, ctx_op;
+    logic [47:0] ctx_gen;
+    logic [31:0] ctx_vlen, ctx_wel, ctx_wby;
+    logic [15:0] ctx_wint;
+    logic [32:0] base;
+    logic [31:0] next_pid;
+    logic [CI_W-1:0] n_contrib;
+    logic [PI_W-1:0] n_paths;
+    logic [15:0] c_stream [CSLOTS], c_lep [CSLOTS], c_pep [CSLOTS], c_port [CSLOTS];
+    logic [47:0] c_mac [CSLOTS];
+    logic [32:0] c_covered [CSLOTS];
+    logic [31:0] c_bytes [CSLOTS];
+    logic        h_valid [CSLOTS][MAX_HELD];
+    logic [31:0] h_pid [CSLOTS][MAX_HELD], h_crc [CSLOTS][MAX_HELD];
+    logic [32:0] h_first [CSLOTS][MAX_HELD], h_end [CSLOTS][MAX_HELD];
+    logic [15:0] h_bytes [CSLOTS][MAX_HELD];
+    logic [15:0] p_lep [PSLOTS], p_pep [PSLOTS], p_port [PSLOTS], p_stream [PSLOTS];
+    logic [47:0] p_mac [PSLOTS];
+    logic        ctx_key_match;
+    assign ctx_key_match = ctx_valid && ctx_job == f_job && ctx_group == f_group && ctx_op == f_op;
+
+    // Staging copy of a STAGE's bindings while it is validated.
+    logic [15:0] s_stream [CSLOTS], s_lep [CSLOTS], s_pep [CSLOTS], st_port [CSLOTS];
+    logic [47:0] s_mac [CSLOTS];
+    logic [15:0] sp_lep [PSLOTS], sp_pep [PSLOTS], sp_port [PSLOTS], sp_stream [PSLOTS];
+    logic [47:0] sp_mac [PSLOTS];
+    logic [15:0] b_stream [BSLOTS], b_lep [BSLOTS];
+    logic [15:0] bi;
+    logic [31:0] terms_sum;
+    logic [15:0] contribs, paths, dest_paths;
+
+    // Transaction records and retired generations.
+    logic        t_valid [TXN_SLOTS];
+    logic [95:0] t_key [TXN_SLOTS];
+    logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
+    logic [47:0] t_gen [TXN_SLOTS];
+    logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
+    logic [7:0]  t_status [TXN_SLOTS];
+    logic [$clog2(TXN_SLOTS)-1:0] t_next;
+    logic        r_valid [RETIRED_SLOTS];
+    logic [95:0] r_key [RETIRED_SLOTS];
+    logic [47:0] r_gen [RETIRED_SLOTS];
+    logic [$clog2(RETIRED_SLOTS)-1:0] r_next;
+    logic [95:0] f_key;
+    assign f_key = {f_job, f_group, f_op};
+
+    // Reply being built.
+    logic [7:0]  ack_status;
+    logic [15:0] ack_detail;
+
+    // Accumulator ring and its lanes.
+    logic [31:0] acc [RING];
+    logic [RB-1:0] lane_slot;
+    logic [31:0] lane_in [LANES], lane_sum [LANES];
+    genvar gl;
+    generate
+        for (gl = 0; gl < LANES; gl++) begin : g_lane
+            prism_fp32_add add (.a(acc[RB'(lane_slot + RB'(gl))]), .b(lane_in[gl]), .sum(lane_sum[gl]));
+        end
+    endgenerate
+
+    // DATA walk.
+    logic [CI_W-1:0] ci;             // contributor of the frame
+    logic [15:0] off;                // byte offset of the walk
+    logic [7:0]  groups_left;
+    logic [15:0] vals_left;
+    logic [3:0]  g_fmt;
+    logic [32:0] pos;
+    logic [32:0] res_end;
+    logic [PI_W-1:0] pi;             // result path being sent
+    logic [15:0] res_count;
+    logic        res_inexact;
+    logic [RB-1:0] clr_slot;
+    logic [15:0] clr_left;
+    logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
+    logic        k_nz, k_seen;
+    logic [7:0]  k_state;
+    logic [8:0]  g_kw;
+    logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
+
+    // ---------------------------------------------------------------- egress
+    logic [15:0] tx_len, tx_line;
+    logic [DATA_W-1:0] tx_data;
+    logic        tx_res;             // sending a RESULT (else the CONTROL reply in cbuf)
+    logic [8*192-1:0] cbuf;          // a CONTROL reply, built whole, byte i at [8i +: 8]
+
+    // Line L of the RESULT frame on path pi.
+    function automatic logic [7:0] res_hdr_byte(input int i);
+        logic [7:0] v;
+        logic [15:0] blen;
+        blen = res_inexact ? 16'd0 : 16'(4 + 4 * res_count);
+        case (i)
+            0, 1, 2, 3, 4, 5: v = p_mac[pi][8*(5-i) +: 8];
+            6, 7, 8, 9, 10, 11: v = node_mac[8*(11-i) +: 8];
+            12: v = ETHERTYPE[15:8];
+            13: v = ETHERTYPE[7:0];
+            14: v = 8'h10;
+            15: v = CLASS_RESULT;
+            16, 17, 18, 19, 20, 21, 22, 23: v = ctx_job[8*(23-i) +: 8];
+            24, 25: v = ctx_group[8*(25-i) +: 8];
+            26, 27: v = ctx_gen[8*(31-i) +: 8];
+            28, 29: v = ctx_op[8*(29-i) +: 8];
+            30, 31, 32, 33: v = ctx_gen[8*(33-i) +: 8];
+            34, 35: v = p_lep[pi][8*(35-i) +: 8];
+            36, 37: v = p_pep[pi][8*(37-i) +: 8];
+            38, 39, 40, 41: v = next_pid[8*(41-i) +: 8];
+            42, 43, 44, 45: v = res_inexact ? 8'd0 : base[8*(45-i) +: 8];
+            46, 47: v = res_inexact ? 8'd0 : res_count[8*(47-i) +: 8];
+            48: v = res_inexact ? 8'd0 : 8'd1;
+            49: v = res_inexact ? (FLAG_LAST | FLAG_INEXACT) : (res_end == {1'b0, ctx_vlen} ? FLAG_LAST : 8'd0);
+            50, 51: v = blen[8*(51-i) +: 8];
+            52, 53: v = p_stream[pi][8*(53-i) +: 8];
+            56: v = res_inexact ? 8'd0 : {FMT_FP32, 4'b0};
+            57: v = 8'd0;
+            58, 59: v = res_inexact ? 8'd0 : res_count[8*(59-i) +: 8];
+            default: v = 8'd0;
+        endcase
+        return v;
+    endfunction
+
+    logic [15:0] tx_idx [LANES];
+    always_comb begin
+        tx_data = '0;
+        for (int j = 0; j < LANES; j++) tx_idx[j] = 16'(16 * int'(tx_line) - 15 + j);
+        if (tx_res) begin
+            if (tx_line == 0) begin
+                for (int i = 0; i < 60; i++) tx_data[8*i +: 8] = res_hdr_byte(i);
+                if (!res_inexact) tx_data[480 +: 32] = acc[RB'(base)];
+            end else begin
+                // Values 16L-15 .. 16L of the packet.
+                for (int j = 0; j < LANES; j++)
+                    if (tx_idx[j] < res_count) tx_data[32*j +: 32] = acc[RB'(base + 33'(tx_idx[j]))];
+            end
+        end else begin
+            // Replies are at most three beats.
+            tx_data = DATA_W'(cbuf >> (DATA_W * int'(tx_line[1:0])));
+        end
+    end
+
+    always_comb begin
+        logic [15:0] rem;
+        rem = tx_len - 16'(64 * int'(tx_line));
+        m_axis_tvalid = st == TX;
+        m_axis_tdata  = tx_data;
+        m_axis_tlast  = rem <= 16'd64;
+        m_axis_tkeep  = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
+        for (int i = 0; i < 64; i++) if (16'(i) >= rem) m_axis_tdata[8*i +: 8] = 8'd0;
+        m_port = tx_res ? p_port[pi] : rx_port;
+    end
+
+    assign s_axis_tready = st == RX;
+    assign m_counters = cnt;
+
+    // ---------------------------------------------------------------- lanes
+    // Up to LANES values of the current group from byte offset `off`.
+    logic [4:0]  run_n;
+    logic [15:0] run_bytes;
+    logic [3:0]  g_w;
+    always_comb begin
+        g_w = g_fmt == FMT_INT8 ? 4'd1 : (g_fmt == FMT_FP32 ? 4'd4 : 4'd2);
+        run_n = vals_left > 16'(LANES) ? 5'(LANES) : 5'(vals_left);
+        run_bytes = 16'(run_n) * 16'(g_w);
+        win_off = off;
+        for (int j = 0; j < LANES; j++) begin
+            logic [31:0] raw;
+            case (g_w)
+                4'd1: raw = {24'b0, win[8*j +: 8]};
+                4'd2: raw = {16'b0, win[16*j +: 16]};
+                default: raw = win[32*j +: 32];
+            endcase
+            lane_in[j] = to_fp32(g_fmt, raw);
+        end
+        lane_slot = RB'(pos);
+    end
+
+    // ---------------------------------------------------------------- checks
+    // Transaction lookup.
+    logic        t_hit, t_same;
+    logic [$clog2(TXN_SLOTS)-1:0] t_idx;
+    logic [15:0] req_len;
+    always_comb begin
+        t_hit = 1'b0;
+        t_idx = '0;
+        req_len = 16'(34) + f_body_len;
+        for (int i = 0; i < TXN_SLOTS; i++)
+            if (t_valid[i] && t_key[i] == f_key && t_txn[i] == f_txn) begin
+                t_hit = 1'b1;
+                t_idx = $clog2(TXN_SLOTS)'(i);
+            end
+        t_same = t_crc[t_idx] == rx_crc && t_len[t_idx] == req_len;
+    end
+
+    logic        retired_stale;
+    always_comb begin
+        retired_stale = 1'b0;
+        for (int i = 0; i < RETIRED_SLOTS; i++)
+            if (r_valid[i] && r_key[i] == f_key && f_gen <= r_gen[i]) retired_stale = 1'b1;
+    end
+
+    // STAGE context record (frame offsets 48..83).
+    logic [7:0]  x_role, x_sem, x_in, x_acc, x_part, x_out;
+    logic [15:0] x_kw, x_dest, x_mtu, x_wint;
+    logic [31:0] x_vlen, x_terms, x_wel, x_wby;
+    logic [15:0] x_single_window;
+    always_comb begin
+        x_role = b8(hdr, 48);
+        x_sem  = b8(hdr, 49);
+        x_in   = b8(hdr, 50);
+        x_acc  = b8(hdr, 51);
+        x_part = b8(hdr, 52);
+        x_out  = b8(hdr, 53);
+        x_kw   = b16(hdr, 54);
+        x_vlen = b32(hdr, 56);
+        x_dest = b16(hdr, 60);
+        x_mtu  = b16(hdr, 62);
+        x_terms = b32(hdr, 64);
+        x_wel  = b32(hdr, 68);
+        x_wint = b16(hdr, 72);
+        x_wby  = b32(hdr, 76);
+        x_single_window = 16'(8) * ((x_mtu - 16'd46) >> 2);
+    end
+    logic x_known, x_mtu_ok, x_mtu_run;
+    assign x_known = x_role >= 8'd1 && x_role <= 8'd4 && (x_sem == SEM_REDUCE || x_sem == SEM_ALLREDUCE)
+        && x_in >= 8'd1 && x_in <= 8'd5 && (x_acc == ACC_FP32_ARRIVAL || x_acc == ACC_KULISCH_FIXED)
+        && x_part <= 8'd3 && x_out >= 8'd1 && x_out <= 8'd6;
+    assign x_mtu_ok = x_mtu == 16'd576 || x_mtu == 16'd1500 || x_mtu == 16'd9000;
+    assign x_mtu_run = x_mtu <= 16'(MTU);
+    // min_kulisch_width(terms) = ceil8(278 + ceil(log2 N)).
+    logic [15:0] x_kmin;
+    always_comb begin
+        int lg;
+        lg = 0;
+        for (int i = 0; i < 32; i++) if (x_terms > (32'd1 << i)) lg = i + 1;
+        x_kmin = 16'(((278 + lg + 7) / 8) * 8);
+    end
+    // The capability ROM: one record (see the module comment).
+    logic caps_ok;
+    logic [7:0] mtu_bit;
+    assign mtu_bit = x_mtu == 16'd576 ? CAPS_MTU_576 : (x_mtu == 16'd1500 ? CAPS_MTU_1500 : CAPS_MTU_9000);
+    localparam logic [7:0] ROM_MTUS = MTU >= 9000 ? (CAPS_MTU_576 | CAPS_MTU_1500 | CAPS_MTU_9000)
+                                     : (MTU >= 1500 ? (CAPS_MTU_576 | CAPS_MTU_1500) : CAPS_MTU_576);
+    assign caps_ok = x_in == 8'(FMT_FP32) && x_acc == ACC_FP32_ARRIVAL && x_part == PART_NONE && x_out == OUT_FP32
+        && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0
+        && x_terms <= 32'(MAX_CONTRIB) && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
+
+    // The capability record as bytes (CAPS_RESPONSE).
+    function automatic logic [7:0] rom_byte(input int i);
+        logic [7:0] v;
+        case (i)
+            0: v = 8'(FMT_FP32);
+            1: v = ACC_FP32_ARRIVAL;
+            2: v = PART_NONE;
+            3: v = OUT_FP32;
+            4: v = CAPS_ROLE_SINGLE;
+            5: v = CAPS_SEM_REDUCE | CAPS_SEM_ALLREDUCE;
+            6: v = ROM_MTUS;
+            8, 9, 10, 11: v = 8'hFF;
+            15: v = 8'(MAX_CONTRIB);
+            21: v = 8'(MAX_CONTRIB);
+            23: v = 8'(MAX_PATHS);
+            24, 25, 26, 27: v = 8'(WINDOW >> (8 * (27 - i)));
+            29: v = 8'(MAX_HELD);
+            32, 33, 34, 35: v = 8'(WINDOW_BYTES >> (8 * (35 - i)));
+            default: v = 8'd0;
+        endcase
+        return v;
+    endfunction
+
+    // One binding record in the 64-byte window at its offset.
+    logic [7:0]  bd_dir, bd_kind;
+    logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
+    logic [47:0] bd_mac;
+    logic        bd_dup;
+    always_comb begin
+        bd_dir    = win[7:0];
+        bd_kind   = win[15:8];
+        bd_stream = w16(win, 2);
+        bd_lep    = w16(win, 4);
+        bd_pep    = w16(win, 6);
+        bd_mac    = {w16(win, 8), w32(win, 10)};
+        bd_port   = w16(win, 14);
+        bd_rank   = w16(win, 16);
+        bd_terms  = w16(win, 18);
+        bd_dup = 1'b0;
+        for (int i = 0; i < MAX_BINDINGS; i++)
+            if (16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep)) bd_dup = 1'b1;
+    end
+
+    // DATA: the frame's contributor and its held packets.
+    logic        c_found;
+    logic [CI_W-1:0] c_idx;
+    always_comb begin
+        c_found = 1'b0;
+        c_idx = '0;
+        for (int i = 0; i < MAX_CONTRIB; i++)
+            if (CI_W'(i) < n_contrib && c_stream[i] == f_stream && !c_found) begin
+                c_found = 1'b1;
+                c_idx = CI_W'(i);
+            end
+    end
+    logic        hd_hit, hd_same, hd_overlap, hd_free_found;
+    logic [HW-1:0] hd_free;
+    logic [15:0] hd_count;
+    always_comb begin
+        hd_hit = 1'b0;
+        hd_same = 1'b0;
+        hd_overlap = 1'b0;
+        hd_free_found = 1'b0;
+        hd_free = '0;
+        hd_count = '0;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            if (h_valid[ci][k]) begin
+                hd_count = hd_count + 16'd1;
+                if (h_pid[ci][k] == f_pid) begin
+                    hd_hit = 1'b1;
+                    hd_same = h_crc[ci][k] == rx_crc && h_first[ci][k] == {1'b0, f_first} && h_end[ci][k] == f_end;
+                end
+                if (h_first[ci][k] < f_end && {1'b0, f_first} < h_end[ci][k]) hd_overlap = 1'b1;
+            end else if (!hd_free_found) begin
+                hd_free_found = 1'b1;
+                hd_free = HW'(k);
+            end
+        end
+    end
+    // Coverage: the held packet that extends contributor `ci` from c_covered.
+    logic        cov_ext;
+    logic [32:0] cov_to;
+    always_comb begin
+        cov_ext = 1'b0;
+        cov_to = c_covered[ci];
+        for (int k = 0; k < MAX_HELD; k++)
+            if (h_valid[ci][k] && h_first[ci][k] <= c_covered[ci] && h_end[ci][k] > c_covered[ci]) begin
+                cov_ext = 1'b1;
+                cov_to = h_end[ci][k];
+            end
+    end
+    // Every element below `ready_now` is delivered by every contributor.
+    logic [32:0] ready_now;
+    always_comb begin
+        ready_now = 33'h1_FFFF_FFFF;
+        for (int i = 0; i < MAX_CONTRIB; i++)
+            if (CI_W'(i) < n_contrib) begin
+                if (c_covered[i] > base) begin
+                    if (c_covered[i] < ready_now) ready_now = c_covered[i];
+                end else if (base < ready_now) ready_now = base;
+            end
+    end
+
+    // ---------------------------------------------------------------- FSM
+    localparam int CB = $clog2(CNT_TOTAL);
+    /* verilator lint_off UNUSEDSIGNAL */
+    task automatic count(input int i);
+        cnt[CB'(i)] <= cnt[CB'(i)] + 32'd1;
+    endtask
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Builds the ACK for the frame in the buffer into cbuf.
+    task automatic build_ack(input logic [7:0] status, input logic [15:0] detail);
+        cbuf <= '0;
+        for (int i = 0; i < 6; i++) cbuf[8*(i) +: 8] <= am_mac[8*(5-i) +: 8];
+        for (int i = 0; i < 6; i++) cbuf[8*(6 + i) +: 8] <= node_mac[8*(5-i) +: 8];
+        cbuf[8*(12) +: 8] <= ETHERTYPE[15:8];
+        cbuf[8*(13) +: 8] <= ETHERTYPE[7:0];
+        cbuf[8*(14) +: 8] <= 8'h10;
+        cbuf[8*(15) +: 8] <= CLASS_CONTROL;
+        for (int i = 16; i < 38; i++) cbuf[8*(i) +: 8] <= b8(hdr, i);   // identity and txn
+        cbuf[8*(38) +: 8] <= control_ep[15:8];
+        cbuf[8*(39) +: 8] <= control_ep[7:0];
+        cbuf[8*(40) +: 8] <= b8(hdr, 38);
+        cbuf[8*(41) +: 8] <= b8(hdr, 39);
+        cbuf[8*(42) +: 8] <= CMD_ACK;
+        cbuf[8*(43) +: 8] <= status;
+        cbuf[8*(45) +: 8] <= 8'(ACK_BODY_LEN);
+        cbuf[8*(47) +: 8] <= 8'd1;
+        cbuf[8*(48) +: 8] <= f_cmd;
+        cbuf[8*(50) +: 8] <= detail[15:8];
+        cbuf[8*(51) +: 8] <= detail[7:0];
+        tx_len <= ETH_MIN_FRAME;
+    endtask
+
+    task automatic build_caps();
+        cbuf <= '0;
+        for (int i = 0; i < 6; i++) cbuf[8*(i) +: 8] <= am_mac[8*(5-i) +: 8];
+        for (int i = 0; i < 6; i++) cbuf[8*(6 + i) +: 8] <= node_mac[8*(5-i) +: 8];
+        cbuf[8*(12) +: 8] <= ETHERTYPE[15:8];
+        cbuf[8*(13) +: 8] <= ETHERTYPE[7:0];
+        cbuf[8*(14) +: 8] <= 8'h10;
+        cbuf[8*(15) +: 8] <= CLASS_CONTROL;
+        for (int i = 16; i < 38; i++) cbuf[8*(i) +: 8] <= b8(hdr, i);
+        cbuf[8*(38) +: 8] <= control_ep[15:8];
+        cbuf[8*(39) +: 8] <= control_ep[7:0];
+        cbuf[8*(40) +: 8] <= b8(hdr, 38);
+        cbuf[8*(41) +: 8] <= b8(hdr, 39);
+        cbuf[8*(42) +: 8] <= CMD_CAPS_RESPONSE;
+        cbuf[8*(45) +: 8] <= 8'(CAPS_RECORD_LEN);
+        cbuf[8*(47) +: 8] <= 8'd1;
+        for (int i = 0; i < 36; i++) cbuf[8*(48 + i) +: 8] <= rom_byte(i);
+        tx_len <= 16'd84;
+    endtask
+
+    // Sends the reply in cbuf, then records the transaction.
+    task automatic send(input st_t ret);
+        tx_line <= '0;
+        tx_ret <= ret;
+        st <= TX;
+    endtask
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            st <= RX;
+            tx_ret <= DONE;
+            rx_beat <= '0;
+            rx_crc <= '0;
+            ctx_valid <= 1'b0;
+            ctx_active <= 1'b0;
+            ctx_failed <= 1'b0;
+            n_contrib <= '0;
+            n_paths <= '0;
+            t_next <= '0;
+            r_next <= '0;
+            tx_line <= '0;
+            tx_len <= '0;
+            tx_res <= 1'b0;
+            pi <= '0;
+            res_inexact <= 1'b0;
+            for (int i = 0; i < CNT_TOTAL; i++) cnt[i] <= '0;
+            for (int i = 0; i < TXN_SLOTS; i++) t_valid[i] <= 1'b0;
+            for (int i = 0; i < RETIRED_SLOTS; i++) r_valid[i] <= 1'b0;
+            for (int c = 0; c < MAX_CONTRIB; c++)
+                for (int k = 0; k < MAX_HELD; k++) h_valid[c][k] <= 1'b0;
+        end else begin
+            case (st)
+            // ---------------------------------------------------- ingress
+            RX: if (s_axis_tvalid) begin
+                logic [15:0] hs, he;
+                logic [DATA_W-1:0] masked;
+                hs = hs_start;
+                he = hs_end;
+                if (rx_beat == 0) begin
+                    // The hashed range: the CONTROL request, or the DATA body.
+                    if (s_axis_tdata[8*15 +: 8] == CLASS_CONTROL) begin
+                        hs = 16'd14;
+                        he = 16'd48 + {s_axis_tdata[8*44 +: 8], s_axis_tdata[8*45 +: 8]};
+                    end else begin
+                        hs = 16'd56;
+                        he = 16'd56 + {s_axis_tdata[8*50 +: 8], s_axis_tdata[8*51 +: 8]};
+                    end
+                    hs_start <= hs;
+                    hs_end <= he;
+                    rx_port <= s_port;
+                end
+                masked = s_axis_tdata;
+                for (int i = 0; i < KEEP_W; i++) begin
+                    logic [15:0] a;
+                    a = 16'(64 * int'(rx_beat) + i);
+                    if (!s_axis_tkeep[i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
+                end
+                rx_crc <= crc32c(rx_beat == 0 ? 32'd0 : rx_crc, masked);
+                if (int'(rx_beat) < LINES) fbuf[FB'(rx_beat)] <= s_axis_tdata;
+                rx_beat <= rx_beat + 16'd1;
+                if (s_axis_tlast) begin
+                    rx_len <= 16'(64 * int'(rx_beat)) + 16'($countones(s_axis_tkeep));
+                    st <= VERDICT;
+                end
+            end
+            VERDICT: if (v_valid) begin
+                v_ok_q <= v_ok;
+                v_prism_q <= v_prism;
+                v_reason_q <= v_reason;
+                rx_beat <= '0;
+                st <= DISPATCH;
+            end
+            // ---------------------------------------------------- dispatch
+            DISPATCH: begin
+                st <= DONE;
+                if (!v_ok_q) count(CNT_MALFORMED + int'(v_reason_q));
+                else if (!v_prism_q) count(CNT_NOT_FOR_US);
+                else if (f_class == CLASS_PROGRESS) begin
+                    // Holes are walked for the parser's rule before counting.
+                    bi <= '0;
+                    off <= PROGRESS_HOLES;
+                    pos <= {1'b0, b32(hdr, 44)};
+                    st <= PREWALK;
+                end else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) begin
+                    // Kulisch values are checked by the walk; nothing else needs it.
+                    off <= DATA_BODY;
+                    groups_left <= f_groups;
+                    k_left <= '0;
+                    vals_left <= '0;
+                    k_seen <= 1'b0;
+                    st <= D_KWALK;
+                end else begin
+                    // CONTROL: reserved bits of bindings and capability records first.
+                    bi <= '0;
+                    off <= f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
+                    st <= PREWALK;
+                end
+            end
+            PREWALK: begin
+                if (f_class == CLASS_PROGRESS) begin
+                    logic [15:0] nholes;
+                    logic [32:0] hf, he2;
+                    nholes = b16(hdr, 56);
+                    hf = {1'b0, w32(win, 0)};
+                    he2 = hf + {1'b0, w32(win, 4)};
+                    if (bi == nholes) st <= ROUTE;
+                    else if (w32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000) begin
+                        count(CNT_MALFORMED + int'(R_BAD_HOLES));
+                        st <= DONE;
+                    end else begin
+                        pos <= he2 + 33'd1;
+                        bi <= bi + 16'd1;
+                        off <= off + HOLE_LEN;
+                    end
+                end else if (f_cmd == CMD_STAGE) begin
+                    if (bi == f_bcount) st <= ROUTE;
+                    else if ((win[7:0] & DIR_RESERVED) != 0) begin
+                        count(CNT_MALFORMED + int'(R_RESERVED_NONZERO));
+                        st <= DONE;
+                    end else begin
+                        bi <= bi + 16'd1;
+                        off <= off + BINDING_LEN;
+                    end
+                end else if (f_cmd == CMD_CAPS_RESPONSE) begin
+                    if (off >= CONTROL_BODY + f_body_len) st <= ROUTE;
+                    else if (win[8*7 +: 8] != 0) begin
+                        count(CNT_MALFORMED + int'(R_RESERVED_NONZERO));
+                        st <= DONE;
+                    end else off <= off + CAPS_RECORD_LEN;
+                end else st <= ROUTE;
+            end
+            // ---------------------------------------------------- CONTROL
+            C_TXN: begin
+                if (f_src_mac != am_mac || rx_port != am_port) begin
+                    count(CNT_UNTRUSTED);
+                    st <= DONE;
+                end else if (f_cmd == CMD_CAPS_QUERY) begin
+                    count(CNT_ACCEPTED);
+                    build_caps();
+                    send(DONE);
+                end else if (t_hit) begin
+                    if (t_same) begin
+                        count(CNT_RETRIES);
+                        build_ack(t_status[t_idx], t_detail[t_idx]);
+                    end else begin
+                        count(CNT_REFUSED + int'(ACK_TXN_CONFLICT));
+                        build_ack(ACK_TXN_CONFLICT, 16'd0);
+                    end
+                    send(DONE);
+                end else st <= C_APPLY;
+            end
+            C_APPLY: begin
+                ack_status <= ACK_OK;
+                ack_detail <= '0;
+                st <= C_REPLY;
+                if (retired_stale) ack_status <= ACK_STALE_GENERATION;
+                else case (f_cmd)
+                    CMD_STAGE: begin
+                        if (ctx_key_match) ack_status <= f_gen <= ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
+                        else if (!x_known || x_vlen == 0 || f_bcount == 0 || x_terms == 0) ack_status <= ACK_INVALID;
+                        else if (!x_mtu_ok || !x_mtu_run) ack_status <= ACK_UNSUPPORTED;
+                        else if (x_acc == ACC_KULISCH_FIXED && (x_kw[2:0] != 0 || x_kw < x_kmin || x_kw > 16'd4096))
+                            ack_status <= ACK_INVALID;
+                        else begin
+                            bi <= '0;
+                            off <= 16'd84;
+                            terms_sum <= '0;
+                            contribs <= '0;
+                            paths <= '0;
+                            dest_paths <= '0;
+                            st <= C_BIND;
+                        end
+                    end
+                    CMD_COMMIT, CMD_COMPLETE, CMD_RELEASE, CMD_ABORT: begin
+                        if (!ctx_key_match) ack_status <= ACK_BAD_STATE;
+                        else if (ctx_gen != f_gen) ack_status <= f_gen < ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
+                        else if (f_cmd == CMD_COMMIT && !ctx_active) ctx_active <= 1'b1;
+                        else if (f_cmd == CMD_COMPLETE && ctx_active && (ctx_failed || base >= {1'b0, ctx_vlen})) begin
+                        end else if ((f_cmd == CMD_RELEASE && ctx_active) || f_cmd == CMD_ABORT) begin
+                            logic found;
+                            found = 1'b0;
+                            ctx_valid <= 1'b0;
+                            ctx_active <= 1'b0;
+                            for (int i = 0; i < RETIRED_SLOTS; i++)
+                                if (r_valid[i] && r_key[i] == f_key) begin
+                                    r_gen[i] <= f_gen;
+                                    found = 1'b1;
+                                end
+                            if (!found) begin
+                                r_valid[r_next] <= 1'b1;
+                                r_key[r_next] <= f_key;
+                                r_gen[r_next] <= f_gen;
+                                r_next <= r_next + 1'b1;
+                            end
+                        end else ack_status <= ACK_BAD_STATE;
+                    end
+                    default: ack_status <= ACK_INVALID;
+                endcase
+            end
+            C_BIND: begin
+                if (bi == f_bcount) st <= C_BIND_END;
+                else begin
+                    logic bad;
+                    bad = int'(bd_port) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
+                    if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bad = 1'b1;
+                    if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bad = 1'b1;
+                    if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bad = 1'b1;
+                    if (bad) begin
+                        ack_status <= ACK_INVALID_BINDING;
+                        ack_detail <= bi + 16'd1;
+                        st <= C_REPLY;
+                    end else begin
+                        b_stream[BB'(bi)] <= bd_stream;
+                        b_lep[BB'(bi)] <= bd_lep;
+                        if ((bd_dir & DIR_DATA_IN) != 0) begin
+                            terms_sum <= terms_sum + {16'b0, bd_terms};
+                            contribs <= contribs + 16'd1;
+                            if (int'(contribs) < MAX_CONTRIB) begin
+                                s_stream[CI_W'(contribs)] <= bd_stream;
+                                s_lep[CI_W'(contribs)] <= bd_lep;
+                                s_pep[CI_W'(contribs)] <= bd_pep;
+                                st_port[CI_W'(contribs)] <= bd_port;
+                                s_mac[CI_W'(contribs)] <= bd_mac;
+                            end
+                        end
+                        if ((bd_dir & DIR_RESULT_OUT) != 0) begin
+                            paths <= paths + 16'd1;
+                            if (bd_rank == x_dest) dest_paths <= dest_paths + 16'd1;
+                            if (int'(paths) < MAX_PATHS) begin
+                                sp_stream[PI_W'(paths)] <= bd_stream;
+                                sp_lep[PI_W'(paths)] <= bd_lep;
+                                sp_pep[PI_W'(paths)] <= bd_pep;
+                                sp_port[PI_W'(paths)] <= bd_port;
+                                sp_mac[PI_W'(paths)] <= bd_mac;
+                            end
+                        end
+                        bi <= bi + 16'd1;
+                        off <= off + BINDING_LEN;
+                    end
+                end
+            end
+            C_BIND_END: begin
+                st <= C_REPLY;
+                if (terms_sum != x_terms || contribs == 0 || (x_sem == SEM_REDUCE && dest_paths != 1) || paths == 0)
+                    ack_status <= ACK_INVALID_BINDING;
+                else if (!caps_ok) ack_status <= ACK_UNSUPPORTED;
+                else if (x_wel < {16'b0, x_single_window} || x_wint == 0 || x_wby < {16'b0, x_mtu} + 32'd14)
+                    ack_status <= ACK_INVALID;
+                else if (x_wel > 32'(WINDOW) || x_wint > 16'(MAX_HELD) || x_wby > 32'(WINDOW_BYTES)) ack_status <= ACK_NO_RESOURCES;
+                else if (ctx_valid) ack_status <= ACK_NO_RESOURCES;
+                else st <= C_INSTALL;
+            end
+            C_INSTALL: begin
+                ctx_valid <= 1'b1;
+                ctx_active <= 1'b0;
+                ctx_failed <= 1'b0;
+                ctx_job <= f_job;
+                ctx_group <= f_group;
+                ctx_op <= f_op;
+                ctx_gen <= f_gen;
+                ctx_vlen <= x_vlen;
+                ctx_wel <= x_wel;
+                ctx_wint <= x_wint;
+                ctx_wby <= x_wby;
+                ctx_cap <= (x_mtu - 16'd46) >> 2;
+                base <= '0;
+                next_pid <= '0;
+                n_contrib <= CI_W'(contribs);
+                n_paths <= PI_W'(paths);
+                for (int i = 0; i < MAX_CONTRIB; i++) begin
+                    c_stream[i] <= s_stream[i];
+                    c_lep[i] <= s_lep[i];
+                    c_pep[i] <= s_pep[i];
+                    c_port[i] <= st_port[i];
+                    c_mac[i] <= s_mac[i];
+                    c_covered[i] <= '0;
+                    c_bytes[i] <= '0;
+                    for (int k = 0; k < MAX_HELD; k++) h_valid[i][k] <= 1'b0;
+                end
+                for (int i = 0; i < MAX_PATHS; i++) begin
+                    p_stream[i] <= sp_stream[i];
+                    p_lep[i] <= sp_lep[i];
+                    p_pep[i] <= sp_pep[i];
+                    p_port[i] <= sp_port[i];
+                    p_mac[i] <= sp_mac[i];
+                end
+                clr_slot <= '0;
+                clr_left <= 16'(RING);
+                st <= C_CLEAR;
+            end
+            C_CLEAR: begin
+                // A fresh accumulator: every slot -0 (an ABORT may have left values).
+                for (int j = 0; j < LANES; j++) acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                clr_slot <= RB'(clr_slot + RB'(LANES));
+                clr_left <= clr_left - 16'(LANES);
+                if (clr_left <= 16'(LANES)) st <= C_REPLY;
+            end
+            C_REPLY: begin
+                count(CNT_ACCEPTED);
+                if (ack_status != ACK_OK) count(CNT_REFUSED + int'(ack_status));
+                build_ack(ack_status, ack_detail);
+                // A STAGE whose generation is installed drops older generations' records.
+                if (f_cmd == CMD_STAGE && ctx_key_match && ctx_gen == f_gen)
+                    for (int i = 0; i < TXN_SLOTS; i++)
+                        if (t_valid[i] && t_key[i] == f_key && t_gen[i] < f_gen) t_valid[i] <= 1'b0;
+                // Record the transaction for idempotent retries.
+                t_valid[t_next] <= 1'b1;
+                t_key[t_next] <= f_key;
+                t_txn[t_next] <= f_txn;
+                t_gen[t_next] <= f_gen;
+                t_crc[t_next] <= rx_crc;
+                t_len[t_next] <= req_len;
+                t_status[t_next] <= ack_status;
+                t_detail[t_next] <= ack_detail;
+                t_next <= t_next + 1'b1;
+                send(DONE);
+            end
+            // ---------------------------------------------------- DATA
+            D_KWALK: begin
+                // Kulisch value states (the parser's last body check): a state
+                // byte, then the integer 64 bytes a cycle; native groups are
+                // skipped whole.
+                if (k_left != 0) begin
+                    logic [15:0] n;
+                    logic nz;
+                    n = k_left > 16'd64 ? 16'd64 : k_left;
+                    nz = k_nz;
+                    for (int i = 0; i < 64; i++) if (16'(i) < n && win[8*i +: 8] != 0) nz = 1'b1;
+                    k_nz <= nz;
+                    off <= off + n;
+                    k_left <= k_left - n;
+                    if (k_left == n) begin
+                        vals_left <= vals_left - 16'd1;
+                        if (k_state > KSTATE_NAN || ((k_state == KSTATE_FINITE) != nz)) begin
+                            count(CNT_MALFORMED + int'(R_BAD_KULISCH_VALUE));
+                            st <= DONE;
+                        end
+                    end
+                end else if (vals_left != 0) begin
+                    k_state <= win[7:0];
+                    k_nz <= 1'b0;
+                    k_left <= {7'b0, g_kw} + 16'd1;
+                    off <= off + 16'd1;
+                end else if (off[1:0] != 0) off <= (off + 16'd3) & ~16'd3;
+                else if (groups_left == 0) st <= ROUTE;
+                else begin
+                    /* verilator lint_off UNUSEDSIGNAL */
+                    logic [31:0] d;
+                    /* verilator lint_on UNUSEDSIGNAL */
+                    logic [15:0] w;
+                    d = w32(win, 0);
+                    w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
+                    groups_left <= groups_left - 8'd1;
+                    g_kw <= d[24:16];
+                    if (d[31:28] == FMT_KULISCH) begin
+                        k_seen <= 1'b1;
+                        vals_left <= d[15:0];
+                        off <= off + 16'd4;
+                    end else off <= off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
+                end
+            end
+            ROUTE: begin
+                st <= DONE;
+                if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
+                else if (f_class == CLASS_PROGRESS) count(CNT_PROGRESS_IGNORED);
+                else if (f_class == CLASS_CONTROL) st <= C_TXN;
+                else st <= D_OP;
+            end
+            D_OP: begin
+                logic [7:0] r;
+                r = 8'hFF;
+                st <= DONE;
+                if (f_class == CLASS_RESULT) r = DR_RESULT_NOT_INPUT;
+                else if (!ctx_key_match) r = DR_NO_OPERATION;
+                else if (ctx_gen != f_gen) r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
+                else if (!ctx_active) r = DR_NOT_ACTIVE;
+                else if (ctx_failed) r = DR_OPERATION_FAILED;
+                else if (base >= {1'b0, ctx_vlen}) r = DR_OPERATION_DONE;
+                else if (!c_found) r = DR_UNKNOWN_STREAM;
+                else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) r = DR_ENDPOINT_MISMATCH;
+                else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
+                else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
+                else if ((f_flags & FLAG_INEXACT) != 0) begin
+                    // A child's terminal INEXACT fails the whole operation.
+                    count(CNT_DATA_APPLIED);
+                    ctx_failed <= 1'b1;
+                    res_inexact <= 1'b1;
+                    pi <= '0;
+                    st <= D_RESULT;
+                end
+                else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
+                else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
+                else if (k_seen) r = DR_FORMAT_NOT_ALLOWED;
+                else begin
+                    ci <= c_idx;
+                    st <= D_HELD;
+                end
+                if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
+            end
+            D_HELD: begin
+                logic [7:0] r;
+                r = 8'hFF;
+                st <= DONE;
+                if (hd_hit) begin
+                    if (hd_same) count(CNT_DATA_DUPLICATES);
+                    else r = DR_CHANGED_RETRANSMIT;
+                end
+                else if ({1'b0, f_first} < base) r = DR_BELOW_WINDOW;
+                else if (f_end > base + {1'b0, ctx_wel}) r = DR_BEYOND_WINDOW;
+                else if (hd_overlap) r = DR_OVERLAP;
+                else if (hd_count >= ctx_wint) r = DR_INTERVALS_EXHAUSTED;
+                else if (c_bytes[ci] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
+                else begin
+                    count(CNT_DATA_APPLIED);
+                    h_valid[ci][hd_free] <= 1'b1;
+                    h_pid[ci][hd_free] <= f_pid;
+                    h_first[ci][hd_free] <= {1'b0, f_first};
+                    h_end[ci][hd_free] <= f_end;
+                    h_crc[ci][hd_free] <= rx_crc;
+                    h_bytes[ci][hd_free] <= rx_len;
+                    c_bytes[ci] <= c_bytes[ci] + {16'b0, rx_len};
+                    if (c_covered[ci] < base) c_covered[ci] <= base;
+                    off <= DATA_BODY;
+                    groups_left <= f_groups;
+                    pos <= {1'b0, f_first};
+                    st <= D_DESC;
+                end
+                if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
+            end
+            D_DESC: begin
+                if (groups_left == 0) st <= D_COVER;
+                else begin
+                    /* verilator lint_off UNUSEDSIGNAL */
+                    logic [31:0] d;
+                    /* verilator lint_on UNUSEDSIGNAL */
+                    d = w32(win, 0);
+                    g_fmt <= d[31:28];
+                    vals_left <= d[15:0];
+                    groups_left <= groups_left - 8'd1;
+                    off <= off + 16'd4;
+                    st <= D_RUN;
+                end
+            end
+            D_RUN: begin
+                // Up to LANES consecutive slots, one value each: distinct banks.
+                for (int j = 0; j < LANES; j++)
+                    if (5'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
+                pos <= pos + 33'(run_n);
+                vals_left <= vals_left - 16'(run_n);
+                if (vals_left == 16'(run_n)) begin
+                    off <= (off + run_bytes + 16'd3) & ~16'd3;
+                    st <= D_DESC;
+                end else off <= off + run_bytes;
+            end
+            D_COVER: begin
+                if (cov_ext) c_covered[ci] <= cov_to;
+                else st <= D_READY;
+            end
+            D_READY: begin
+                logic [32:0] e;
+                e = base + 33'(ctx_cap);
+                if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
+                if (ready_now > base && ready_now >= e) begin
+                    res_end <= e;
+                    res_count <= 16'(e - base);
+                    res_inexact <= 1'b0;
+                    pi <= '0;
+                    st <= D_RESULT;
+                end else st <= DONE;
+            end
+            D_RESULT: begin
+                if (pi == n_paths) begin
+                    next_pid <= next_pid + 32'd1;
+                    if (res_inexact) st <= DONE;
+                    else begin
+                        clr_slot <= RB'(base);
+                        clr_left <= res_count;
+                        st <= D_RELEASE;
+                    end
+                end else begin
+                    tx_len <= res_inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * res_count;
+                    tx_res <= 1'b1;
+                    count(CNT_RESULTS_SENT);
+                    send(D_NEXT_PATH);
+                end
+            end
+            D_NEXT_PATH: begin
+                tx_res <= 1'b0;
+                pi <= pi + 1'b1;
+                st <= D_RESULT;
+            end
+            D_RELEASE: begin
+                // Frees [base, res_end): slots back to -0, then packets wholly below.
+                for (int j = 0; j < LANES; j++)
+                    if (16'(j) < clr_left) acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                clr_slot <= RB'(clr_slot + RB'(LANES));
+                if (clr_left > 16'(LANES)) clr_left <= clr_left - 16'(LANES);
+                else begin
+                    for (int c = 0; c < MAX_CONTRIB; c++) begin
+                        logic [31:0] freed;
+                        freed = '0;
+                        for (int k = 0; k < MAX_HELD; k++)
+                            if (h_valid[c][k] && h_end[c][k] <= res_end) begin
+                                h_valid[c][k] <= 1'b0;
+                                freed = freed + {16'b0, h_bytes[c][k]};
+                            end
+                        c_bytes[c] <= c_bytes[c] - freed;
+                    end
+                    base <= res_end;
+                    st <= D_READY;
+                end
+            end
+            // ---------------------------------------------------- egress
+            TX: if (m_axis_tready) begin
+                if (m_axis_tlast) st <= tx_ret;
+                else tx_line <= tx_line + 16'd1;
+            end
+            DONE: st <= RX;
+            default: ;
+            endcase
+        end
+    end
+endmodule
