@@ -22,6 +22,11 @@ pub trait Link {
     /// Waits up to `timeout` for one frame.
     fn recv(&mut self, timeout: Duration) -> io::Result<Option<Rx>>;
     fn describe(&self) -> String;
+    /// The link's clock: wall time, or simulated time for a simulated switch
+    /// (send times and `Rx::at` must come from the same clock).
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
 }
 
 /// The switch `--switch sim` runs when no config is given: MTU 9000, two ports,

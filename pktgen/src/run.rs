@@ -96,7 +96,7 @@ impl Session<'_> {
         self.link.send(port, frame).map_err(|e| RunError::Io(e.to_string()))?;
         self.sent += 1;
         if let Some(c) = &mut self.capture {
-            c.push(Captured { ts: self.start.elapsed(), data: frame.to_vec() });
+            c.push(Captured { ts: self.link.now().saturating_duration_since(self.start), data: frame.to_vec() });
         }
         Ok(())
     }
@@ -105,7 +105,7 @@ impl Session<'_> {
         if let Some(rx) = &r {
             self.received += 1;
             if let Some(c) = &mut self.capture {
-                c.push(Captured { ts: rx.at.duration_since(self.start), data: rx.frame.clone() });
+                c.push(Captured { ts: rx.at.saturating_duration_since(self.start), data: rx.frame.clone() });
             }
         }
         Ok(r)
@@ -185,18 +185,23 @@ fn covers(r: &CapabilityRecord, job: &Job) -> bool {
 
 /// Runs a job against a switch.
 pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, RunError> {
-    let mut s = Session { link, start: Instant::now(), capture: opts.capture.then(Vec::new), sent: 0, received: 0 };
+    let start = link.now();
+    let mut s = Session { link, start, capture: opts.capture.then(Vec::new), sent: 0, received: 0 };
     // Capabilities: the whole tuple must be covered by one record.
     let pages = transact(&mut s, job, 1, Command::CAPS_QUERY, ControlBody::Empty)?;
-    let covered = pages.iter().any(|f| match parse_frame(f, &Limits::default()) {
-        Ok(ParsedFrame { prism: Some(PrismRepr::Control(ControlRepr { body: ControlBody::Caps(r), .. })), .. }) => r.iter().any(|r| covers(&r, job)),
-        _ => false,
+    let record = pages.iter().find_map(|f| match parse_frame(f, &Limits::default()) {
+        Ok(ParsedFrame { prism: Some(PrismRepr::Control(ControlRepr { body: ControlBody::Caps(r), .. })), .. }) => r.iter().find(|r| covers(r, job)),
+        _ => None,
     });
-    if !covered {
+    let Some(record) = record else {
         return Err(RunError::Unsupported);
-    }
+    };
+    // The window's packet and byte limits: the job's defaults, within what the switch holds.
+    let mut context = job.context();
+    context.window_intervals = context.window_intervals.min(record.window_intervals);
+    context.window_bytes = context.window_bytes.min(record.window_bytes);
     let bindings = job.bindings();
-    let staged = transact(&mut s, job, 2, Command::STAGE, ControlBody::Stage { context: job.context(), bindings: Records::Typed(&bindings) })?;
+    let staged = transact(&mut s, job, 2, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })?;
     expect_ok(&staged, Command::STAGE)?;
     let committed = transact(&mut s, job, 3, Command::COMMIT, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::COMMIT));
     if let Err(e) = committed {
@@ -216,9 +221,9 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     let mut held_bytes = vec![0usize; job.ranks as usize];
     let mut sent_at: Vec<Vec<Instant>> = packets.iter().map(|p| Vec::with_capacity(p.len())).collect();
     let window = job.window_elements() as u64;
-    let (max_held, max_bytes) = (16usize, 16 * (job.mtu as usize + 18));
+    let (max_held, max_bytes) = (context.window_intervals as usize, context.window_bytes as usize);
     let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| RunError::Io(e.to_string()))?;
-    let data_start = Instant::now();
+    let data_start = s.link.now();
     let mut last_result = data_start;
     let mut last_progress = Instant::now();
     let mut last_line = Instant::now();
@@ -243,7 +248,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
                     break;
                 }
                 held_bytes[r] += frame.len();
-                sent_at[r].push(Instant::now());
+                sent_at[r].push(s.link.now());
                 s.send(job.rank_ports[r % job.rank_ports.len()], frame)?;
                 next[r] += 1;
                 sent_data += 1;

@@ -6,9 +6,11 @@
 
 pub mod svpkg;
 mod fp32;
+mod link;
 mod model;
 mod switch;
 
 pub use fp32::Fp32Adder;
+pub use link::{RtlLink, DEFAULT_CLOCK_MHZ};
 pub use model::{RxCheck, Verdict};
 pub use switch::{Egress, Ingress, RtlSwitch};

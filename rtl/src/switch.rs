@@ -117,6 +117,18 @@ impl RtlSwitch {
         Ingress { first_cycle: first.unwrap_or(last), last_cycle: last }
     }
 
+    /// Idle cycles until a frame leaves (true) or `max` cycles passed (false).
+    pub fn idle_until_output(&mut self, max: u64, out: &mut Vec<Egress>) -> bool {
+        let before = out.len();
+        for _ in 0..max {
+            self.clock(&Beat::default(), out);
+            if out.len() > before {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Idle cycles until no frame has left for `quiet` cycles.
     pub fn drain(&mut self, quiet: u64, out: &mut Vec<Egress>) {
         let mut idle = 0;
