@@ -1,0 +1,145 @@
+//! Hardware figures of the RTL switch from cycle-accurate simulation:
+//! throughput in beats per cycle with DATA back to back, and latency in
+//! cycles from the last beat of the DATA frame that completes a range to the
+//! first beat of its first RESULT (and in ns at the clock given).
+//!
+//!   cargo run --release -p prism-rtl --bin prism-rtl-figures [-- --json]
+
+use prism_dataplane::wire::*;
+use prism_pktgen::{Job, Packetization, Pattern};
+use prism_rtl::{Egress, RtlSwitch, DEFAULT_CLOCK_MHZ};
+
+fn job(ranks: u16, semantics: Semantics, ranges: u32) -> Job {
+    Job {
+        ranks,
+        semantics,
+        dest_rank: 0,
+        accumulator: AccumulatorPolicy::FP32_ARRIVAL,
+        output: OutputFormat::FP32,
+        input: prism_arith::NumFormat::Fp32,
+        vector_len: 363 * ranges,
+        mtu: 1500,
+        pattern: Pattern::Gradient(1e-3),
+        packetization: Packetization::Full,
+        seed: 7,
+        identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
+        switch_mac: Mac([0x02, 0, 0, 0, 0, 0x50]),
+        rank_ports: vec![0],
+        am_mac: Mac([0x02, 0, 0, 0, 0, 0xa0]),
+        am_port: 0,
+        given: None,
+    }
+}
+
+fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
+    let c = ControlRepr { identity: j.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
+    let p = PrismRepr::Control(c);
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: j.switch_mac, src: j.am_mac, ethertype: ETHERTYPE }, &mut f);
+    f
+}
+
+struct Figures {
+    ranks: u16,
+    semantics: Semantics,
+    data_frames: usize,
+    beats_in: u64,
+    beats_out: u64,
+    cycles: u64,
+    latency: Vec<u64>,
+}
+
+fn measure(ranks: u16, semantics: Semantics) -> Figures {
+    let j = job(ranks, semantics, 64);
+    let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
+    let mut out = Vec::new();
+    let mut ctx = j.context();
+    ctx.window_intervals = 8;
+    ctx.window_bytes = 12000;
+    let bindings = j.bindings();
+    sw.send(&control(&j, 1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
+    sw.send(&control(&j, 2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
+    sw.drain(100, &mut out);
+    assert_eq!(out.len(), 2, "two ACKs");
+    out.clear();
+    let vectors = j.vectors();
+    let packets: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
+    // Range by range, every rank's packet back to back: the last one completes the range.
+    let mut ingress = Vec::new();
+    let mut beats_in = 0;
+    let start = sw.cycle();
+    for k in 0..packets[0].len() {
+        for p in &packets {
+            let f = &p[k].2;
+            beats_in += f.len().div_ceil(64) as u64;
+            ingress.push(sw.send(f, 0, &mut out).last_cycle);
+        }
+    }
+    sw.drain(200, &mut out);
+    let results: Vec<&Egress> = out.iter().filter(|e| e.frame.get(15) == Some(&3)).collect();
+    let end = results.last().map_or(sw.cycle(), |e| e.last_cycle);
+    let paths = if semantics == Semantics::ALLREDUCE { ranks as usize } else { 1 };
+    assert_eq!(results.len(), paths * packets[0].len(), "every RESULT");
+    // The first RESULT of each range, against the last beat of the frame that completed it.
+    let latency = results
+        .chunks(paths)
+        .enumerate()
+        .map(|(k, r)| r[0].first_cycle - ingress[(k + 1) * ranks as usize - 1])
+        .collect();
+    Figures {
+        ranks,
+        semantics,
+        data_frames: ingress.len(),
+        beats_in,
+        beats_out: results.iter().map(|e| e.frame.len().div_ceil(64) as u64).sum(),
+        cycles: end - start,
+        latency,
+    }
+}
+
+fn main() {
+    let json = std::env::args().any(|a| a == "--json");
+    let ns = 1e3 / DEFAULT_CLOCK_MHZ;
+    let mut rows = Vec::new();
+    for ranks in [2u16, 8] {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            rows.push(measure(ranks, semantics));
+        }
+    }
+    if json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|f| {
+                format!(
+                    "{{\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    f.ranks,
+                    f.semantics.name(),
+                    f.data_frames,
+                    f.beats_in as f64 / f.cycles as f64,
+                    f.beats_out as f64 / f.cycles as f64,
+                    f.latency.iter().min().unwrap_or(&0),
+                    f.latency.iter().max().unwrap_or(&0)
+                )
+            })
+            .collect();
+        println!("[{}]", items.join(","));
+        return;
+    }
+    println!("prism_switch (FP32_ARRIVAL, FP32 out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
+    println!("| ranks | semantics | DATA frames | beats in / cycle | beats out / cycle | cycles / DATA frame | latency (cycles) | latency (ns) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for f in &rows {
+        let (lo, hi) = (*f.latency.iter().min().unwrap_or(&0), *f.latency.iter().max().unwrap_or(&0));
+        println!(
+            "| {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            f.ranks,
+            f.semantics.name(),
+            f.data_frames,
+            f.beats_in as f64 / f.cycles as f64,
+            f.beats_out as f64 / f.cycles as f64,
+            f.cycles as f64 / f.data_frames as f64,
+            lo as f64 * ns,
+            hi as f64 * ns
+        );
+    }
+}
