@@ -1,4 +1,7 @@
-//! The benchmark harness (issue 7 grows it into software vs hardware reports).
-//! Today: the software switch's cycles per DATA packet against DPDK testpmd.
+//! The benchmark harness: software vs hardware switch latency reports
+//! (`latency`, `report`), and the software switch's cycles per DATA packet
+//! against DPDK testpmd (`switch_throughput`).
 
+pub mod latency;
+pub mod report;
 pub mod switch_throughput;

@@ -15,6 +15,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Software vs hardware switch on the same scenarios: HDR latency histograms,
+    /// throughput, and a report (report.html, report.md, summary.json, SVG plots)
+    /// in OUT/<scenario>/.
+    Report {
+        /// Scenario files (configs/bench/*.toml).
+        #[arg(required = true)]
+        scenarios: Vec<std::path::PathBuf>,
+        /// Where the reports go.
+        #[arg(long, default_value = "bench/out")]
+        out: std::path::PathBuf,
+        /// Where the software switch runs: `veth` (prism-switch over DPDK
+        /// net_af_packet on a veth pair; needs root) or `sim` (the engine in-process).
+        #[arg(long, default_value = "veth", value_parser = ["veth", "sim"])]
+        software: String,
+        /// No progress lines.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Two saved reports side by side (their directories or summary.json files).
+    Compare { a: std::path::PathBuf, b: std::path::PathBuf },
     /// pktgen's generation rate (pre-built 1512-byte DATA mbufs replayed on net_null)
     /// vs `dpdk-testpmd --forward-mode=txonly --txpkts=1512` on net_null, same run, one core each.
     Pktgen {
@@ -47,6 +67,24 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Report { scenarios, out, software, quiet } => match report(&scenarios, &out, &software, quiet) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(2),
+            Err(e) => {
+                eprintln!("prism-bench: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Cmd::Compare { a, b } => match prism_bench::report::compare(&a, &b) {
+            Ok(t) => {
+                print!("{t}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("prism-bench: {e}");
+                ExitCode::from(1)
+            }
+        },
         Cmd::Pktgen { seconds, json } => match pktgen_rate(seconds, json) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -62,6 +100,38 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Runs each scenario on both switches and writes its report; false when a run was not exact.
+fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, quiet: bool) -> Result<bool, String> {
+    use prism_bench::latency::{self, Software};
+    let mode = if software == "sim" { Software::Sim } else { Software::Veth };
+    let mut all_exact = true;
+    for (i, path) in scenarios.iter().enumerate() {
+        let sc = latency::Scenario::load(path)?;
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        if !quiet {
+            eprintln!("[{}/{}] {} ({} ranks, {}, {}, {} elements x {} operations{})", i + 1, scenarios.len(), sc.name, sc.ranks, sc.semantics, sc.policy, sc.vector_len, sc.operations, sc.rate_pps.map_or(String::new(), |r| format!(", {r} DATA/s")));
+        }
+        let dir = out.join(&sc.name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let frames = latency::write_scenario_pcap(&sc, &dir.join("scenario.pcap"))?;
+        let o = latency::run(&sc, mode, !quiet)?;
+        let commands = vec![
+            "scripts/test.sh   # installs DPDK, Verilator, Rust; or: cargo build --release -p prism-bench -p prism-dataplane".to_string(),
+            format!("./target/release/prism-bench report {} --software {software} --out {}", path.display(), out.display()),
+        ];
+        let html = prism_bench::report::write(&o, &dir, &commands, &text, frames)?;
+        let exact = o.software.passed(sc.operations) && o.hardware.passed(sc.operations);
+        all_exact &= exact;
+        println!("{}: {}\n{}", sc.name, html.display(), prism_bench::report::table(&o));
+        for s in [&o.software, &o.hardware] {
+            for f in &s.failures {
+                println!("  {} failure: {f}", s.name);
+            }
+        }
+    }
+    Ok(all_exact)
 }
 
 fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>) -> Result<(), String> {

@@ -1,0 +1,407 @@
+//! Software vs hardware switch on the same scenario (issue 7).
+//!
+//! A scenario (configs/bench/*.toml) becomes one pktgen job: the same seed
+//! gives the same DATA frames for both switches (recorded once as
+//! `scenario.pcap`). pktgen runs it as Aggregation Manager and ranks against
+//! (a) prism-switch over DPDK's net_af_packet on a veth pair (or the
+//! in-process engine with `--software sim`) and (b) the RTL switch under
+//! Verilator, verifying every RESULT exactly. Latency per RESULT frame is
+//! from the send of the last DATA frame covering its range to the RESULT's
+//! arrival: wall time (TSC-backed `Instant`) for software, simulated cycles
+//! times the clock period for hardware.
+
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2Serializer;
+use hdrhistogram::Histogram;
+use prism_dataplane::wire::*;
+use prism_pktgen::link::Link;
+use prism_pktgen::{AfPacketLink, Job, Packetization, Pattern, RunOptions, SimLink};
+use prism_rtl::RtlLink;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// One benchmark scenario, as written in configs/bench/*.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub ranks: u16,
+    /// "reduce" or "allreduce".
+    pub semantics: String,
+    /// "fp32-arrival" or "kulisch".
+    #[serde(default = "default_policy")]
+    pub policy: String,
+    /// "fp32" (the hardware's only input today), "fp16", "bf16", "int8".
+    #[serde(default = "default_fp32")]
+    pub input: String,
+    #[serde(default = "default_fp32")]
+    pub output: String,
+    #[serde(default = "default_mtu")]
+    pub mtu: u16,
+    pub vector_len: u32,
+    /// Operations run one after the other (each a new generation).
+    #[serde(default = "default_one")]
+    pub operations: u32,
+    /// DATA packets per second over all ranks; absent: as fast as the window allows.
+    pub rate_pps: Option<f64>,
+    #[serde(default)]
+    pub seed: u64,
+    /// "full", "random" or "multi-group".
+    #[serde(default = "default_packetization")]
+    pub packetization: String,
+    /// pktgen pattern: "gradient[:sigma]", "uniform", "full-range", "integers".
+    #[serde(default = "default_pattern")]
+    pub pattern: String,
+    /// Hardware clock for cycles-to-time (a 100 GbE MAC clock by default).
+    #[serde(default = "default_clock")]
+    pub clock_mhz: f64,
+}
+
+fn default_policy() -> String {
+    "fp32-arrival".into()
+}
+fn default_fp32() -> String {
+    "fp32".into()
+}
+fn default_mtu() -> u16 {
+    1500
+}
+fn default_one() -> u32 {
+    1
+}
+fn default_packetization() -> String {
+    "full".into()
+}
+fn default_pattern() -> String {
+    "gradient".into()
+}
+fn default_clock() -> f64 {
+    prism_rtl::DEFAULT_CLOCK_MHZ
+}
+
+pub const SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
+pub const AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
+const CONTROL_EP: u16 = 0x0050;
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        s.job().map_err(|e| format!("{}: {e}", path.display()))?;
+        if s.operations == 0 || s.vector_len == 0 || s.ranks == 0 {
+            return Err(format!("{}: ranks, vector_len and operations must be at least 1", path.display()));
+        }
+        Ok(s)
+    }
+
+    /// The pktgen job of the first operation.
+    pub fn job(&self) -> Result<Job, String> {
+        let semantics = match self.semantics.as_str() {
+            "reduce" => Semantics::REDUCE,
+            "allreduce" => Semantics::ALLREDUCE,
+            s => return Err(format!("semantics '{s}' (reduce, allreduce)")),
+        };
+        let accumulator = match self.policy.as_str() {
+            "fp32-arrival" => AccumulatorPolicy::FP32_ARRIVAL,
+            "kulisch" => AccumulatorPolicy::KULISCH_FIXED,
+            s => return Err(format!("policy '{s}' (fp32-arrival, kulisch)")),
+        };
+        let input = match self.input.as_str() {
+            "fp32" => prism_arith::NumFormat::Fp32,
+            "fp16" => prism_arith::NumFormat::Fp16,
+            "bf16" => prism_arith::NumFormat::Bf16,
+            "int8" => prism_arith::NumFormat::Int8,
+            s => return Err(format!("input '{s}' (fp32, fp16, bf16, int8)")),
+        };
+        let output = match self.output.as_str() {
+            "fp32" => OutputFormat::FP32,
+            "fp16" => OutputFormat::FP16,
+            "bf16" => OutputFormat::BF16,
+            "int8" => OutputFormat::INT8,
+            "auto" => OutputFormat::AUTO,
+            "kulisch" => OutputFormat::KULISCH,
+            s => return Err(format!("output '{s}' (fp32, fp16, bf16, int8, auto, kulisch)")),
+        };
+        if ![576, 1500, 9000].contains(&self.mtu) {
+            return Err(format!("mtu {} (576, 1500, 9000)", self.mtu));
+        }
+        let pattern: Pattern = self.pattern.parse()?;
+        let packetization: Packetization = self.packetization.parse()?;
+        Ok(Job {
+            ranks: self.ranks,
+            semantics,
+            dest_rank: 0,
+            accumulator,
+            output,
+            input,
+            vector_len: self.vector_len,
+            mtu: self.mtu,
+            pattern,
+            packetization,
+            seed: self.seed,
+            identity: Identity { job: 0x5052_4953_4d42_0001, group: 1, group_gen: 1, op: 1, op_gen: 1 },
+            switch_mac: SWITCH_MAC,
+            rank_ports: vec![0],
+            am_mac: AM_MAC,
+            am_port: 0,
+            given: None,
+        })
+    }
+}
+
+/// What one switch did over all operations of a scenario.
+pub struct Side {
+    pub name: &'static str,
+    /// What the latency is and which clock measured it.
+    pub clock: String,
+    pub target: String,
+    /// Per RESULT frame, in ns.
+    pub latency: Histogram<u64>,
+    /// Per operation, first DATA in to last RESULT out, in ns.
+    pub operation: Histogram<u64>,
+    pub results: u64,
+    pub frames_sent: u64,
+    pub operations_passed: u32,
+    pub failures: Vec<String>,
+    pub elements: u64,
+    /// Sum of operation times, ns.
+    pub busy_ns: u64,
+}
+
+impl Side {
+    fn new(name: &'static str, clock: String, target: String) -> Side {
+        Side {
+            name,
+            clock,
+            target,
+            latency: Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("histogram bounds"),
+            operation: Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("histogram bounds"),
+            results: 0,
+            frames_sent: 0,
+            operations_passed: 0,
+            failures: Vec::new(),
+            elements: 0,
+            busy_ns: 0,
+        }
+    }
+
+    pub fn passed(&self, operations: u32) -> bool {
+        self.failures.is_empty() && self.operations_passed == operations
+    }
+
+    /// Elements reduced per second of operation time.
+    pub fn elements_per_s(&self) -> f64 {
+        if self.busy_ns == 0 { 0.0 } else { self.elements as f64 * 1e9 / self.busy_ns as f64 }
+    }
+}
+
+/// Runs every operation of the scenario through one link.
+fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32, progress: bool) {
+    let base = match sc.job() {
+        Ok(j) => j,
+        Err(e) => {
+            side.failures.push(e);
+            return;
+        }
+    };
+    let opts = RunOptions { rate_pps: sc.rate_pps, timeout: Duration::from_secs(10), capture: false, progress: false };
+    for op in 0..sc.operations {
+        let mut job = base.clone();
+        job.identity.op_gen = first_gen + op;
+        if progress {
+            eprint!("\r  {:<8} operation {}/{}   ", side.name, op + 1, sc.operations);
+        }
+        match prism_pktgen::run(&job, link, &opts) {
+            Ok(report) => {
+                side.frames_sent += report.frames_sent;
+                side.results += report.latency.len();
+                let _ = side.latency.add(&report.latency);
+                let ns = report.operation.as_nanos().max(1) as u64;
+                let _ = side.operation.record(ns);
+                side.busy_ns += ns;
+                side.elements += sc.vector_len as u64;
+                if report.passed() {
+                    side.operations_passed += 1;
+                } else {
+                    side.failures.push(format!(
+                        "operation {}: {} mismatches, {} elements missing{}",
+                        op + 1,
+                        report.mismatches().len(),
+                        report.missing(),
+                        if report.timed_out { ", timed out" } else { "" }
+                    ));
+                }
+            }
+            Err(e) => side.failures.push(format!("operation {}: {e}", op + 1)),
+        }
+    }
+    if progress {
+        eprintln!("\r  {:<8} {} operations, {} RESULT frames{}", side.name, sc.operations, side.results, if side.failures.is_empty() { ", all exact" } else { ", FAILED" });
+    }
+}
+
+/// Where the software switch runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Software {
+    /// prism-switch (DPDK, net_af_packet) on a veth pair; needs root.
+    Veth,
+    /// The same engine in-process (no DPDK, no kernel path).
+    Sim,
+}
+
+/// prism-switch on a fresh veth pair, stopped and torn down on drop.
+struct VethSwitch {
+    child: Child,
+    ours: String,
+    stats: PathBuf,
+}
+
+impl VethSwitch {
+    fn start(binary: &Path, tag: &str) -> Result<(VethSwitch, String), String> {
+        let (ours, theirs) = (format!("{tag}s"), format!("{tag}p"));
+        let _ = Command::new("ip").args(["link", "del", &ours]).stderr(Stdio::null()).status();
+        let ip = |args: &[&str]| -> Result<(), String> {
+            let st = Command::new("ip").args(args).status().map_err(|e| format!("ip: {e} (apt-get install iproute2)"))?;
+            if st.success() { Ok(()) } else { Err(format!("`ip {}` failed (veth pairs need root; or use --software sim)", args.join(" "))) }
+        };
+        ip(&["link", "add", &ours, "type", "veth", "peer", "name", &theirs])?;
+        for n in [&ours, &theirs] {
+            let _ = Command::new("sysctl").args(["-qw", &format!("net.ipv6.conf.{n}.disable_ipv6=1")]).status();
+            ip(&["link", "set", n, "up"])?;
+        }
+        let dir = std::env::temp_dir();
+        let cfg = dir.join(format!("prism-bench-{tag}.toml"));
+        let stats = dir.join(format!("prism-bench-{tag}.json"));
+        std::fs::write(
+            &cfg,
+            format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n"),
+        )
+        .map_err(|e| format!("{}: {e}", cfg.display()))?;
+        let child = Command::new(binary)
+            .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
+            .arg(format!("--file-prefix=prism-bench-{tag}"))
+            .arg(format!("--vdev=net_af_packet0,iface={ours}"))
+            .args(["--", "--config"])
+            .arg(&cfg)
+            .args(["--stats-interval", "0", "--stats-json"])
+            .arg(&stats)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", binary.display()))?;
+        let sw = VethSwitch { child, ours, stats };
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok((sw, theirs))
+    }
+}
+
+impl Drop for VethSwitch {
+    fn drop(&mut self) {
+        // SAFETY: a signal to our own child process.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        let _ = Command::new("ip").args(["link", "del", &self.ours]).status();
+        let _ = std::fs::remove_file(&self.stats);
+    }
+}
+
+/// prism-switch next to this binary (target/<profile>/), or on PATH.
+pub fn switch_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    for dir in exe.ancestors().skip(1).take(2) {
+        let p = dir.join("prism-switch");
+        if p.exists() {
+            return p;
+        }
+    }
+    PathBuf::from("prism-switch")
+}
+
+/// Both sides of one scenario.
+pub struct Outcome {
+    pub scenario: Scenario,
+    pub software: Side,
+    pub hardware: Side,
+    pub software_mode: Software,
+}
+
+/// Runs a scenario on both switches.
+pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome, String> {
+    let job = sc.job()?;
+    // Generations grow across runs: a long-lived prism-switch keeps retired ones.
+    let first_gen = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(1) as u32) & 0x0FFF_FFFF;
+    let sw_target;
+    let mut sw = match software {
+        Software::Veth => {
+            sw_target = "prism-switch (DPDK 22.11, net_af_packet) on a veth pair, one polling core".to_string();
+            Side::new("software", "wall time (Instant, TSC-backed); includes AF_PACKET and the veth pair on both sides".into(), sw_target.clone())
+        }
+        Software::Sim => {
+            sw_target = "the prism-switch engine in-process (no DPDK, no kernel path)".to_string();
+            Side::new("software", "wall time (Instant, TSC-backed); the engine's processing only".into(), sw_target.clone())
+        }
+    };
+    match software {
+        Software::Veth => {
+            let tag = format!("pb{}", std::process::id() % 10000);
+            let (_switch, iface) = VethSwitch::start(&switch_binary(), &tag)?;
+            let mut link = AfPacketLink::open(std::slice::from_ref(&iface)).map_err(|e| format!("{iface}: {e}"))?;
+            run_side(sc, &mut sw, &mut link, first_gen, progress);
+        }
+        Software::Sim => {
+            let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&format!(
+                "[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"sim0\"\n"
+            ))
+            .map_err(|e| e.to_string())?;
+            let mut link = SimLink::new(&cfg);
+            run_side(sc, &mut sw, &mut link, first_gen, progress);
+        }
+    }
+    let mut hw = Side::new(
+        "hardware",
+        format!("simulated cycles of prism_switch (Verilator) x {:.3} ns ({} MHz)", 1e3 / sc.clock_mhz, sc.clock_mhz),
+        "prism_switch (SystemVerilog) under Verilator, cycle-accurate".into(),
+    );
+    let mut link = RtlLink::new(job.switch_mac, job.am_mac, CONTROL_EP, sc.clock_mhz);
+    run_side(sc, &mut hw, &mut link, first_gen, progress);
+    Ok(Outcome { scenario: sc.clone(), software: sw, hardware: hw, software_mode: software })
+}
+
+/// The percentiles every report gives, in percent.
+pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
+
+/// Writes a histogram as an HdrHistogram interval log (one interval).
+pub fn write_hlog(path: &Path, h: &Histogram<u64>, comment: &str) -> Result<(), String> {
+    let mut buf = Vec::new();
+    let mut ser = V2Serializer::new();
+    {
+        let mut w = IntervalLogWriterBuilder::new()
+            .add_comment(comment)
+            .add_comment("values in nanoseconds")
+            .with_max_value_divisor(1.0)
+            .begin_log_with(&mut buf, &mut ser)
+            .map_err(|e| e.to_string())?;
+        w.write_histogram(h, Duration::ZERO, Duration::from_secs(1), Tag::new("latency")).map_err(|e| format!("{e:?}"))?;
+    }
+    std::fs::write(path, buf).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Records the scenario's DATA frames (every rank, first operation) as a pcap.
+pub fn write_scenario_pcap(sc: &Scenario, path: &Path) -> Result<usize, String> {
+    let job = sc.job()?;
+    let vectors = job.vectors();
+    let mut frames = Vec::new();
+    for r in 0..job.ranks {
+        for (i, (_, _, f)) in job.packets(r, &vectors[r as usize]).into_iter().enumerate() {
+            frames.push(prism_dataplane::pcap::Captured { ts: Duration::from_micros(i as u64), data: f });
+        }
+    }
+    let n = frames.len();
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    prism_dataplane::pcap::write_all(file, &frames).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(n)
+}
