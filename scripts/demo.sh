@@ -5,21 +5,24 @@
 #   3. run prism-pktgen as the Aggregation Manager and 4 ranks against it:
 #      REDUCE and ALLREDUCE, FP32_ARRIVAL and KULISCH_FIXED, every RESULT verified
 #      exactly, latency percentiles printed;
-#   4. stop the switch (SIGTERM) and print its counters.
+#   4. stop the switch (SIGTERM) and print its counters;
+#   5. software vs hardware: the same scenario (configs/bench/demo.toml) through
+#      prism-switch on a veth pair and through the RTL switch (Verilator),
+#      every RESULT exact on both, and the latency report with its plots.
 # Needs root (veth pairs). Safe to run twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-need_apt libdpdk-dev dpdk pkg-config iproute2
+need_apt libdpdk-dev dpdk pkg-config iproute2 verilator g++
 log "building (release)"
-cargo build --release --locked -q -p prism-dataplane -p prism-pktgen
+cargo build --release --locked -q -p prism-dataplane -p prism-pktgen -p prism-bench
 bin=target/release
 
-log "1/3 golden capture (prism-decode, first frames)"
+log "1/4 golden capture (prism-decode, first frames)"
 $bin/prism-decode 2>/dev/null | head -n 12
 
-log "2/3 prism-switch on veth pairs prdm0 <-> prdm0p, prdm1 <-> prdm1p"
+log "2/4 prism-switch on veth pairs prdm0 <-> prdm0p, prdm1 <-> prdm1p"
 cleanup() {
     [ -n "${sw:-}" ] && kill -TERM "$sw" 2>/dev/null && wait "$sw" 2>/dev/null || true
     ip link del prdm0 2>/dev/null || true
@@ -41,7 +44,7 @@ $bin/prism-switch --no-huge --no-pci -l 0 -m 256 --log-level lib.eal:error --fil
 sw=$!
 sleep 1.5
 
-log "3/3 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
+log "3/4 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
 gen=$(date +%s)
 for op in reduce allreduce; do
     for policy in fp32-arrival kulisch; do
@@ -56,3 +59,7 @@ wait "$sw" || true
 sw=
 log "switch counters ($stats)"
 grep -E '"(data_applied|data_duplicates|results_sent|control_accepted)"' "$stats" | sed 's/^ */  /'
+
+log "4/4 software vs hardware switch, same frames: prism-bench report configs/bench/demo.toml"
+$bin/prism-bench report configs/bench/demo.toml --out bench/out
+log "report: bench/out/demo/report.html (and report.md, summary.json, *.hlog, *.svg)"
