@@ -30,6 +30,8 @@ const MODELS: &[Model] = &[
             "sv/prism_group_walk.sv",
             "sv/prism_rx_validate.sv",
             "sv/prism_fp32_add.sv",
+            "sv/prism_kulisch_lane.sv",
+            "sv/prism_kulisch_round.sv",
             "sv/prism_node.sv",
             "sv/prism_switch.sv",
         ],

@@ -245,12 +245,30 @@ fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32,
 }
 
 /// Where the software switch runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Software {
     /// prism-switch (DPDK, net_af_packet) on a veth pair; needs root.
     Veth,
     /// The same engine in-process (no DPDK, no kernel path).
     Sim,
+    /// A switch already running behind this Linux interface (prism-switch on
+    /// a real NIC, cabled or looped to this port); its MAC must be SWITCH_MAC
+    /// and its AM port 0.
+    Interface(String),
+}
+
+impl std::str::FromStr for Software {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "veth" => Ok(Software::Veth),
+            "sim" => Ok(Software::Sim),
+            _ => match s.strip_prefix("afpacket:") {
+                Some(i) if !i.is_empty() => Ok(Software::Interface(i.to_string())),
+                _ => Err(format!("software '{s}' (veth, sim, afpacket:IFACE)")),
+            },
+        }
+    }
 }
 
 /// prism-switch on a fresh veth pair, stopped and torn down on drop.
@@ -334,18 +352,24 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
     let job = sc.job()?;
     // Generations grow across runs: a long-lived prism-switch keeps retired ones.
     let first_gen = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(1) as u32) & 0x0FFF_FFFF;
-    let sw_target;
-    let mut sw = match software {
-        Software::Veth => {
-            sw_target = "prism-switch (DPDK 22.11, net_af_packet) on a veth pair, one polling core".to_string();
-            Side::new("software", "wall time (Instant, TSC-backed); includes AF_PACKET and the veth pair on both sides".into(), sw_target.clone())
-        }
-        Software::Sim => {
-            sw_target = "the prism-switch engine in-process (no DPDK, no kernel path)".to_string();
-            Side::new("software", "wall time (Instant, TSC-backed); the engine's processing only".into(), sw_target.clone())
-        }
+    let mut sw = match &software {
+        Software::Veth => Side::new(
+            "software",
+            "wall time (Instant, TSC-backed); includes AF_PACKET and the veth pair on both sides".into(),
+            "prism-switch (DPDK 22.11, net_af_packet) on a veth pair, one polling core".into(),
+        ),
+        Software::Sim => Side::new("software", "wall time (Instant, TSC-backed); the engine's processing only".into(), "the prism-switch engine in-process (no DPDK, no kernel path)".into()),
+        Software::Interface(i) => Side::new(
+            "software",
+            format!("wall time (Instant, TSC-backed) at this host; includes AF_PACKET on {i}, the NIC and the link"),
+            format!("the switch behind interface {i}"),
+        ),
     };
-    match software {
+    match &software {
+        Software::Interface(iface) => {
+            let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|e| format!("{iface}: {e}"))?;
+            run_side(sc, &mut sw, &mut link, first_gen, progress);
+        }
         Software::Veth => {
             let tag = format!("pb{}", std::process::id() % 10000);
             let (_switch, iface) = VethSwitch::start(&switch_binary(), &tag)?;

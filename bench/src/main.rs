@@ -26,8 +26,10 @@ enum Cmd {
         #[arg(long, default_value = "bench/out")]
         out: std::path::PathBuf,
         /// Where the software switch runs: `veth` (prism-switch over DPDK
-        /// net_af_packet on a veth pair; needs root) or `sim` (the engine in-process).
-        #[arg(long, default_value = "veth", value_parser = ["veth", "sim"])]
+        /// net_af_packet on a veth pair; needs root), `sim` (the engine
+        /// in-process), or `afpacket:IFACE` (a switch already running behind
+        /// IFACE, e.g. prism-switch on a real NIC; MAC 02:00:00:00:00:50, AM port 0).
+        #[arg(long, default_value = "veth")]
         software: String,
         /// No progress lines.
         #[arg(long)]
@@ -105,7 +107,7 @@ fn main() -> ExitCode {
 /// Runs each scenario on both switches and writes its report; false when a run was not exact.
 fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, quiet: bool) -> Result<bool, String> {
     use prism_bench::latency::{self, Software};
-    let mode = if software == "sim" { Software::Sim } else { Software::Veth };
+    let mode: Software = software.parse()?;
     let mut all_exact = true;
     for (i, path) in scenarios.iter().enumerate() {
         let sc = latency::Scenario::load(path)?;
@@ -116,7 +118,7 @@ fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &st
         let dir = out.join(&sc.name);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let frames = latency::write_scenario_pcap(&sc, &dir.join("scenario.pcap"))?;
-        let o = latency::run(&sc, mode, !quiet)?;
+        let o = latency::run(&sc, mode.clone(), !quiet)?;
         let commands = vec![
             "scripts/test.sh   # installs DPDK, Verilator, Rust; or: cargo build --release -p prism-bench -p prism-dataplane".to_string(),
             format!("./target/release/prism-bench report {} --software {software} --out {}", path.display(), out.display()),

@@ -164,7 +164,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     let summary = json!({
         "scenario": sc.name,
         "operations": sc.operations,
-        "software_mode": match o.software_mode { Software::Veth => "veth", Software::Sim => "sim" },
+        "software_mode": match &o.software_mode { Software::Veth => "veth".to_string(), Software::Sim => "sim".to_string(), Software::Interface(i) => format!("afpacket:{i}") },
         "software": side_json(&o.software, sc.operations),
         "hardware": side_json(&o.hardware, sc.operations),
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),

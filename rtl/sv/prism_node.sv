@@ -8,12 +8,15 @@
 //            ABORT, CAPS_QUERY from the capability ROM; ACKs out.
 //   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
 //            accumulation 16 lanes per cycle (prism_fp32_add), coverage, and
-//            canonical FP32 RESULT packets on every result path.
+//            canonical FP32 RESULT packets on every result path; or
+//            KULISCH_FIXED: 16 exact KW-bit lanes (prism_kulisch_lane), one
+//            rounding to FP32 per value on the way out (prism_kulisch_round).
 // Frames leave through one 512-bit AXI4-Stream, a whole frame at a time
 // (CONTROL replies and RESULTs never interleave).
 //
 // Hardware limits, advertised through the capability ROM: one operation
-// context, FP32 input, FP32_ARRIVAL, FP32 output, SINGLE role, MAX_CONTRIB
+// context, FP32 input, FP32_ARRIVAL or KULISCH_FIXED (widths 280..KW),
+// FP32 output, SINGLE role, MAX_CONTRIB
 // contributors, MAX_PATHS result paths, MAX_HELD packets held per
 // contributor. Transaction and retired-generation records are kept in small
 // tables (TXN_SLOTS, RETIRED_SLOTS) replaced round robin when full.
@@ -24,6 +27,7 @@ module prism_node #(
     parameter int KEEP_W = DATA_W / 8,
     parameter int MTU = 1500,
     parameter int RING = 4096,
+    parameter int KW = 320,
     parameter int WINDOW = 8 * ((MTU - 46) / 4),
     parameter int WINDOW_BYTES = 12000,
     parameter int MAX_CONTRIB = 8,
@@ -209,6 +213,8 @@ module prism_node #(
 
     // The operation context.
     logic        ctx_valid, ctx_active, ctx_failed;
+    logic        ctx_kulisch;
+    logic [8:0]  ctx_kwf;            // Kulisch width field: W/8 - 1
     logic [63:0] ctx_job;
     logic [15:0] ctx_group, ctx_op;
     logic [47:0] ctx_gen;
@@ -260,14 +266,23 @@ module prism_node #(
     logic [7:0]  ack_status;
     logic [15:0] ack_detail;
 
-    // Accumulator ring and its lanes.
+    // Accumulator rings (FP32_ARRIVAL, and KULISCH_FIXED with its flags) and their lanes.
     logic [31:0] acc [RING];
+    logic [KW-1:0] acc_k [RING];
+    logic [4:0]  acc_f [RING];
+    logic [KW-1:0] klane_sum [LANES], kint;
+    logic [4:0]  klane_f [LANES];
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [LANES], lane_sum [LANES];
     genvar gl;
     generate
         for (gl = 0; gl < LANES; gl++) begin : g_lane
             prism_fp32_add add (.a(acc[RB'(lane_slot + RB'(gl))]), .b(lane_in[gl]), .sum(lane_sum[gl]));
+            prism_kulisch_lane #(.KW(KW)) kadd (
+                .acc(acc_k[RB'(lane_slot + RB'(gl))]), .flags(acc_f[RB'(lane_slot + RB'(gl))]),
+                .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                .acc_o(klane_sum[gl]), .flags_o(klane_f[gl])
+            );
         end
     endgenerate
 
@@ -285,7 +300,8 @@ module prism_node #(
     logic [RB-1:0] clr_slot;
     logic [15:0] clr_left;
     logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
-    logic        k_nz, k_seen;
+    logic        k_nz;
+    logic        k_bad;              // a Kulisch group the operation does not take
     logic [7:0]  k_state;
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
@@ -331,17 +347,32 @@ module prism_node #(
     endfunction
 
     logic [15:0] tx_idx [LANES];
+    logic [RB-1:0] tx_slot [LANES];
+    logic [31:0] tx_val [LANES];
+    genvar gr;
+    generate
+        for (gr = 0; gr < LANES; gr++) begin : g_round
+            logic [31:0] kr;
+            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[tx_slot[gr]]), .flags(acc_f[tx_slot[gr]]), .fp32(kr));
+            assign tx_val[gr] = ctx_kulisch ? kr : acc[tx_slot[gr]];
+        end
+    endgenerate
+    always_comb
+        for (int j = 0; j < LANES; j++) begin
+            tx_idx[j] = 16'(16 * int'(tx_line) - 15 + j);
+            tx_slot[j] = tx_line == 0 ? RB'(base) : RB'(base + 33'(tx_idx[j]));
+        end
+
     always_comb begin
         tx_data = '0;
-        for (int j = 0; j < LANES; j++) tx_idx[j] = 16'(16 * int'(tx_line) - 15 + j);
         if (tx_res) begin
             if (tx_line == 0) begin
                 for (int i = 0; i < 60; i++) tx_data[8*i +: 8] = res_hdr_byte(i);
-                if (!res_inexact) tx_data[480 +: 32] = acc[RB'(base)];
+                if (!res_inexact) tx_data[480 +: 32] = tx_val[0];
             end else begin
                 // Values 16L-15 .. 16L of the packet.
                 for (int j = 0; j < LANES; j++)
-                    if (tx_idx[j] < res_count) tx_data[32*j +: 32] = acc[RB'(base + 33'(tx_idx[j]))];
+                    if (tx_idx[j] < res_count) tx_data[32*j +: 32] = tx_val[j];
             end
         end else begin
             // Replies are at most three beats.
@@ -372,6 +403,12 @@ module prism_node #(
         g_w = g_fmt == FMT_INT8 ? 4'd1 : (g_fmt == FMT_FP32 ? 4'd4 : 4'd2);
         run_n = vals_left > 16'(LANES) ? 5'(LANES) : 5'(vals_left);
         run_bytes = 16'(run_n) * 16'(g_w);
+        // A Kulisch value a cycle: state byte, then W bits sign-extended to KW.
+        kint = KW'($signed(win[8 +: KW] << (KW - 8 * (int'(g_kw) + 1))) >>> (KW - 8 * (int'(g_kw) + 1)));
+        if (g_fmt == FMT_KULISCH) begin
+            run_n = 5'd1;
+            run_bytes = 16'd2 + {7'b0, g_kw};
+        end
         win_off = off;
         for (int j = 0; j < LANES; j++) begin
             logic [31:0] raw;
@@ -451,16 +488,23 @@ module prism_node #(
     assign mtu_bit = x_mtu == 16'd576 ? CAPS_MTU_576 : (x_mtu == 16'd1500 ? CAPS_MTU_1500 : CAPS_MTU_9000);
     localparam logic [7:0] ROM_MTUS = MTU >= 9000 ? (CAPS_MTU_576 | CAPS_MTU_1500 | CAPS_MTU_9000)
                                      : (MTU >= 1500 ? (CAPS_MTU_576 | CAPS_MTU_1500) : CAPS_MTU_576);
-    assign caps_ok = x_in == 8'(FMT_FP32) && x_acc == ACC_FP32_ARRIVAL && x_part == PART_NONE && x_out == OUT_FP32
+    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && x_out == OUT_FP32
+        && (x_acc == ACC_FP32_ARRIVAL || (x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
         && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0
         && x_terms <= 32'(MAX_CONTRIB) && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
 
-    // The capability record as bytes (CAPS_RESPONSE).
-    function automatic logic [7:0] rom_byte(input int i);
+    // The capability records as bytes (CAPS_RESPONSE): record 0 FP32_ARRIVAL,
+    // record 1 KULISCH_FIXED (widths 280..KW); the same limits otherwise.
+    localparam int ROM_RECORDS = 2;
+    function automatic logic [7:0] rom_byte(input int rec, input int i);
         logic [7:0] v;
         case (i)
             0: v = 8'(FMT_FP32);
-            1: v = ACC_FP32_ARRIVAL;
+            1: v = rec == 0 ? ACC_FP32_ARRIVAL : ACC_KULISCH_FIXED;
+            16: v = rec == 0 ? 8'd0 : 8'(280 >> 8);
+            17: v = rec == 0 ? 8'd0 : 8'(280 & 255);
+            18: v = rec == 0 ? 8'd0 : 8'(KW >> 8);
+            19: v = rec == 0 ? 8'd0 : 8'(KW & 255);
             2: v = PART_NONE;
             3: v = OUT_FP32;
             4: v = CAPS_ROLE_SINGLE;
@@ -604,10 +648,11 @@ module prism_node #(
         cbuf[8*(40) +: 8] <= b8(hdr, 38);
         cbuf[8*(41) +: 8] <= b8(hdr, 39);
         cbuf[8*(42) +: 8] <= CMD_CAPS_RESPONSE;
-        cbuf[8*(45) +: 8] <= 8'(CAPS_RECORD_LEN);
+        cbuf[8*(45) +: 8] <= 8'(ROM_RECORDS * CAPS_RECORD_LEN);
         cbuf[8*(47) +: 8] <= 8'd1;
-        for (int i = 0; i < 36; i++) cbuf[8*(48 + i) +: 8] <= rom_byte(i);
-        tx_len <= 16'd84;
+        for (int r = 0; r < ROM_RECORDS; r++)
+            for (int i = 0; i < 36; i++) cbuf[8*(48 + 36 * r + i) +: 8] <= rom_byte(r, i);
+        tx_len <= 16'(48 + ROM_RECORDS * 36);
     endtask
 
     // Sends the reply in cbuf, then records the transaction.
@@ -699,7 +744,7 @@ module prism_node #(
                     groups_left <= f_groups;
                     k_left <= '0;
                     vals_left <= '0;
-                    k_seen <= 1'b0;
+                    k_bad <= 1'b0;
                     st <= D_KWALK;
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
@@ -875,6 +920,8 @@ module prism_node #(
                 ctx_wint <= x_wint;
                 ctx_wby <= x_wby;
                 ctx_cap <= (x_mtu - 16'd46) >> 2;
+                ctx_kulisch <= x_acc == ACC_KULISCH_FIXED;
+                ctx_kwf <= 9'((x_kw >> 3) - 16'd1);
                 base <= '0;
                 next_pid <= '0;
                 n_contrib <= CI_W'(contribs);
@@ -902,7 +949,11 @@ module prism_node #(
             end
             C_CLEAR: begin
                 // A fresh accumulator: every slot -0 (an ABORT may have left values).
-                for (int j = 0; j < LANES; j++) acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                for (int j = 0; j < LANES; j++) begin
+                    acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                    acc_k[RB'(clr_slot + RB'(j))] <= '0;
+                    acc_f[RB'(clr_slot + RB'(j))] <= '0;
+                end
                 clr_slot <= RB'(clr_slot + RB'(LANES));
                 clr_left <= clr_left - 16'(LANES);
                 if (clr_left <= 16'(LANES)) st <= C_REPLY;
@@ -965,7 +1016,7 @@ module prism_node #(
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
-                        k_seen <= 1'b1;
+                        if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
                         vals_left <= d[15:0];
                         off <= off + 16'd4;
                     end else off <= off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
@@ -1002,7 +1053,7 @@ module prism_node #(
                 end
                 else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
                 else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
-                else if (k_seen) r = DR_FORMAT_NOT_ALLOWED;
+                else if (k_bad) r = DR_FORMAT_NOT_ALLOWED;
                 else begin
                     ci <= c_idx;
                     st <= D_HELD;
@@ -1047,6 +1098,7 @@ module prism_node #(
                     /* verilator lint_on UNUSEDSIGNAL */
                     d = w32(win, 0);
                     g_fmt <= d[31:28];
+                    g_kw <= d[24:16];
                     vals_left <= d[15:0];
                     groups_left <= groups_left - 8'd1;
                     off <= off + 16'd4;
@@ -1056,7 +1108,12 @@ module prism_node #(
             D_RUN: begin
                 // Up to LANES consecutive slots, one value each: distinct banks.
                 for (int j = 0; j < LANES; j++)
-                    if (5'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
+                    if (5'(j) < run_n) begin
+                        if (ctx_kulisch) begin
+                            acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[j];
+                            acc_f[RB'(lane_slot + RB'(j))] <= klane_f[j];
+                        end else acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
+                    end
                 pos <= pos + 33'(run_n);
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
@@ -1104,7 +1161,11 @@ module prism_node #(
             D_RELEASE: begin
                 // Frees [base, res_end): slots back to -0, then packets wholly below.
                 for (int j = 0; j < LANES; j++)
-                    if (16'(j) < clr_left) acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                    if (16'(j) < clr_left) begin
+                        acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                        acc_k[RB'(clr_slot + RB'(j))] <= '0;
+                        acc_f[RB'(clr_slot + RB'(j))] <= '0;
+                    end
                 clr_slot <= RB'(clr_slot + RB'(LANES));
                 if (clr_left > 16'(LANES)) clr_left <= clr_left - 16'(LANES);
                 else begin

@@ -30,13 +30,18 @@ fn job(ranks: u16, semantics: Semantics, packetization: Packetization, vector_le
 
 #[test]
 fn jobs_through_the_rtl_verify_exactly() {
-    for (ranks, semantics, pk) in [
-        (2, Semantics::REDUCE, Packetization::Full),
-        (2, Semantics::ALLREDUCE, Packetization::Random),
-        (8, Semantics::ALLREDUCE, Packetization::Full),
-        (5, Semantics::REDUCE, Packetization::MultiGroup),
+    use AccumulatorPolicy as A;
+    for (ranks, semantics, pk, acc, pattern) in [
+        (2, Semantics::REDUCE, Packetization::Full, A::FP32_ARRIVAL, Pattern::Gradient(1e-3)),
+        (2, Semantics::ALLREDUCE, Packetization::Random, A::FP32_ARRIVAL, Pattern::Gradient(1e-3)),
+        (8, Semantics::ALLREDUCE, Packetization::Full, A::FP32_ARRIVAL, Pattern::Uniform),
+        (5, Semantics::REDUCE, Packetization::MultiGroup, A::FP32_ARRIVAL, Pattern::Gradient(1e-3)),
+        (4, Semantics::ALLREDUCE, Packetization::Full, A::KULISCH_FIXED, Pattern::FullRange),
+        (8, Semantics::REDUCE, Packetization::Random, A::KULISCH_FIXED, Pattern::Gradient(1e-3)),
     ] {
-        let j = job(ranks, semantics, pk, 4000, ranks as u64);
+        let mut j = job(ranks, semantics, pk, 4000, ranks as u64);
+        j.accumulator = acc;
+        j.pattern = pattern;
         let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
         let report = run(&j, &mut link, &RunOptions::default()).unwrap_or_else(|e| panic!("{ranks} ranks {semantics:?}: {e}"));
         assert!(report.passed(), "{ranks} ranks {semantics:?} {pk:?}: {:?} missing {}", report.mismatches(), report.missing());
@@ -51,7 +56,7 @@ fn jobs_through_the_rtl_verify_exactly() {
 #[test]
 fn unsupported_tuples_are_refused_from_the_capability_record() {
     let mut j = job(2, Semantics::REDUCE, Packetization::Full, 100, 1);
-    j.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+    j.output = OutputFormat::AUTO;
     let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
     assert_eq!(run(&j, &mut link, &RunOptions::default()).err(), Some(prism_pktgen::RunError::Unsupported));
 }

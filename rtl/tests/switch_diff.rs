@@ -14,7 +14,8 @@ use prism_dataplane::wire::*;
 use prism_rtl::{Egress, RtlSwitch};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use sim::{control_frame, packetize, rank_mac, vectors, Scenario};
+use prism_arith::NumFormat;
+use sim::{control_frame, packetize, rank_mac, vectors, Scenario, Value};
 
 /// Both switches, fed the same frames.
 struct Pair {
@@ -55,7 +56,8 @@ impl Pair {
 
     /// Drains the hardware and compares everything so far.
     fn check(&mut self, what: &str) {
-        self.rtl.drain(200, &mut self.rtl_out);
+        // Longer than the longest silent stretch (a STAGE clears 4,096 slots, 256 cycles).
+        self.rtl.drain(1000, &mut self.rtl_out);
         let rtl: Vec<&[u8]> = self.rtl_out.iter().map(|e| e.frame.as_slice()).collect();
         let sw: Vec<&[u8]> = self.sw_out.iter().map(|s| s.frame.as_slice()).collect();
         for (i, (a, b)) in rtl.iter().zip(sw.iter()).enumerate() {
@@ -150,13 +152,13 @@ fn control_refusals_match() {
         ("zero terms", |c, _| c.terms = 0),
         ("mtu 1000", |c, _| c.mtu = 1000),
         ("mtu 9000", |c, _| c.mtu = 9000),
-        ("kulisch policy", |c, _| {
+        ("kulisch wider than the hardware", |c, _| {
             c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
-            c.kulisch_width = 288
+            c.kulisch_width = 4096
         }),
         ("kulisch too narrow", |c, _| {
             c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
-            c.kulisch_width = 280
+            c.kulisch_width = 272
         }),
         ("AUTO output", |c, _| c.output = OutputFormat::AUTO),
         ("FP16 input", |c, _| c.input_format = FormatCode::FP16),
@@ -242,7 +244,38 @@ fn control_refusals_match() {
 /// rank with random packetization, reordering inside the window, duplicates
 /// and corrupted copies, then COMPLETE and RELEASE.
 fn run(ranks: u16, semantics: Semantics, seed: u64, vector_len: u32, gap: usize) -> Pair {
-    let mut s = Scenario::new(ranks, semantics, AccumulatorPolicy::FP32_ARRIVAL);
+    run_with(ranks, semantics, AccumulatorPolicy::FP32_ARRIVAL, seed, vector_len, gap, false)
+}
+
+/// FP32 values over the whole range: subnormals, huge values, zeros of both
+/// signs, infinities and NaN now and then (rounding, flags, overflow).
+fn full_range(s: &Scenario, rng: &mut StdRng) -> Vec<Vec<Value>> {
+    (0..s.ranks)
+        .map(|_| {
+            (0..s.vector_len)
+                .map(|i| {
+                    let bits = match rng.gen_range(0..100) {
+                        0 => 0x8000_0000,
+                        1 => 0,
+                        2 if i % 7 == 0 => 0x7F80_0000 | (rng.gen::<u32>() & 0x8000_0000),
+                        3 if i % 11 == 0 => 0x7FC0_0000,
+                        4..=9 => rng.gen::<u32>() & 0x807F_FFFF,
+                        _ => loop {
+                            let b: u32 = rng.gen();
+                            if b & 0x7F80_0000 != 0x7F80_0000 {
+                                break b;
+                            }
+                        },
+                    };
+                    Value { format: NumFormat::Fp32, bits }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn run_with(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, seed: u64, vector_len: u32, gap: usize, wide: bool) -> Pair {
+    let mut s = Scenario::new(ranks, semantics, accumulator);
     s.vector_len = vector_len;
     s.data_seed = seed;
     s.dest_rank = (seed % ranks as u64) as u16;
@@ -251,7 +284,7 @@ fn run(ranks: u16, semantics: Semantics, seed: u64, vector_len: u32, gap: usize)
     p.send(&stage(&s, 1, 1, |_, _| {}));
     p.send(&cmd(&s, Command::COMMIT, 2, 1));
     p.send(&cmd(&s, Command::COMMIT, 2, 1));
-    let v = vectors(&s);
+    let v = if wide { full_range(&s, &mut rng) } else { vectors(&s) };
     let mut pending: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| packetize(&s, r, &v[r as usize], 1, &mut rng)).collect();
     let mut sent: Vec<Vec<u8>> = Vec::new();
     let mut held: Vec<Vec<u64>> = vec![Vec::new(); ranks as usize];
@@ -306,7 +339,7 @@ fn run(ranks: u16, semantics: Semantics, seed: u64, vector_len: u32, gap: usize)
     }
     p.send(&cmd(&s, Command::COMPLETE, 3, 1));
     p.send(&cmd(&s, Command::RELEASE, 4, 1));
-    p.check(&format!("{ranks} ranks, {semantics:?}, seed {seed}"));
+    p.check(&format!("{ranks} ranks, {semantics:?}, {accumulator:?}, seed {seed}"));
     // Nothing was lost: one RESULT per canonical packet per path.
     let paths = if semantics == Semantics::ALLREDUCE { ranks as u64 } else { 1 };
     let packets = (vector_len as u64).div_ceil(363);
@@ -330,3 +363,133 @@ fn randomized_single_traffic_is_byte_identical() {
     // The runs went through the paths they are meant to compare.
     assert!(dups > 10 && changed > 3 && malformed > 10 && results > 50, "dups {dups}, changed {changed}, malformed {malformed}, results {results}");
 }
+
+#[test]
+fn kulisch_fixed_is_byte_identical() {
+    let mut results = 0;
+    for (i, ranks) in [2u16, 3, 8].into_iter().enumerate() {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            for wide in [false, true] {
+                let p = run_with(ranks, semantics, AccumulatorPolicy::KULISCH_FIXED, 31 + i as u64, 1500 + 611 * i as u32, i % 2, wide);
+                results += p.sw.counters.results_sent;
+            }
+        }
+    }
+    assert!(results > 40, "{results}");
+}
+
+/// `bits` as a Kulisch value of `w` bits: state byte, then the integer in units of 2^-149.
+fn kulisch_value(bits: u32, w: usize) -> Vec<u8> {
+    let mut v = vec![0u8; 1 + w / 8];
+    let (neg, e, f) = (bits >> 31 == 1, (bits >> 23) & 0xFF, bits & 0x7F_FFFF);
+    if e == 0xFF {
+        v[0] = if f != 0 { 5 } else if neg { 4 } else { 3 };
+        return v;
+    }
+    let m = if e == 0 { f } else { f | 0x80_0000 } as u64;
+    if m == 0 {
+        v[0] = if neg { 2 } else { 1 };
+        return v;
+    }
+    let shift = if e == 0 { 0 } else { e as usize - 1 };
+    let int = &mut v[1..];
+    let (byte, bit) = (shift / 8, shift % 8);
+    let wide = m << bit;
+    for k in 0..5 {
+        if byte + k < int.len() {
+            int[byte + k] = (wide >> (8 * k)) as u8;
+        }
+    }
+    if neg {
+        // Two's complement over the whole width.
+        let mut carry = 1u16;
+        for b in int.iter_mut() {
+            let x = (!*b) as u16 + carry;
+            *b = x as u8;
+            carry = x >> 8;
+        }
+    }
+    v
+}
+
+#[test]
+fn kulisch_values_in_data_are_byte_identical() {
+    // Ranks send some ranges as Kulisch values of the operation's width (and
+    // one packet of another width, refused the same way by both).
+    let s = {
+        let mut s = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+        s.vector_len = 250;
+        s
+    };
+    let w = s.kulisch_width() as usize;
+    let mut p = Pair::new(0);
+    p.send(&stage(&s, 1, 1, |_, _| {}));
+    p.send(&cmd(&s, Command::COMMIT, 2, 1));
+    let mut rng = StdRng::seed_from_u64(77);
+    let v = full_range(&s, &mut rng);
+    // 35 to 40 values a packet (40 Kulisch-288 values fill a 1500-byte frame):
+    // at most 8 packets a rank, the window's interval limit.
+    let mut frames: Vec<Vec<Vec<u8>>> = Vec::new();
+    for r in 0..s.ranks {
+        let mut mine = Vec::new();
+        let mut at = 0usize;
+        let mut pid = 0u32;
+        while at < v[r as usize].len() {
+            let n = rng.gen_range(35..=40usize).min(v[r as usize].len() - at);
+            let kulisch = rng.gen_bool(0.6);
+            let vals: Vec<u8> = if kulisch {
+                v[r as usize][at..at + n].iter().flat_map(|x| kulisch_value(x.bits, w)).collect()
+            } else {
+                v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect()
+            };
+            let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { NumFormat::Fp32 };
+            let groups = [GroupRepr { format, count: n as u16, values: &vals }];
+            let mut body = vec![0; groups_len(&groups)];
+            emit_groups(&groups, &mut body);
+            let d = DataRepr {
+                class: Class::DATA,
+                identity: s.identity(1),
+                src_ep: 0x1000 + r,
+                dst_ep: 0x0100 + r,
+                packet_id: pid,
+                first_element: at as u32,
+                element_count: n as u16,
+                group_count: 1,
+                flags: if at + n == v[r as usize].len() { flags::LAST } else { 0 },
+                stream_id: r,
+                body: &body,
+            };
+            let pr = PrismRepr::Data(d);
+            if pid == 2 && kulisch {
+                // The same packet at another width first: format_not_allowed on both.
+                let other: Vec<u8> = v[r as usize][at..at + 10].iter().flat_map(|x| kulisch_value(x.bits, w + 8)).collect();
+                let g2 = [GroupRepr { format: NumFormat::Kulisch { width_bits: w as u16 + 8 }, count: 10, values: &other }];
+                let mut b2 = vec![0; groups_len(&g2)];
+                emit_groups(&g2, &mut b2);
+                let pr2 = PrismRepr::Data(DataRepr { body: &b2, element_count: 10, flags: 0, ..d });
+                let mut f2 = vec![0; pr2.frame_len()];
+                pr2.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f2);
+                mine.push(f2);
+            }
+            let mut f = vec![0; pr.frame_len()];
+            pr.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
+            mine.push(f);
+            at += n;
+            pid += 1;
+        }
+        frames.push(mine);
+    }
+    // Ranks interleaved, packet by packet.
+    for k in 0..frames.iter().map(Vec::len).max().unwrap_or(0) {
+        for f in &frames {
+            if let Some(f) = f.get(k) {
+                p.send(f);
+            }
+        }
+    }
+    p.check("Kulisch values in DATA");
+    let c = &p.sw.counters;
+    assert_eq!(c.results_sent, 3, "the RESULT on every path");
+    assert!(c.data_rejected[prism_dataplane::engine::DataReject::FormatNotAllowed.index()] >= 1, "{c:?}");
+}
+
