@@ -9,12 +9,12 @@ use prism_dataplane::wire::*;
 use prism_pktgen::{Job, Packetization, Pattern};
 use prism_rtl::{Egress, RtlSwitch, DEFAULT_CLOCK_MHZ};
 
-fn job(ranks: u16, semantics: Semantics, ranges: u32) -> Job {
+fn job(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ranges: u32) -> Job {
     Job {
         ranks,
         semantics,
         dest_rank: 0,
-        accumulator: AccumulatorPolicy::FP32_ARRIVAL,
+        accumulator,
         output: OutputFormat::FP32,
         input: prism_arith::NumFormat::Fp32,
         vector_len: 363 * ranges,
@@ -40,6 +40,7 @@ fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8
 }
 
 struct Figures {
+    accumulator: AccumulatorPolicy,
     ranks: u16,
     semantics: Semantics,
     data_frames: usize,
@@ -49,8 +50,8 @@ struct Figures {
     latency: Vec<u64>,
 }
 
-fn measure(ranks: u16, semantics: Semantics) -> Figures {
-    let j = job(ranks, semantics, 64);
+fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> Figures {
+    let j = job(ranks, semantics, accumulator, 64);
     let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
     let mut out = Vec::new();
     let mut ctx = j.context();
@@ -87,6 +88,7 @@ fn measure(ranks: u16, semantics: Semantics) -> Figures {
         .map(|(k, r)| r[0].first_cycle - ingress[(k + 1) * ranks as usize - 1])
         .collect();
     Figures {
+        accumulator,
         ranks,
         semantics,
         data_frames: ingress.len(),
@@ -101,9 +103,11 @@ fn main() {
     let json = std::env::args().any(|a| a == "--json");
     let ns = 1e3 / DEFAULT_CLOCK_MHZ;
     let mut rows = Vec::new();
-    for ranks in [2u16, 8] {
-        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
-            rows.push(measure(ranks, semantics));
+    for accumulator in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+        for ranks in [2u16, 8] {
+            for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+                rows.push(measure(ranks, semantics, accumulator));
+            }
         }
     }
     if json {
@@ -111,7 +115,8 @@ fn main() {
             .iter()
             .map(|f| {
                 format!(
-                    "{{\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    "{{\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    f.accumulator.name(),
                     f.ranks,
                     f.semantics.name(),
                     f.data_frames,
@@ -125,13 +130,14 @@ fn main() {
         println!("[{}]", items.join(","));
         return;
     }
-    println!("prism_switch (FP32_ARRIVAL, FP32 out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
-    println!("| ranks | semantics | DATA frames | beats in / cycle | beats out / cycle | cycles / DATA frame | latency (cycles) | latency (ns) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("prism_switch (FP32 in and out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
+    println!("| accumulator | ranks | semantics | DATA frames | beats in / cycle | beats out / cycle | cycles / DATA frame | latency (cycles) | latency (ns) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for f in &rows {
         let (lo, hi) = (*f.latency.iter().min().unwrap_or(&0), *f.latency.iter().max().unwrap_or(&0));
         println!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            f.accumulator.name(),
             f.ranks,
             f.semantics.name(),
             f.data_frames,
