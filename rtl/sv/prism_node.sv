@@ -54,6 +54,7 @@ module prism_node #(
     input  logic              v_valid,
     input  logic              v_prism,
     input  logic              v_ok,
+    input  logic              v_body_walk,
     input  logic [7:0]        v_reason,
 
     output logic [DATA_W-1:0] m_axis_tdata,
@@ -149,31 +150,45 @@ module prism_node #(
 
     // ---------------------------------------------------------------- state
     typedef enum logic [5:0] {
-        RX, VERDICT, DISPATCH,
+        IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_HELD, D_DESC, D_RUN, D_COVER, D_READY, D_RESULT, D_NEXT_PATH, D_RELEASE,
+        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY, D_RESULT, D_NEXT_PATH, D_RELEASE,
         TX, DONE
     } st_t;
     st_t st, tx_ret;
 
-    logic [DATA_W-1:0] fbuf [FB_LINES];
-    logic [15:0]       rx_beat, rx_len;
-    logic [15:0]       hs_start, hs_end;      // hashed byte range of the frame
-    logic [31:0]       rx_crc;
-    logic [15:0]       rx_port;
-    logic              v_ok_q, v_prism_q;
-    logic [7:0]        v_reason_q;
+    // Two frame buffers: ingress fills one while the engine works on the other.
+    logic [DATA_W-1:0] fbuf [2][FB_LINES];
+    logic              in_buf, proc_buf;  // buffer being filled, buffer being handled
+    logic [15:0]       in_beat;
+    logic [15:0]       hs_start, hs_end;   // hashed byte range of the frame coming in
+    logic [31:0]       in_crc;
+    logic              b_busy [2], b_ready [2];
+    logic [15:0]       b_len [2], b_port [2];
+    logic [31:0]       b_crc [2];
+    logic              b_ok [2], b_prism [2], b_walk [2];
+    logic [7:0]        b_reason [2];
+    logic              pend [2];           // buffers awaiting their verdict, oldest first
+    logic [1:0]        pend_n;
+    logic              free_buf;           // pulse from the engine: proc_buf is done
     logic [31:0]       cnt [CNT_TOTAL];
 
+    // The frame being handled.
+    logic [15:0]       rx_len, rx_port;
+    logic [31:0]       rx_crc;
+    assign rx_len = b_len[proc_buf];
+    assign rx_port = b_port[proc_buf];
+    assign rx_crc = b_crc[proc_buf];
+
     logic [2*DATA_W-1:0] hdr;
-    assign hdr = {fbuf[1], fbuf[0]};
+    assign hdr = {fbuf[proc_buf][1], fbuf[proc_buf][0]};
 
     // A 64-byte view of the buffered frame from any byte offset.
     logic [15:0]       win_off;
     logic [DATA_W-1:0] win;
     always_comb begin
         logic [2*DATA_W-1:0] two;
-        two = {fbuf[FB'(win_off[15:6] + 10'd1)], fbuf[FB'(win_off[15:6])]};
+        two = {fbuf[proc_buf][FB'(win_off[15:6] + 10'd1)], fbuf[proc_buf][FB'(win_off[15:6])]};
         win = DATA_W'(two >> {win_off[5:0], 3'b000});
     end
 
@@ -287,7 +302,6 @@ module prism_node #(
     endgenerate
 
     // DATA walk.
-    logic [CI_W-1:0] ci;             // contributor of the frame
     logic [15:0] off;                // byte offset of the walk
     logic [7:0]  groups_left;
     logic [15:0] vals_left;
@@ -391,7 +405,7 @@ module prism_node #(
         m_port = tx_res ? p_port[pi] : rx_port;
     end
 
-    assign s_axis_tready = st == RX;
+    assign s_axis_tready = !b_busy[in_buf];
     assign m_counters = cnt;
 
     // ---------------------------------------------------------------- lanes
@@ -565,13 +579,13 @@ module prism_node #(
         hd_free = '0;
         hd_count = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
-            if (h_valid[ci][k]) begin
+            if (h_valid[c_idx][k]) begin
                 hd_count = hd_count + 16'd1;
-                if (h_pid[ci][k] == f_pid) begin
+                if (h_pid[c_idx][k] == f_pid) begin
                     hd_hit = 1'b1;
-                    hd_same = h_crc[ci][k] == rx_crc && h_first[ci][k] == {1'b0, f_first} && h_end[ci][k] == f_end;
+                    hd_same = h_crc[c_idx][k] == rx_crc && h_first[c_idx][k] == {1'b0, f_first} && h_end[c_idx][k] == f_end;
                 end
-                if (h_first[ci][k] < f_end && {1'b0, f_first} < h_end[ci][k]) hd_overlap = 1'b1;
+                if (h_first[c_idx][k] < f_end && {1'b0, f_first} < h_end[c_idx][k]) hd_overlap = 1'b1;
             end else if (!hd_free_found) begin
                 hd_free_found = 1'b1;
                 hd_free = HW'(k);
@@ -583,11 +597,11 @@ module prism_node #(
     logic [32:0] cov_to;
     always_comb begin
         cov_ext = 1'b0;
-        cov_to = c_covered[ci];
+        cov_to = c_covered[c_idx];
         for (int k = 0; k < MAX_HELD; k++)
-            if (h_valid[ci][k] && h_first[ci][k] <= c_covered[ci] && h_end[ci][k] > c_covered[ci]) begin
+            if (h_valid[c_idx][k] && h_first[c_idx][k] <= c_covered[c_idx] && h_end[c_idx][k] > c_covered[c_idx]) begin
                 cov_ext = 1'b1;
-                cov_to = h_end[ci][k];
+                cov_to = h_end[c_idx][k];
             end
     end
     // Every element below `ready_now` is delivered by every contributor.
@@ -662,12 +676,113 @@ module prism_node #(
         st <= TX;
     endtask
 
+    // The next canonical RESULT packet, if every contributor covers it: its
+    // first path starts at once.
+    task automatic ready_check();
+        logic [32:0] e;
+        e = base + 33'(ctx_cap);
+        if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
+        if (ready_now > base && ready_now >= e) begin
+            res_end <= e;
+            res_count <= 16'(e - base);
+            res_inexact <= 1'b0;
+            pi <= '0;
+            tx_len <= 16'd60 + 16'd4 * 16'(e - base);
+            tx_res <= 1'b1;
+            count(CNT_RESULTS_SENT);
+            send(D_NEXT_PATH);
+        end else st <= DONE;
+    endtask
+
+    // ---------------------------------------------------------------- ingress
+    // Beats into the free buffer, with the CRC-32C of the hashed range; the
+    // validator's verdicts come in frame order and go to the oldest buffer
+    // awaiting one.
     always_ff @(posedge clk) begin
         if (rst) begin
-            st <= RX;
+            in_buf <= 1'b0;
+            in_beat <= '0;
+            in_crc <= '0;
+            pend_n <= '0;
+            for (int b = 0; b < 2; b++) begin
+                b_busy[b] <= 1'b0;
+                b_ready[b] <= 1'b0;
+            end
+        end else begin
+            if (s_axis_tvalid && s_axis_tready) begin
+                logic [15:0] hs, he;
+                logic [DATA_W-1:0] masked;
+                hs = hs_start;
+                he = hs_end;
+                if (in_beat == 0) begin
+                    // The hashed range: the CONTROL request, or the DATA body.
+                    if (s_axis_tdata[8*15 +: 8] == CLASS_CONTROL) begin
+                        hs = 16'd14;
+                        he = 16'd48 + {s_axis_tdata[8*44 +: 8], s_axis_tdata[8*45 +: 8]};
+                    end else begin
+                        hs = 16'd56;
+                        he = 16'd56 + {s_axis_tdata[8*50 +: 8], s_axis_tdata[8*51 +: 8]};
+                    end
+                    hs_start <= hs;
+                    hs_end <= he;
+                    b_port[in_buf] <= s_port;
+                end
+                masked = s_axis_tdata;
+                for (int i = 0; i < KEEP_W; i++) begin
+                    logic [15:0] a;
+                    a = 16'(64 * int'(in_beat) + i);
+                    if (!s_axis_tkeep[i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
+                end
+                if (int'(in_beat) < LINES) fbuf[in_buf][FB'(in_beat)] <= s_axis_tdata;
+                if (s_axis_tlast) begin
+                    b_len[in_buf] <= 16'(64 * int'(in_beat)) + 16'($countones(s_axis_tkeep));
+                    b_crc[in_buf] <= crc32c(in_beat == 0 ? 32'd0 : in_crc, masked);
+                    b_busy[in_buf] <= 1'b1;
+                    in_buf <= !in_buf;
+                    in_beat <= '0;
+                end else begin
+                    in_crc <= crc32c(in_beat == 0 ? 32'd0 : in_crc, masked);
+                    in_beat <= in_beat + 16'd1;
+                end
+            end
+            // Verdicts, oldest frame first; a frame ending now waits behind those.
+            begin
+                logic [1:0] n;
+                logic       q0, q1;
+                n = pend_n;
+                q0 = pend[0];
+                q1 = pend[1];
+                if (v_valid && n != 0) begin
+                    b_ok[q0] <= v_ok;
+                    b_prism[q0] <= v_prism;
+                    b_walk[q0] <= v_body_walk;
+                    b_reason[q0] <= v_reason;
+                    b_ready[q0] <= 1'b1;
+                    q0 = q1;
+                    n = n - 2'd1;
+                end
+                if (s_axis_tvalid && s_axis_tready && s_axis_tlast) begin
+                    if (n == 0) q0 = in_buf;
+                    else q1 = in_buf;
+                    n = n + 2'd1;
+                end
+                pend[0] <= q0;
+                pend[1] <= q1;
+                pend_n <= n;
+            end
+            if (free_buf) begin
+                b_busy[!proc_buf] <= 1'b0;
+                b_ready[!proc_buf] <= 1'b0;
+            end
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            st <= IDLE;
             tx_ret <= DONE;
-            rx_beat <= '0;
-            rx_crc <= '0;
+            proc_buf <= 1'b0;
+            free_buf <= 1'b0;
             ctx_valid <= 1'b0;
             ctx_active <= 1'b0;
             ctx_failed <= 1'b0;
@@ -686,52 +801,14 @@ module prism_node #(
             for (int c = 0; c < MAX_CONTRIB; c++)
                 for (int k = 0; k < MAX_HELD; k++) h_valid[c][k] <= 1'b0;
         end else begin
+            free_buf <= 1'b0;
             case (st)
-            // ---------------------------------------------------- ingress
-            RX: if (s_axis_tvalid) begin
-                logic [15:0] hs, he;
-                logic [DATA_W-1:0] masked;
-                hs = hs_start;
-                he = hs_end;
-                if (rx_beat == 0) begin
-                    // The hashed range: the CONTROL request, or the DATA body.
-                    if (s_axis_tdata[8*15 +: 8] == CLASS_CONTROL) begin
-                        hs = 16'd14;
-                        he = 16'd48 + {s_axis_tdata[8*44 +: 8], s_axis_tdata[8*45 +: 8]};
-                    end else begin
-                        hs = 16'd56;
-                        he = 16'd56 + {s_axis_tdata[8*50 +: 8], s_axis_tdata[8*51 +: 8]};
-                    end
-                    hs_start <= hs;
-                    hs_end <= he;
-                    rx_port <= s_port;
-                end
-                masked = s_axis_tdata;
-                for (int i = 0; i < KEEP_W; i++) begin
-                    logic [15:0] a;
-                    a = 16'(64 * int'(rx_beat) + i);
-                    if (!s_axis_tkeep[i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
-                end
-                rx_crc <= crc32c(rx_beat == 0 ? 32'd0 : rx_crc, masked);
-                if (int'(rx_beat) < LINES) fbuf[FB'(rx_beat)] <= s_axis_tdata;
-                rx_beat <= rx_beat + 16'd1;
-                if (s_axis_tlast) begin
-                    rx_len <= 16'(64 * int'(rx_beat)) + 16'($countones(s_axis_tkeep));
-                    st <= VERDICT;
-                end
-            end
-            VERDICT: if (v_valid) begin
-                v_ok_q <= v_ok;
-                v_prism_q <= v_prism;
-                v_reason_q <= v_reason;
-                rx_beat <= '0;
-                st <= DISPATCH;
-            end
+            IDLE: if (b_ready[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
-                if (!v_ok_q) count(CNT_MALFORMED + int'(v_reason_q));
-                else if (!v_prism_q) count(CNT_NOT_FOR_US);
+                if (!b_ok[proc_buf]) count(CNT_MALFORMED + int'(b_reason[proc_buf]));
+                else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
@@ -745,7 +822,10 @@ module prism_node #(
                     k_left <= '0;
                     vals_left <= '0;
                     k_bad <= 1'b0;
-                    st <= D_KWALK;
+                    // Without Kulisch groups (the validator's word) there is nothing to walk.
+                    if (b_walk[proc_buf]) st <= D_KWALK;
+                    else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
+                    else st <= D_OP;
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
@@ -1054,17 +1134,8 @@ module prism_node #(
                 else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
                 else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
                 else if (k_bad) r = DR_FORMAT_NOT_ALLOWED;
-                else begin
-                    ci <= c_idx;
-                    st <= D_HELD;
-                end
-                if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
-            end
-            D_HELD: begin
-                logic [7:0] r;
-                r = 8'hFF;
-                st <= DONE;
-                if (hd_hit) begin
+                // The window and the contributor's held packets, in the same cycle.
+                else if (hd_hit) begin
                     if (hd_same) count(CNT_DATA_DUPLICATES);
                     else r = DR_CHANGED_RETRANSMIT;
                 end
@@ -1072,21 +1143,32 @@ module prism_node #(
                 else if (f_end > base + {1'b0, ctx_wel}) r = DR_BEYOND_WINDOW;
                 else if (hd_overlap) r = DR_OVERLAP;
                 else if (hd_count >= ctx_wint) r = DR_INTERVALS_EXHAUSTED;
-                else if (c_bytes[ci] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
+                else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
                 else begin
                     count(CNT_DATA_APPLIED);
-                    h_valid[ci][hd_free] <= 1'b1;
-                    h_pid[ci][hd_free] <= f_pid;
-                    h_first[ci][hd_free] <= {1'b0, f_first};
-                    h_end[ci][hd_free] <= f_end;
-                    h_crc[ci][hd_free] <= rx_crc;
-                    h_bytes[ci][hd_free] <= rx_len;
-                    c_bytes[ci] <= c_bytes[ci] + {16'b0, rx_len};
-                    if (c_covered[ci] < base) c_covered[ci] <= base;
-                    off <= DATA_BODY;
-                    groups_left <= f_groups;
+                    h_valid[c_idx][hd_free] <= 1'b1;
+                    h_pid[c_idx][hd_free] <= f_pid;
+                    h_first[c_idx][hd_free] <= {1'b0, f_first};
+                    h_end[c_idx][hd_free] <= f_end;
+                    h_crc[c_idx][hd_free] <= rx_crc;
+                    h_bytes[c_idx][hd_free] <= rx_len;
+                    c_bytes[c_idx] <= c_bytes[c_idx] + {16'b0, rx_len};
+                    if (c_covered[c_idx] < base) c_covered[c_idx] <= base;
                     pos <= {1'b0, f_first};
-                    st <= D_DESC;
+                    if (b_walk[proc_buf]) begin
+                        // The Kulisch walk moved the view: read the first descriptor again.
+                        off <= DATA_BODY;
+                        groups_left <= f_groups;
+                        st <= D_DESC;
+                    end else begin
+                        // The view is on the first descriptor already: straight to the lanes.
+                        g_fmt <= 4'(w32(win, 0) >> 28);
+                        g_kw <= 9'(w32(win, 0) >> 16);
+                        vals_left <= w16(win, 2);
+                        groups_left <= f_groups - 8'd1;
+                        off <= DATA_BODY + 16'd4;
+                        st <= D_RUN;
+                    end
                 end
                 if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
             end
@@ -1118,25 +1200,14 @@ module prism_node #(
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
                     off <= (off + run_bytes + 16'd3) & ~16'd3;
-                    st <= D_DESC;
+                    st <= groups_left == 0 ? D_COVER : D_DESC;
                 end else off <= off + run_bytes;
             end
             D_COVER: begin
-                if (cov_ext) c_covered[ci] <= cov_to;
-                else st <= D_READY;
+                if (cov_ext) c_covered[c_idx] <= cov_to;
+                else ready_check();
             end
-            D_READY: begin
-                logic [32:0] e;
-                e = base + 33'(ctx_cap);
-                if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
-                if (ready_now > base && ready_now >= e) begin
-                    res_end <= e;
-                    res_count <= 16'(e - base);
-                    res_inexact <= 1'b0;
-                    pi <= '0;
-                    st <= D_RESULT;
-                end else st <= DONE;
-            end
+            D_READY: ready_check();
             D_RESULT: begin
                 if (pi == n_paths) begin
                     next_pid <= next_pid + 32'd1;
@@ -1188,7 +1259,11 @@ module prism_node #(
                 if (m_axis_tlast) st <= tx_ret;
                 else tx_line <= tx_line + 16'd1;
             end
-            DONE: st <= RX;
+            DONE: begin
+                free_buf <= 1'b1;
+                proc_buf <= !proc_buf;
+                st <= b_ready[!proc_buf] ? DISPATCH : IDLE;
+            end
             default: ;
             endcase
         end

@@ -1,7 +1,7 @@
 // prism_switch: the SINGLE-node PRISM switch — frame validation
 // (prism_rx_validate) and the engine (prism_node) on one 512-bit
-// AXI4-Stream port pair. The validator sees exactly the beats the node takes,
-// so its verdict (two cycles after tlast) belongs to the buffered frame.
+// AXI4-Stream port pair. The validator sees exactly the beats the node takes;
+// its verdicts (two cycles after each tlast) come in frame order.
 
 module prism_switch #(
     parameter int DATA_W = 512,
@@ -32,7 +32,7 @@ module prism_switch #(
     output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL]
 );
     logic        beat;
-    logic        v_valid, v_prism, v_ok;
+    logic        v_valid, v_prism, v_ok, v_walk;
     logic [7:0]  v_reason;
     logic [15:0] m_port;
     logic        unused;
@@ -44,7 +44,7 @@ module prism_switch #(
         .clk, .rst, .local_mac(node_mac),
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid(beat), .s_axis_tlast, .s_axis_tready(),
         .m_verdict_valid(v_valid), .m_verdict_prism(v_prism), .m_verdict_local(),
-        .m_verdict_ok(v_ok), .m_verdict_body_walk(), .m_verdict_class(),
+        .m_verdict_ok(v_ok), .m_verdict_body_walk(v_walk), .m_verdict_class(),
         .m_verdict_reason(v_reason), .m_verdict_offset()
     );
     /* verilator lint_on PINCONNECTEMPTY */
@@ -55,7 +55,7 @@ module prism_switch #(
     ) node (
         .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready, .s_port(16'd0),
-        .v_valid, .v_prism, .v_ok, .v_reason,
+        .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready, .m_port,
         .m_counters
     );

@@ -60,7 +60,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> 
     let bindings = j.bindings();
     sw.send(&control(&j, 1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
     sw.send(&control(&j, 2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
-    sw.drain(100, &mut out);
+    sw.drain(1000, &mut out);
     assert_eq!(out.len(), 2, "two ACKs");
     out.clear();
     let vectors = j.vectors();
@@ -76,7 +76,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> 
             ingress.push(sw.send(f, 0, &mut out).last_cycle);
         }
     }
-    sw.drain(200, &mut out);
+    sw.drain(1000, &mut out);
     let results: Vec<&Egress> = out.iter().filter(|e| e.frame.get(15) == Some(&3)).collect();
     let end = results.last().map_or(sw.cycle(), |e| e.last_cycle);
     let paths = if semantics == Semantics::ALLREDUCE { ranks as usize } else { 1 };
