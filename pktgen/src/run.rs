@@ -234,7 +234,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     loop {
         // The window's base as RESULTs show it: every receiver has everything below.
         let base = per_rank.iter().map(|(_, r)| r.contiguous()).min().unwrap_or(0);
-        let allowed = opts.rate_pps.map_or(u64::MAX, |pps| (data_start.elapsed().as_secs_f64() * pps) as u64 + 1);
+        let allowed = opts.rate_pps.map_or(u64::MAX, |pps| (s.link.now().saturating_duration_since(data_start).as_secs_f64() * pps) as u64 + 1);
         let mut progressed = false;
         for r in 0..job.ranks as usize {
             while held_lo[r] < next[r] && packets[r][held_lo[r]].1 <= base {
@@ -296,7 +296,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
             break;
         }
         if opts.progress && last_line.elapsed() > Duration::from_millis(500) {
-            eprint!("\r  sent {sent_data}/{total} DATA, received {} frames, {:.1} s   ", s.received, data_start.elapsed().as_secs_f64());
+            eprint!("\r  sent {sent_data}/{total} DATA, received {} frames, {:.1} s   ", s.received, s.link.now().saturating_duration_since(data_start).as_secs_f64());
             last_line = Instant::now();
         }
     }

@@ -60,3 +60,15 @@ fn unsupported_tuples_are_refused_from_the_capability_record() {
     let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
     assert_eq!(run(&j, &mut link, &RunOptions::default()).err(), Some(prism_pktgen::RunError::Unsupported));
 }
+
+#[test]
+fn a_packet_rate_holds_on_simulated_time() {
+    // 2 ranks x 12 packets at 100,000 DATA/s: at least 230 us of simulated time.
+    let j = job(2, Semantics::ALLREDUCE, Packetization::Full, 4000, 3);
+    let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
+    let opts = RunOptions { rate_pps: Some(100_000.0), ..RunOptions::default() };
+    let report = run(&j, &mut link, &opts).unwrap();
+    assert!(report.passed());
+    assert!(report.operation.as_micros() >= 230, "operation took {:?} of simulated time", report.operation);
+    assert!(report.operation.as_micros() < 1000, "operation took {:?} of simulated time", report.operation);
+}
