@@ -75,6 +75,13 @@ int prism_switch_cycle(void *p, const Beat *in, int out_ready, Beat *out, uint64
     return took;
 }
 
+// Whether nothing is in flight (a quiet switch stays quiet without input).
+int prism_switch_idle(void *p) { return static_cast<SwitchModel *>(p)->top.m_idle; }
+
+// Advances the cycle count without clocking: only for a quiet switch, whose
+// state cannot change without input (there are no timers in it).
+void prism_switch_skip(void *p, uint64_t cycles) { static_cast<SwitchModel *>(p)->cycle += cycles; }
+
 // The node's counters (prism_pkg::CNT_* layout); returns how many.
 int prism_switch_counters(void *p, uint32_t *dst, int n) {
     SwitchModel *m = static_cast<SwitchModel *>(p);

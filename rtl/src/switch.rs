@@ -26,6 +26,8 @@ extern "C" {
     fn prism_switch_free(m: *mut c_void);
     fn prism_switch_cycle(m: *mut c_void, inp: *const Beat, out_ready: i32, out: *mut Beat, cycle: *mut u64) -> i32;
     fn prism_switch_counters(m: *mut c_void, dst: *mut u32, n: i32) -> i32;
+    fn prism_switch_idle(m: *mut c_void) -> i32;
+    fn prism_switch_skip(m: *mut c_void, cycles: u64);
 }
 
 /// A frame that left the switch, with the cycles of its first and last beat.
@@ -117,10 +119,24 @@ impl RtlSwitch {
         Ingress { first_cycle: first.unwrap_or(last), last_cycle: last }
     }
 
+    /// Whether nothing is in flight (no frame buffered, engine and sender idle).
+    pub fn quiet(&self) -> bool {
+        // SAFETY: model is live.
+        self.partial.is_empty() && unsafe { prism_switch_idle(self.model) } != 0
+    }
+
     /// Idle cycles until a frame leaves (true) or `max` cycles passed (false).
+    /// Once the switch is quiet the rest of the wait is skipped, not
+    /// simulated: without input its state cannot change.
     pub fn idle_until_output(&mut self, max: u64, out: &mut Vec<Egress>) -> bool {
         let before = out.len();
-        for _ in 0..max {
+        for n in 0..max {
+            if self.quiet() {
+                // SAFETY: model is live.
+                unsafe { prism_switch_skip(self.model, max - n) };
+                self.cycle += max - n;
+                return false;
+            }
             self.clock(&Beat::default(), out);
             if out.len() > before {
                 return true;

@@ -64,7 +64,9 @@ module prism_node #(
     input  logic              m_axis_tready,
     output logic [15:0]       m_port,
 
-    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL]
+    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
+    // Nothing in flight: no frame buffered, the engine and the sender idle.
+    output logic              m_idle
 );
     import prism_pkg::*;
 
@@ -152,10 +154,10 @@ module prism_node #(
     typedef enum logic [5:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY, D_RESULT, D_NEXT_PATH, D_RELEASE,
-        TX, DONE
+        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY,
+        DONE
     } st_t;
-    st_t st, tx_ret;
+    st_t st;
 
     // Two frame buffers: ingress fills one while the engine works on the other.
     logic [DATA_W-1:0] fbuf [2][FB_LINES];
@@ -307,8 +309,9 @@ module prism_node #(
     logic [15:0] vals_left;
     logic [3:0]  g_fmt;
     logic [32:0] pos;
-    logic [32:0] res_end;
-    logic [PI_W-1:0] pi;             // result path being sent
+    logic [32:0] res_base;
+    logic [31:0] res_pid;
+    logic        res_last;
     logic [15:0] res_count;
     logic        res_inexact;
     logic [RB-1:0] clr_slot;
@@ -321,18 +324,37 @@ module prism_node #(
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
 
     // ---------------------------------------------------------------- egress
-    logic [15:0] tx_len, tx_line;
-    logic [DATA_W-1:0] tx_data;
-    logic        tx_res;             // sending a RESULT (else the CONTROL reply in cbuf)
+    // A sender of its own, one frame at a time (CONTROL replies and RESULTs
+    // never interleave), taking requests in order from the engine: a CONTROL
+    // reply in cbuf, or a RESULT packet for every path. The first path
+    // streams straight from the ring (rounded under KULISCH_FIXED), copies
+    // each line for the other paths and clears the slots it read; the engine
+    // goes on with the next frame meanwhile.
     logic [8*192-1:0] cbuf;          // a CONTROL reply, built whole, byte i at [8i +: 8]
+    logic        q_seq, t_seq;       // a request is pending while they differ
+    logic        q_res;              // the pending request is a RESULT (else cbuf)
+    logic [15:0] q_len, q_port;
+    logic        tx_idle;
+    // The RESULT being sent (copied from the engine when taken).
+    logic [32:0] j_base;
+    logic [15:0] j_count;
+    logic        j_inexact, j_last;
+    logic [31:0] j_pid;
+    typedef enum logic [1:0] { T_IDLE, T_CTL, T_RES } tst_t;
+    tst_t        tst;
+    logic [15:0] o_len, t_line, t_port;
+    logic [PI_W-1:0] t_pi;
+    logic [DATA_W-1:0] obuf [LINES];
+    logic [DATA_W-1:0] tx_data;
+    assign tx_idle = tst == T_IDLE && q_seq == t_seq;
 
-    // Line L of the RESULT frame on path pi.
+    // Header byte i of the RESULT on path t_pi.
     function automatic logic [7:0] res_hdr_byte(input int i);
         logic [7:0] v;
         logic [15:0] blen;
-        blen = res_inexact ? 16'd0 : 16'(4 + 4 * res_count);
+        blen = j_inexact ? 16'd0 : 16'(4 + 4 * j_count);
         case (i)
-            0, 1, 2, 3, 4, 5: v = p_mac[pi][8*(5-i) +: 8];
+            0, 1, 2, 3, 4, 5: v = p_mac[t_pi][8*(5-i) +: 8];
             6, 7, 8, 9, 10, 11: v = node_mac[8*(11-i) +: 8];
             12: v = ETHERTYPE[15:8];
             13: v = ETHERTYPE[7:0];
@@ -343,25 +365,27 @@ module prism_node #(
             26, 27: v = ctx_gen[8*(31-i) +: 8];
             28, 29: v = ctx_op[8*(29-i) +: 8];
             30, 31, 32, 33: v = ctx_gen[8*(33-i) +: 8];
-            34, 35: v = p_lep[pi][8*(35-i) +: 8];
-            36, 37: v = p_pep[pi][8*(37-i) +: 8];
-            38, 39, 40, 41: v = next_pid[8*(41-i) +: 8];
-            42, 43, 44, 45: v = res_inexact ? 8'd0 : base[8*(45-i) +: 8];
-            46, 47: v = res_inexact ? 8'd0 : res_count[8*(47-i) +: 8];
-            48: v = res_inexact ? 8'd0 : 8'd1;
-            49: v = res_inexact ? (FLAG_LAST | FLAG_INEXACT) : (res_end == {1'b0, ctx_vlen} ? FLAG_LAST : 8'd0);
+            34, 35: v = p_lep[t_pi][8*(35-i) +: 8];
+            36, 37: v = p_pep[t_pi][8*(37-i) +: 8];
+            38, 39, 40, 41: v = j_pid[8*(41-i) +: 8];
+            42, 43, 44, 45: v = j_inexact ? 8'd0 : j_base[8*(45-i) +: 8];
+            46, 47: v = j_inexact ? 8'd0 : j_count[8*(47-i) +: 8];
+            48: v = j_inexact ? 8'd0 : 8'd1;
+            49: v = j_inexact ? (FLAG_LAST | FLAG_INEXACT) : (j_last ? FLAG_LAST : 8'd0);
             50, 51: v = blen[8*(51-i) +: 8];
-            52, 53: v = p_stream[pi][8*(53-i) +: 8];
-            56: v = res_inexact ? 8'd0 : {FMT_FP32, 4'b0};
+            52, 53: v = p_stream[t_pi][8*(53-i) +: 8];
+            56: v = j_inexact ? 8'd0 : {FMT_FP32, 4'b0};
             57: v = 8'd0;
-            58, 59: v = res_inexact ? 8'd0 : res_count[8*(59-i) +: 8];
+            58, 59: v = j_inexact ? 8'd0 : j_count[8*(59-i) +: 8];
             default: v = 8'd0;
         endcase
         return v;
     endfunction
 
+    // The 16 slots of line t_line on the first path, and their values.
     logic [15:0] tx_idx [LANES];
     logic [RB-1:0] tx_slot [LANES];
+    logic        tx_has [LANES];
     logic [31:0] tx_val [LANES];
     genvar gr;
     generate
@@ -373,39 +397,89 @@ module prism_node #(
     endgenerate
     always_comb
         for (int j = 0; j < LANES; j++) begin
-            tx_idx[j] = 16'(16 * int'(tx_line) - 15 + j);
-            tx_slot[j] = tx_line == 0 ? RB'(base) : RB'(base + 33'(tx_idx[j]));
+            tx_idx[j] = 16'(16 * int'(t_line) - 15 + j);
+            tx_slot[j] = t_line == 0 ? RB'(j_base) : RB'(j_base + 33'(tx_idx[j]));
+            tx_has[j] = !j_inexact && (t_line == 0 ? j == 0 : tx_idx[j] < j_count);
         end
 
+    // The first path's value words of this line (what obuf keeps for the others).
+    logic [DATA_W-1:0] tx_vals;
     always_comb begin
+        tx_vals = '0;
+        for (int j = 0; j < LANES; j++)
+            if (tx_has[j]) tx_vals[32*j +: 32] = tx_val[j];
+    end
+
+    always_comb begin
+        logic [DATA_W-1:0] vals;
         tx_data = '0;
-        if (tx_res) begin
-            if (tx_line == 0) begin
+        vals = t_pi == 0 ? tx_vals : obuf[FB'(t_line)];
+        if (tst == T_RES) begin
+            if (t_line == 0) begin
                 for (int i = 0; i < 60; i++) tx_data[8*i +: 8] = res_hdr_byte(i);
-                if (!res_inexact) tx_data[480 +: 32] = tx_val[0];
-            end else begin
-                // Values 16L-15 .. 16L of the packet.
-                for (int j = 0; j < LANES; j++)
-                    if (tx_idx[j] < res_count) tx_data[32*j +: 32] = tx_val[j];
-            end
+                tx_data[480 +: 32] = vals[31:0];
+            end else tx_data = vals;
         end else begin
             // Replies are at most three beats.
-            tx_data = DATA_W'(cbuf >> (DATA_W * int'(tx_line[1:0])));
+            tx_data = DATA_W'(cbuf >> (DATA_W * int'(t_line[1:0])));
         end
     end
 
     always_comb begin
         logic [15:0] rem;
-        rem = tx_len - 16'(64 * int'(tx_line));
-        m_axis_tvalid = st == TX;
+        rem = o_len - 16'(64 * int'(t_line));
+        m_axis_tvalid = tst != T_IDLE;
         m_axis_tdata  = tx_data;
         m_axis_tlast  = rem <= 16'd64;
         m_axis_tkeep  = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
         for (int i = 0; i < 64; i++) if (16'(i) >= rem) m_axis_tdata[8*i +: 8] = 8'd0;
-        m_port = tx_res ? p_port[pi] : rx_port;
+        m_port = tst == T_RES ? p_port[t_pi] : t_port;
+    end
+
+    // The first path clears what it read as the beat leaves (the engine's
+    // always block does the writes: the ring has one owner).
+    logic        t_clear;
+    assign t_clear = tst == T_RES && t_pi == 0 && m_axis_tready;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            tst <= T_IDLE;
+            t_seq <= 1'b0;
+            t_line <= '0;
+            o_len <= '0;
+            t_pi <= '0;
+        end else case (tst)
+            T_IDLE: if (q_seq != t_seq) begin
+                t_seq <= q_seq;
+                t_line <= '0;
+                t_pi <= '0;
+                t_port <= q_port;
+                if (q_res) begin
+                    j_base <= res_base;
+                    j_count <= res_count;
+                    j_inexact <= res_inexact;
+                    j_last <= res_last;
+                    j_pid <= res_pid;
+                    o_len <= res_inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * res_count;
+                    tst <= T_RES;
+                end else begin
+                    o_len <= q_len;
+                    tst <= T_CTL;
+                end
+            end
+            default: if (m_axis_tready) begin
+                if (tst == T_RES && t_pi == 0 && int'(t_line) < LINES) obuf[FB'(t_line)] <= tx_vals;
+                if (!m_axis_tlast) t_line <= t_line + 16'd1;
+                else if (tst == T_RES && PI_W'(t_pi + 1'b1) != n_paths) begin
+                    t_pi <= t_pi + 1'b1;
+                    t_line <= '0;
+                end else tst <= T_IDLE;
+            end
+        endcase
     end
 
     assign s_axis_tready = !b_busy[in_buf];
+    assign m_idle = st == IDLE && tx_idle && !b_busy[0] && !b_busy[1] && in_beat == 0;
     assign m_counters = cnt;
 
     // ---------------------------------------------------------------- lanes
@@ -645,7 +719,7 @@ module prism_node #(
         cbuf[8*(48) +: 8] <= f_cmd;
         cbuf[8*(50) +: 8] <= detail[15:8];
         cbuf[8*(51) +: 8] <= detail[7:0];
-        tx_len <= ETH_MIN_FRAME;
+        q_len <= ETH_MIN_FRAME;
     endtask
 
     task automatic build_caps();
@@ -666,31 +740,53 @@ module prism_node #(
         cbuf[8*(47) +: 8] <= 8'd1;
         for (int r = 0; r < ROM_RECORDS; r++)
             for (int i = 0; i < 36; i++) cbuf[8*(48 + 36 * r + i) +: 8] <= rom_byte(r, i);
-        tx_len <= 16'(48 + ROM_RECORDS * 36);
+        q_len <= 16'(48 + ROM_RECORDS * 36);
     endtask
 
-    // Sends the reply in cbuf, then records the transaction.
+    // Hands the reply in cbuf to the sender (which is idle: CONTROL waits for it).
     task automatic send(input st_t ret);
-        tx_line <= '0;
-        tx_ret <= ret;
-        st <= TX;
+        q_res <= 1'b0;
+        q_port <= rx_port;
+        q_seq <= !q_seq;
+        st <= ret;
     endtask
 
-    // The next canonical RESULT packet, if every contributor covers it: its
-    // first path starts at once.
+    // Hands a RESULT packet (or the terminal INEXACT) to the sender, for every path.
+    task automatic send_result(input logic [32:0] from, input logic [32:0] to, input logic inexact);
+        res_base <= from;
+        res_count <= 16'(to - from);
+        res_inexact <= inexact;
+        res_last <= to == {1'b0, ctx_vlen};
+        res_pid <= next_pid;
+        next_pid <= next_pid + 32'd1;
+        q_res <= 1'b1;
+        q_seq <= !q_seq;
+        cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+    endtask
+
+    // The next canonical RESULT packet, if every contributor covers it: handed
+    // to the sender (waiting while it is busy), then released at once — the
+    // window moves on; the sender clears the slots as it reads them.
     task automatic ready_check();
         logic [32:0] e;
         e = base + 33'(ctx_cap);
         if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
         if (ready_now > base && ready_now >= e) begin
-            res_end <= e;
-            res_count <= 16'(e - base);
-            res_inexact <= 1'b0;
-            pi <= '0;
-            tx_len <= 16'd60 + 16'd4 * 16'(e - base);
-            tx_res <= 1'b1;
-            count(CNT_RESULTS_SENT);
-            send(D_NEXT_PATH);
+            if (tx_idle) begin
+                send_result(base, e, 1'b0);
+                for (int c = 0; c < MAX_CONTRIB; c++) begin
+                    logic [31:0] freed;
+                    freed = '0;
+                    for (int k = 0; k < MAX_HELD; k++)
+                        if (h_valid[c][k] && h_end[c][k] <= e) begin
+                            h_valid[c][k] <= 1'b0;
+                            freed = freed + {16'b0, h_bytes[c][k]};
+                        end
+                    c_bytes[c] <= c_bytes[c] - freed;
+                end
+                base <= e;
+                st <= D_READY;
+            end else st <= D_READY;
         end else st <= DONE;
     endtask
 
@@ -780,7 +876,6 @@ module prism_node #(
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
-            tx_ret <= DONE;
             proc_buf <= 1'b0;
             free_buf <= 1'b0;
             ctx_valid <= 1'b0;
@@ -790,10 +885,8 @@ module prism_node #(
             n_paths <= '0;
             t_next <= '0;
             r_next <= '0;
-            tx_line <= '0;
-            tx_len <= '0;
-            tx_res <= 1'b0;
-            pi <= '0;
+            q_seq <= 1'b0;
+            q_res <= 1'b0;
             res_inexact <= 1'b0;
             for (int i = 0; i < CNT_TOTAL; i++) cnt[i] <= '0;
             for (int i = 0; i < TXN_SLOTS; i++) t_valid[i] <= 1'b0;
@@ -802,12 +895,20 @@ module prism_node #(
                 for (int k = 0; k < MAX_HELD; k++) h_valid[c][k] <= 1'b0;
         end else begin
             free_buf <= 1'b0;
+            if (t_clear)
+                for (int j = 0; j < LANES; j++)
+                    if (tx_has[j]) begin
+                        acc[tx_slot[j]] <= NEG_ZERO;
+                        acc_k[tx_slot[j]] <= '0;
+                        acc_f[tx_slot[j]] <= '0;
+                    end
             case (st)
             IDLE: if (b_ready[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
-                if (!b_ok[proc_buf]) count(CNT_MALFORMED + int'(b_reason[proc_buf]));
+                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && !tx_idle) st <= DISPATCH;
+                else if (!b_ok[proc_buf]) count(CNT_MALFORMED + int'(b_reason[proc_buf]));
                 else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
@@ -1124,12 +1225,13 @@ module prism_node #(
                 else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
                 else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
                 else if ((f_flags & FLAG_INEXACT) != 0) begin
-                    // A child's terminal INEXACT fails the whole operation.
-                    count(CNT_DATA_APPLIED);
-                    ctx_failed <= 1'b1;
-                    res_inexact <= 1'b1;
-                    pi <= '0;
-                    st <= D_RESULT;
+                    // A child's terminal INEXACT fails the whole operation (once the sender is free).
+                    if (!tx_idle) st <= D_OP;
+                    else begin
+                        count(CNT_DATA_APPLIED);
+                        ctx_failed <= 1'b1;
+                        send_result(33'd0, 33'd0, 1'b1);
+                    end
                 end
                 else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
                 else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
@@ -1208,57 +1310,7 @@ module prism_node #(
                 else ready_check();
             end
             D_READY: ready_check();
-            D_RESULT: begin
-                if (pi == n_paths) begin
-                    next_pid <= next_pid + 32'd1;
-                    if (res_inexact) st <= DONE;
-                    else begin
-                        clr_slot <= RB'(base);
-                        clr_left <= res_count;
-                        st <= D_RELEASE;
-                    end
-                end else begin
-                    tx_len <= res_inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * res_count;
-                    tx_res <= 1'b1;
-                    count(CNT_RESULTS_SENT);
-                    send(D_NEXT_PATH);
-                end
-            end
-            D_NEXT_PATH: begin
-                tx_res <= 1'b0;
-                pi <= pi + 1'b1;
-                st <= D_RESULT;
-            end
-            D_RELEASE: begin
-                // Frees [base, res_end): slots back to -0, then packets wholly below.
-                for (int j = 0; j < LANES; j++)
-                    if (16'(j) < clr_left) begin
-                        acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
-                        acc_k[RB'(clr_slot + RB'(j))] <= '0;
-                        acc_f[RB'(clr_slot + RB'(j))] <= '0;
-                    end
-                clr_slot <= RB'(clr_slot + RB'(LANES));
-                if (clr_left > 16'(LANES)) clr_left <= clr_left - 16'(LANES);
-                else begin
-                    for (int c = 0; c < MAX_CONTRIB; c++) begin
-                        logic [31:0] freed;
-                        freed = '0;
-                        for (int k = 0; k < MAX_HELD; k++)
-                            if (h_valid[c][k] && h_end[c][k] <= res_end) begin
-                                h_valid[c][k] <= 1'b0;
-                                freed = freed + {16'b0, h_bytes[c][k]};
-                            end
-                        c_bytes[c] <= c_bytes[c] - freed;
-                    end
-                    base <= res_end;
-                    st <= D_READY;
-                end
-            end
-            // ---------------------------------------------------- egress
-            TX: if (m_axis_tready) begin
-                if (m_axis_tlast) st <= tx_ret;
-                else tx_line <= tx_line + 16'd1;
-            end
+            // ---------------------------------------------------- next frame
             DONE: begin
                 free_buf <= 1'b1;
                 proc_buf <= !proc_buf;

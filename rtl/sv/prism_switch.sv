@@ -29,7 +29,8 @@ module prism_switch #(
     output logic              m_axis_tlast,
     input  logic              m_axis_tready,
 
-    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL]
+    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
+    output logic              m_idle
 );
     logic        beat;
     logic        v_valid, v_prism, v_ok, v_walk;
@@ -57,7 +58,7 @@ module prism_switch #(
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready, .s_port(16'd0),
         .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready, .m_port,
-        .m_counters
+        .m_counters, .m_idle
     );
 
     // One port: every frame leaves on it.
