@@ -10,7 +10,7 @@ command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
-modules=${1:-prism_rx_check}
+modules=${1:-prism_rx_check prism_fp32_add prism_kulisch_lane prism_kulisch_round}
 for m in $modules; do
     sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$m.sv" > "$tmp/$m.sv"
     yosys -p "read_verilog -sv $tmp/$m.sv; synth_xilinx -top $m; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }

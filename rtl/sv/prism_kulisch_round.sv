@@ -42,7 +42,7 @@ module prism_kulisch_round #(
         else if (flags[F_NEG_INF]) fp32 = 32'hFF80_0000;
         else if (mag == 0) fp32 = (flags[F_ANY] && !flags[F_NOT_NEGZERO]) ? 32'h8000_0000 : 32'h0;
         else if (p < PB'(24)) fp32 = {neg, mag[30:0]};
-        else if (int'(p) >= 24 + 254 || r >= 32'h7F80_0000) fp32 = {neg, 31'h7F80_0000};
+        else if ({1'b0, p} >= (PB + 1)'(24 + 254) || r >= 32'h7F80_0000) fp32 = {neg, 31'h7F80_0000};
         else fp32 = {neg, r[30:0]};
     end
 endmodule
