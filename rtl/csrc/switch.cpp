@@ -22,6 +22,8 @@ static uint64_t mac_u64(const uint8_t m[6]) {
     return x;
 }
 
+static int nports(SwitchModel *m) { return sizeof(m->top.s_axis_tkeep) / sizeof(m->top.s_axis_tkeep[0]); }
+
 extern "C" {
 void *prism_switch_new(const uint8_t node_mac[6], const uint8_t am_mac[6], uint16_t control_ep) {
     SwitchModel *m = new SwitchModel();
@@ -29,7 +31,7 @@ void *prism_switch_new(const uint8_t node_mac[6], const uint8_t am_mac[6], uint1
     m->top.am_mac = mac_u64(am_mac);
     m->top.control_ep = control_ep;
     m->top.s_axis_tvalid = 0;
-    m->top.m_axis_tready = 1;
+    m->top.m_axis_tready = 0;
     m->top.rst = 1;
     for (int i = 0; i < 2; i++) {
         m->top.clk = 0;
@@ -43,31 +45,42 @@ void *prism_switch_new(const uint8_t node_mac[6], const uint8_t am_mac[6], uint1
 
 void prism_switch_free(void *p) { delete static_cast<SwitchModel *>(p); }
 
-// One clock. `in` offers a beat (in->valid); returns 1 when the switch took it.
-// `out` receives the egress beat taken on this clock (out->valid), with
-// `out_ready` as m_axis_tready.
-int prism_switch_cycle(void *p, const Beat *in, int out_ready, Beat *out, uint64_t *cycle) {
+int prism_switch_ports(void *p) { return nports(static_cast<SwitchModel *>(p)); }
+
+// One clock. `in[i]` offers a beat on port i (in[i].valid); bit i of the
+// result says port i took it. `out[i]` receives the egress beat taken on
+// port i on this clock (out[i].valid); bit i of `out_ready` is that port's
+// m_axis_tready. Both arrays hold prism_switch_ports() entries.
+uint32_t prism_switch_cycle(void *p, const Beat *in, uint32_t out_ready, Beat *out, uint64_t *cycle) {
     SwitchModel *m = static_cast<SwitchModel *>(p);
-    m->top.s_axis_tvalid = in->valid;
-    for (int w = 0; w < 16; w++) {
-        uint32_t word;
-        std::memcpy(&word, in->data + 4 * w, 4);
-        m->top.s_axis_tdata[w] = word;
+    int n = nports(m);
+    uint32_t valid = 0, last = 0;
+    for (int i = 0; i < n; i++) {
+        for (int w = 0; w < 16; w++) {
+            uint32_t word;
+            std::memcpy(&word, in[i].data + 4 * w, 4);
+            m->top.s_axis_tdata[i][w] = word;
+        }
+        m->top.s_axis_tkeep[i] = in[i].keep;
+        valid |= (uint32_t)(in[i].valid != 0) << i;
+        last |= (uint32_t)(in[i].last != 0) << i;
     }
-    m->top.s_axis_tkeep = in->keep;
-    m->top.s_axis_tlast = in->last;
+    m->top.s_axis_tvalid = valid;
+    m->top.s_axis_tlast = last;
     m->top.m_axis_tready = out_ready;
     m->top.clk = 0;
     m->top.eval();
-    int took = in->valid && m->top.s_axis_tready;
-    out->valid = m->top.m_axis_tvalid && out_ready;
-    if (out->valid) {
-        for (int w = 0; w < 16; w++) {
-            uint32_t word = m->top.m_axis_tdata[w];
-            std::memcpy(out->data + 4 * w, &word, 4);
+    uint32_t took = valid & m->top.s_axis_tready;
+    for (int i = 0; i < n; i++) {
+        out[i].valid = ((m->top.m_axis_tvalid >> i) & 1) && ((out_ready >> i) & 1);
+        if (out[i].valid) {
+            for (int w = 0; w < 16; w++) {
+                uint32_t word = m->top.m_axis_tdata[i][w];
+                std::memcpy(out[i].data + 4 * w, &word, 4);
+            }
+            out[i].keep = m->top.m_axis_tkeep[i];
+            out[i].last = (m->top.m_axis_tlast >> i) & 1;
         }
-        out->keep = m->top.m_axis_tkeep;
-        out->last = m->top.m_axis_tlast;
     }
     m->top.clk = 1;
     m->top.eval();

@@ -58,17 +58,17 @@ impl RtlLink {
         for e in self.out.drain(..) {
             self.beats_out += e.frame.len().div_ceil(64) as u64;
             let at = self.t0 + Duration::from_nanos((e.last_cycle as f64 * self.period_ps / 1000.0) as u64);
-            self.queue.push_back(Rx { port: 0, frame: e.frame, at });
+            self.queue.push_back(Rx { port: e.port, frame: e.frame, at });
         }
     }
 }
 
 impl Link for RtlLink {
     fn send(&mut self, port: u16, frame: &[u8]) -> io::Result<()> {
-        if port != 0 {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the RTL switch has one port (0), not {port}")));
+        if port as usize >= self.sw.ports() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the RTL switch has {} ports, no port {port}", self.sw.ports())));
         }
-        self.sw.send(frame, 0, &mut self.out);
+        self.sw.send_on(port as usize, frame, 0, &mut self.out);
         self.beats_in += frame.len().div_ceil(64) as u64;
         self.collect();
         Ok(())

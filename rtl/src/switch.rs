@@ -24,15 +24,17 @@ impl Default for Beat {
 extern "C" {
     fn prism_switch_new(node_mac: *const u8, am_mac: *const u8, control_ep: u16) -> *mut c_void;
     fn prism_switch_free(m: *mut c_void);
-    fn prism_switch_cycle(m: *mut c_void, inp: *const Beat, out_ready: i32, out: *mut Beat, cycle: *mut u64) -> i32;
+    fn prism_switch_ports(m: *mut c_void) -> i32;
+    fn prism_switch_cycle(m: *mut c_void, inp: *const Beat, out_ready: u32, out: *mut Beat, cycle: *mut u64) -> u32;
     fn prism_switch_counters(m: *mut c_void, dst: *mut u32, n: i32) -> i32;
     fn prism_switch_idle(m: *mut c_void) -> i32;
     fn prism_switch_skip(m: *mut c_void, cycles: u64);
 }
 
-/// A frame that left the switch, with the cycles of its first and last beat.
+/// A frame that left the switch, with its port and the cycles of its first and last beat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Egress {
+    pub port: u16,
     pub frame: Vec<u8>,
     pub first_cycle: u64,
     pub last_cycle: u64,
@@ -45,12 +47,14 @@ pub struct Ingress {
     pub last_cycle: u64,
 }
 
-/// One simulated switch (one port pair).
+/// One simulated switch.
 pub struct RtlSwitch {
     model: *mut c_void,
+    ports: usize,
     cycle: u64,
-    partial: Vec<u8>,
-    partial_first: u64,
+    /// Egress beats gathered so far, per port.
+    partial: Vec<Vec<u8>>,
+    partial_first: Vec<u64>,
     /// Cycles with m_axis_tready low, as a repeating pattern (backpressure).
     pub out_stall: Vec<bool>,
 }
@@ -59,7 +63,14 @@ impl RtlSwitch {
     pub fn new(node_mac: [u8; 6], am_mac: [u8; 6], control_ep: u16) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.
         let model = unsafe { prism_switch_new(node_mac.as_ptr(), am_mac.as_ptr(), control_ep) };
-        RtlSwitch { model, cycle: 0, partial: Vec::new(), partial_first: 0, out_stall: Vec::new() }
+        // SAFETY: model is live.
+        let ports = unsafe { prism_switch_ports(model) } as usize;
+        RtlSwitch { model, ports, cycle: 0, partial: vec![Vec::new(); ports], partial_first: vec![0; ports], out_stall: Vec::new() }
+    }
+
+    /// The number of port pairs the design was built with.
+    pub fn ports(&self) -> usize {
+        self.ports
     }
 
     /// The current cycle count.
@@ -67,52 +78,88 @@ impl RtlSwitch {
         self.cycle
     }
 
-    fn clock(&mut self, inp: &Beat, out: &mut Vec<Egress>) -> bool {
+    /// One clock, with an optional beat on one port; whether that port took it.
+    fn clock(&mut self, inp: Option<(usize, &Beat)>, out: &mut Vec<Egress>) -> bool {
+        let mut ins = vec![Beat::default(); self.ports];
+        if let Some((p, b)) = inp {
+            ins[p] = *b;
+        }
+        let took = self.clock_all(&ins, out);
+        inp.is_some_and(|(p, _)| took >> p & 1 == 1)
+    }
+
+    /// One clock with a beat (or none: valid = 0) on every port; the ports that took theirs.
+    fn clock_all(&mut self, ins: &[Beat], out: &mut Vec<Egress>) -> u32 {
         let stalled = !self.out_stall.is_empty() && self.out_stall[(self.cycle as usize) % self.out_stall.len()];
-        let mut o = Beat::default();
+        let mut outs = vec![Beat::default(); self.ports];
         let mut c = 0u64;
-        // SAFETY: model is live; inp and o are valid Beat structs; c a valid out-pointer.
-        let took = unsafe { prism_switch_cycle(self.model, inp, (!stalled) as i32, &mut o, &mut c) } != 0;
+        let ready = if stalled { 0 } else { u32::MAX };
+        // SAFETY: model is live; both arrays hold `ports` Beats; c a valid out-pointer.
+        let took = unsafe { prism_switch_cycle(self.model, ins.as_ptr(), ready, outs.as_mut_ptr(), &mut c) };
         self.cycle = c + 1;
-        if o.valid != 0 {
-            if self.partial.is_empty() {
-                self.partial_first = c;
+        for (p, o) in outs.iter().enumerate() {
+            if o.valid == 0 {
+                continue;
+            }
+            if self.partial[p].is_empty() {
+                self.partial_first[p] = c;
             }
             let n = (o.keep.count_ones() as usize).min(64);
-            self.partial.extend_from_slice(&o.data[..n]);
+            self.partial[p].extend_from_slice(&o.data[..n]);
             if o.last != 0 {
-                out.push(Egress { frame: std::mem::take(&mut self.partial), first_cycle: self.partial_first, last_cycle: c });
+                out.push(Egress { port: p as u16, frame: std::mem::take(&mut self.partial[p]), first_cycle: self.partial_first[p], last_cycle: c });
             }
         }
         took
     }
 
-    /// Offers a frame beat by beat (with `gap` idle cycles between beats),
-    /// waiting while the switch is busy; egress frames seen meanwhile go to `out`.
-    pub fn send(&mut self, frame: &[u8], gap: usize, out: &mut Vec<Egress>) -> Ingress {
-        let mut beats: VecDeque<Beat> = frame
-            .chunks(64)
-            .map(|c| {
-                // Bytes past the frame are garbage on a real bus.
-                let mut b = Beat { data: [0xa5; 64], valid: 1, ..Beat::default() };
-                b.data[..c.len()].copy_from_slice(c);
-                b.keep = if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 };
-                b
-            })
-            .collect();
-        if let Some(b) = beats.back_mut() {
-            b.last = 1;
+    /// Every port's frames offered at once, back to back on each port (each
+    /// list in order); returns each frame's ingress cycles, per port.
+    pub fn send_all(&mut self, frames: &[Vec<Vec<u8>>], out: &mut Vec<Egress>) -> Vec<Vec<Ingress>> {
+        let mut queues: Vec<VecDeque<VecDeque<Beat>>> = frames.iter().map(|fs| fs.iter().map(|f| beats(f)).collect()).collect();
+        queues.resize_with(self.ports, VecDeque::new);
+        let mut seen: Vec<Vec<Ingress>> = vec![Vec::new(); self.ports];
+        let mut first: Vec<Option<u64>> = vec![None; self.ports];
+        while queues.iter().any(|q| !q.is_empty()) {
+            let ins: Vec<Beat> = queues.iter().map(|q| q.front().and_then(|f| f.front().copied()).unwrap_or_default()).collect();
+            let c = self.cycle;
+            let took = self.clock_all(&ins, out);
+            for (p, q) in queues.iter_mut().enumerate() {
+                if took >> p & 1 == 0 {
+                    continue;
+                }
+                let Some(f) = q.front_mut() else { continue };
+                first[p].get_or_insert(c);
+                f.pop_front();
+                if f.is_empty() {
+                    q.pop_front();
+                    seen[p].push(Ingress { first_cycle: first[p].take().unwrap_or(c), last_cycle: c });
+                }
+            }
         }
+        seen
+    }
+
+    /// Offers a frame on port 0 (see `send_on`).
+    pub fn send(&mut self, frame: &[u8], gap: usize, out: &mut Vec<Egress>) -> Ingress {
+        self.send_on(0, frame, gap, out)
+    }
+
+    /// Offers a frame on `port` beat by beat (with `gap` idle cycles between
+    /// beats), waiting while the port is busy; egress frames seen meanwhile go to `out`.
+    pub fn send_on(&mut self, port: usize, frame: &[u8], gap: usize, out: &mut Vec<Egress>) -> Ingress {
+        assert!(port < self.ports, "port {port} of {}", self.ports);
+        let mut beats = beats(frame);
         let mut first = None;
         let mut last = 0;
         while let Some(b) = beats.front().copied() {
             let c = self.cycle;
-            if self.clock(&b, out) {
+            if self.clock(Some((port, &b)), out) {
                 first.get_or_insert(c);
                 last = c;
                 beats.pop_front();
                 for _ in 0..gap {
-                    self.clock(&Beat::default(), out);
+                    self.clock(None, out);
                 }
             }
         }
@@ -122,7 +169,7 @@ impl RtlSwitch {
     /// Whether nothing is in flight (no frame buffered, engine and sender idle).
     pub fn quiet(&self) -> bool {
         // SAFETY: model is live.
-        self.partial.is_empty() && unsafe { prism_switch_idle(self.model) } != 0
+        self.partial.iter().all(Vec::is_empty) && unsafe { prism_switch_idle(self.model) } != 0
     }
 
     /// Idle cycles until a frame leaves (true) or `max` cycles passed (false).
@@ -137,7 +184,7 @@ impl RtlSwitch {
                 self.cycle += max - n;
                 return false;
             }
-            self.clock(&Beat::default(), out);
+            self.clock(None, out);
             if out.len() > before {
                 return true;
             }
@@ -149,9 +196,10 @@ impl RtlSwitch {
     pub fn drain(&mut self, quiet: u64, out: &mut Vec<Egress>) {
         let mut idle = 0;
         while idle < quiet {
-            let before = out.len() + self.partial.len();
-            self.clock(&Beat::default(), out);
-            idle = if out.len() + self.partial.len() == before { idle + 1 } else { 0 };
+            let pending = |s: &Self| s.partial.iter().map(Vec::len).sum::<usize>();
+            let before = out.len() + pending(self);
+            self.clock(None, out);
+            idle = if out.len() + pending(self) == before { idle + 1 } else { 0 };
         }
     }
 
@@ -163,6 +211,23 @@ impl RtlSwitch {
         assert_eq!(n as usize, cnt::TOTAL, "counter layout differs between the RTL and prism_rtl::svpkg");
         counters_from(&raw)
     }
+}
+
+/// A frame as AXI4-Stream beats (bytes past the frame are garbage, as on a real bus).
+fn beats(frame: &[u8]) -> VecDeque<Beat> {
+    let mut beats: VecDeque<Beat> = frame
+        .chunks(64)
+        .map(|c| {
+            let mut b = Beat { data: [0xa5; 64], valid: 1, ..Beat::default() };
+            b.data[..c.len()].copy_from_slice(c);
+            b.keep = if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 };
+            b
+        })
+        .collect();
+    if let Some(b) = beats.back_mut() {
+        b.last = 1;
+    }
+    beats
 }
 
 impl Drop for RtlSwitch {

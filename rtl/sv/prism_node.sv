@@ -44,18 +44,18 @@ module prism_node #(
     input  logic [15:0]       am_port,
     input  logic [15:0]       control_ep,
 
-    input  logic [DATA_W-1:0] s_axis_tdata,
-    input  logic [KEEP_W-1:0] s_axis_tkeep,
-    input  logic              s_axis_tvalid,
-    input  logic              s_axis_tlast,
-    output logic              s_axis_tready,
-    input  logic [15:0]       s_port,
+    // One ingress stream a port, each with its validator's verdicts.
+    input  logic [DATA_W-1:0] s_axis_tdata [PORTS],
+    input  logic [KEEP_W-1:0] s_axis_tkeep [PORTS],
+    input  logic [PORTS-1:0]  s_axis_tvalid,
+    input  logic [PORTS-1:0]  s_axis_tlast,
+    output logic [PORTS-1:0]  s_axis_tready,
 
-    input  logic              v_valid,
-    input  logic              v_prism,
-    input  logic              v_ok,
-    input  logic              v_body_walk,
-    input  logic [7:0]        v_reason,
+    input  logic [PORTS-1:0]  v_valid,
+    input  logic [PORTS-1:0]  v_prism,
+    input  logic [PORTS-1:0]  v_ok,
+    input  logic [PORTS-1:0]  v_body_walk,
+    input  logic [7:0]        v_reason [PORTS],
 
     output logic [DATA_W-1:0] m_axis_tdata,
     output logic [KEEP_W-1:0] m_axis_tkeep,
@@ -159,28 +159,50 @@ module prism_node #(
     } st_t;
     st_t st;
 
-    // Two frame buffers: ingress fills one while the engine works on the other.
-    logic [DATA_W-1:0] fbuf [2][FB_LINES];
-    logic              in_buf, proc_buf;  // buffer being filled, buffer being handled
-    logic [15:0]       in_beat;
-    logic [15:0]       hs_start, hs_end;   // hashed byte range of the frame coming in
-    logic [31:0]       in_crc;
-    logic              b_busy [2], b_ready [2];
-    logic [15:0]       b_len [2], b_port [2];
-    logic [31:0]       b_crc [2];
-    logic              b_ok [2], b_prism [2], b_walk [2];
-    logic [7:0]        b_reason [2];
-    logic              pend [2];           // buffers awaiting their verdict, oldest first
-    logic [1:0]        pend_n;
-    logic              free_buf;           // pulse from the engine: proc_buf is done
+    // Two frame buffers a port ({port, half}): ingress fills one while the
+    // engine works on the other; the engine takes ready frames round robin.
+    localparam int PW = PORTS > 1 ? $clog2(PORTS) : 1;
+    localparam int NB = 2 * (2 ** PW);
+    localparam int NBW = PW + 1;
+    logic [DATA_W-1:0] fbuf [NB][FB_LINES];
+    logic              in_half [PORTS];    // buffer being filled, per port
+    logic [15:0]       in_beat [PORTS];
+    logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
+    logic [31:0]       in_crc [PORTS];
+    logic              b_busy [NB], b_ready [NB];
+    logic [15:0]       b_len [NB];
+    logic [31:0]       b_crc [NB];
+    logic              b_ok [NB], b_prism [NB], b_walk [NB];
+    logic [7:0]        b_reason [NB];
+    logic              pend [PORTS][2];    // halves awaiting their verdict, oldest first
+    logic [1:0]        pend_n [PORTS];
+    logic              free_buf;           // pulse from the engine: free_id is done
+    logic [NBW-1:0]    free_id;
+    // Frames in arrival order (ports in index order within a cycle): the
+    // engine takes them oldest first, as the software engine sees them.
+    localparam int QW = $clog2(NB);
+    logic [NBW-1:0]    order [NB];
+    logic [QW:0]       o_head, o_tail;     // o_head is the engine's, o_tail ingress's
+    logic [NBW-1:0]    proc_buf;
+    logic [PW-1:0]     cur_port;           // port of the frame being handled
+    assign proc_buf = order[o_head[QW-1:0]];
+    assign cur_port = proc_buf[NBW-1:1];
     logic [31:0]       cnt [CNT_TOTAL];
 
     // The frame being handled.
     logic [15:0]       rx_len, rx_port;
     logic [31:0]       rx_crc;
     assign rx_len = b_len[proc_buf];
-    assign rx_port = b_port[proc_buf];
+    assign rx_port = 16'(cur_port);
     assign rx_crc = b_crc[proc_buf];
+
+    // The next frame: the one after the head once the head is done.
+    logic          next_ok;
+    always_comb begin
+        logic [QW:0] h;
+        h = o_head + (QW + 1)'(1);
+        next_ok = h != o_tail && b_ready[order[h[QW-1:0]]];
+    end
 
     logic [2*DATA_W-1:0] hdr;
     assign hdr = {fbuf[proc_buf][1], fbuf[proc_buf][0]};
@@ -478,8 +500,13 @@ module prism_node #(
         endcase
     end
 
-    assign s_axis_tready = !b_busy[in_buf];
-    assign m_idle = st == IDLE && tx_idle && !b_busy[0] && !b_busy[1] && in_beat == 0;
+    always_comb begin
+        m_idle = st == IDLE && tx_idle;
+        for (int p = 0; p < PORTS; p++) begin
+            s_axis_tready[p] = !b_busy[{PW'(p), in_half[p]}];
+            if (b_busy[{PW'(p), 1'b0}] || b_busy[{PW'(p), 1'b1}] || in_beat[p] != 0) m_idle = 1'b0;
+        end
+    end
     assign m_counters = cnt;
 
     // ---------------------------------------------------------------- lanes
@@ -791,84 +818,93 @@ module prism_node #(
     endtask
 
     // ---------------------------------------------------------------- ingress
-    // Beats into the free buffer, with the CRC-32C of the hashed range; the
-    // validator's verdicts come in frame order and go to the oldest buffer
-    // awaiting one.
+    // Per port: beats into the port's free buffer, with the CRC-32C of the
+    // hashed range; the port's validator gives verdicts in frame order, to
+    // the oldest of its buffers awaiting one.
     always_ff @(posedge clk) begin
         if (rst) begin
-            in_buf <= 1'b0;
-            in_beat <= '0;
-            in_crc <= '0;
-            pend_n <= '0;
-            for (int b = 0; b < 2; b++) begin
+            o_tail <= '0;
+            for (int p = 0; p < PORTS; p++) begin
+                in_half[p] <= 1'b0;
+                in_beat[p] <= '0;
+                in_crc[p] <= '0;
+                pend_n[p] <= '0;
+            end
+            for (int b = 0; b < NB; b++) begin
                 b_busy[b] <= 1'b0;
                 b_ready[b] <= 1'b0;
             end
         end else begin
-            if (s_axis_tvalid && s_axis_tready) begin
+            logic [QW:0] tail;
+            tail = o_tail;
+            for (int p = 0; p < PORTS; p++) begin
+                logic [NBW-1:0] id;
                 logic [15:0] hs, he;
                 logic [DATA_W-1:0] masked;
-                hs = hs_start;
-                he = hs_end;
-                if (in_beat == 0) begin
-                    // The hashed range: the CONTROL request, or the DATA body.
-                    if (s_axis_tdata[8*15 +: 8] == CLASS_CONTROL) begin
-                        hs = 16'd14;
-                        he = 16'd48 + {s_axis_tdata[8*44 +: 8], s_axis_tdata[8*45 +: 8]};
-                    end else begin
-                        hs = 16'd56;
-                        he = 16'd56 + {s_axis_tdata[8*50 +: 8], s_axis_tdata[8*51 +: 8]};
-                    end
-                    hs_start <= hs;
-                    hs_end <= he;
-                    b_port[in_buf] <= s_port;
-                end
-                masked = s_axis_tdata;
-                for (int i = 0; i < KEEP_W; i++) begin
-                    logic [15:0] a;
-                    a = 16'(64 * int'(in_beat) + i);
-                    if (!s_axis_tkeep[i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
-                end
-                if (int'(in_beat) < LINES) fbuf[in_buf][FB'(in_beat)] <= s_axis_tdata;
-                if (s_axis_tlast) begin
-                    b_len[in_buf] <= 16'(64 * int'(in_beat)) + 16'($countones(s_axis_tkeep));
-                    b_crc[in_buf] <= crc32c(in_beat == 0 ? 32'd0 : in_crc, masked);
-                    b_busy[in_buf] <= 1'b1;
-                    in_buf <= !in_buf;
-                    in_beat <= '0;
-                end else begin
-                    in_crc <= crc32c(in_beat == 0 ? 32'd0 : in_crc, masked);
-                    in_beat <= in_beat + 16'd1;
-                end
-            end
-            // Verdicts, oldest frame first; a frame ending now waits behind those.
-            begin
                 logic [1:0] n;
-                logic       q0, q1;
-                n = pend_n;
-                q0 = pend[0];
-                q1 = pend[1];
-                if (v_valid && n != 0) begin
-                    b_ok[q0] <= v_ok;
-                    b_prism[q0] <= v_prism;
-                    b_walk[q0] <= v_body_walk;
-                    b_reason[q0] <= v_reason;
-                    b_ready[q0] <= 1'b1;
+                logic q0, q1;
+                id = {PW'(p), in_half[p]};
+                if (s_axis_tvalid[p] && s_axis_tready[p]) begin
+                    hs = hs_start[p];
+                    he = hs_end[p];
+                    if (in_beat[p] == 0) begin
+                        // The hashed range: the CONTROL request, or the DATA body.
+                        if (s_axis_tdata[p][8*15 +: 8] == CLASS_CONTROL) begin
+                            hs = 16'd14;
+                            he = 16'd48 + {s_axis_tdata[p][8*44 +: 8], s_axis_tdata[p][8*45 +: 8]};
+                        end else begin
+                            hs = 16'd56;
+                            he = 16'd56 + {s_axis_tdata[p][8*50 +: 8], s_axis_tdata[p][8*51 +: 8]};
+                        end
+                        hs_start[p] <= hs;
+                        hs_end[p] <= he;
+                    end
+                    masked = s_axis_tdata[p];
+                    for (int i = 0; i < KEEP_W; i++) begin
+                        logic [15:0] a;
+                        a = 16'(64 * int'(in_beat[p]) + i);
+                        if (!s_axis_tkeep[p][i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
+                    end
+                    if (int'(in_beat[p]) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[p];
+                    if (s_axis_tlast[p]) begin
+                        order[tail[QW-1:0]] <= id;
+                        tail = tail + (QW + 1)'(1);
+                        b_len[id] <= 16'(64 * int'(in_beat[p])) + 16'($countones(s_axis_tkeep[p]));
+                        b_crc[id] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
+                        b_busy[id] <= 1'b1;
+                        in_half[p] <= !in_half[p];
+                        in_beat[p] <= '0;
+                    end else begin
+                        in_crc[p] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
+                        in_beat[p] <= in_beat[p] + 16'd1;
+                    end
+                end
+                // Verdicts, oldest frame first; a frame ending now waits behind those.
+                n = pend_n[p];
+                q0 = pend[p][0];
+                q1 = pend[p][1];
+                if (v_valid[p] && n != 0) begin
+                    b_ok[{PW'(p), q0}] <= v_ok[p];
+                    b_prism[{PW'(p), q0}] <= v_prism[p];
+                    b_walk[{PW'(p), q0}] <= v_body_walk[p];
+                    b_reason[{PW'(p), q0}] <= v_reason[p];
+                    b_ready[{PW'(p), q0}] <= 1'b1;
                     q0 = q1;
                     n = n - 2'd1;
                 end
-                if (s_axis_tvalid && s_axis_tready && s_axis_tlast) begin
-                    if (n == 0) q0 = in_buf;
-                    else q1 = in_buf;
+                if (s_axis_tvalid[p] && s_axis_tready[p] && s_axis_tlast[p]) begin
+                    if (n == 0) q0 = in_half[p];
+                    else q1 = in_half[p];
                     n = n + 2'd1;
                 end
-                pend[0] <= q0;
-                pend[1] <= q1;
-                pend_n <= n;
+                pend[p][0] <= q0;
+                pend[p][1] <= q1;
+                pend_n[p] <= n;
             end
+            o_tail <= tail;
             if (free_buf) begin
-                b_busy[!proc_buf] <= 1'b0;
-                b_ready[!proc_buf] <= 1'b0;
+                b_busy[free_id] <= 1'b0;
+                b_ready[free_id] <= 1'b0;
             end
         end
     end
@@ -876,7 +912,7 @@ module prism_node #(
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
-            proc_buf <= 1'b0;
+            o_head <= '0;
             free_buf <= 1'b0;
             ctx_valid <= 1'b0;
             ctx_active <= 1'b0;
@@ -903,7 +939,7 @@ module prism_node #(
                         acc_f[tx_slot[j]] <= '0;
                     end
             case (st)
-            IDLE: if (b_ready[proc_buf]) st <= DISPATCH;
+            IDLE: if (o_head != o_tail && b_ready[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
@@ -1313,8 +1349,9 @@ module prism_node #(
             // ---------------------------------------------------- next frame
             DONE: begin
                 free_buf <= 1'b1;
-                proc_buf <= !proc_buf;
-                st <= b_ready[!proc_buf] ? DISPATCH : IDLE;
+                free_id <= proc_buf;
+                o_head <= o_head + (QW + 1)'(1);
+                st <= next_ok ? DISPATCH : IDLE;
             end
             default: ;
             endcase

@@ -1,12 +1,15 @@
-// prism_switch: the SINGLE-node PRISM switch — frame validation
-// (prism_rx_validate) and the engine (prism_node) on one 512-bit
-// AXI4-Stream port pair. The validator sees exactly the beats the node takes;
-// its verdicts (two cycles after each tlast) come in frame order.
+// prism_switch: the SINGLE-node PRISM switch on PORTS 512-bit AXI4-Stream
+// port pairs — one frame validator (prism_rx_validate) per ingress port and
+// the engine (prism_node) behind them. Each validator sees exactly the beats
+// the node takes on its port, so its verdicts (two cycles after each tlast)
+// come in that port's frame order. The node sends one frame at a time;
+// its port number steers it to one egress port, so frames never interleave.
 
 module prism_switch #(
     parameter int DATA_W = 512,
     parameter int KEEP_W = DATA_W / 8,
     parameter int MTU = 1500,
+    parameter int PORTS = 2,
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_PATHS = 8,
     parameter int MAX_HELD = 8
@@ -17,50 +20,59 @@ module prism_switch #(
     input  logic [47:0]       am_mac,
     input  logic [15:0]       control_ep,
 
-    input  logic [DATA_W-1:0] s_axis_tdata,
-    input  logic [KEEP_W-1:0] s_axis_tkeep,
-    input  logic              s_axis_tvalid,
-    input  logic              s_axis_tlast,
-    output logic              s_axis_tready,
+    input  logic [DATA_W-1:0] s_axis_tdata [PORTS],
+    input  logic [KEEP_W-1:0] s_axis_tkeep [PORTS],
+    input  logic [PORTS-1:0]  s_axis_tvalid,
+    input  logic [PORTS-1:0]  s_axis_tlast,
+    output logic [PORTS-1:0]  s_axis_tready,
 
-    output logic [DATA_W-1:0] m_axis_tdata,
-    output logic [KEEP_W-1:0] m_axis_tkeep,
-    output logic              m_axis_tvalid,
-    output logic              m_axis_tlast,
-    input  logic              m_axis_tready,
+    output logic [DATA_W-1:0] m_axis_tdata [PORTS],
+    output logic [KEEP_W-1:0] m_axis_tkeep [PORTS],
+    output logic [PORTS-1:0]  m_axis_tvalid,
+    output logic [PORTS-1:0]  m_axis_tlast,
+    input  logic [PORTS-1:0]  m_axis_tready,
 
     output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
     output logic              m_idle
 );
-    logic        beat;
-    logic        v_valid, v_prism, v_ok, v_walk;
-    logic [7:0]  v_reason;
-    logic [15:0] m_port;
-    logic        unused;
+    logic [PORTS-1:0]  v_valid, v_prism, v_ok, v_walk;
+    logic [7:0]        v_reason [PORTS];
+    logic [DATA_W-1:0] tdata;
+    logic [KEEP_W-1:0] tkeep;
+    logic              tvalid, tlast, tready;
+    logic [15:0]       port;
 
-    assign beat = s_axis_tvalid && s_axis_tready;
-
-    /* verilator lint_off PINCONNECTEMPTY */
-    prism_rx_validate #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU)) validate (
-        .clk, .rst, .local_mac(node_mac),
-        .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid(beat), .s_axis_tlast, .s_axis_tready(),
-        .m_verdict_valid(v_valid), .m_verdict_prism(v_prism), .m_verdict_local(),
-        .m_verdict_ok(v_ok), .m_verdict_body_walk(v_walk), .m_verdict_class(),
-        .m_verdict_reason(v_reason), .m_verdict_offset()
-    );
-    /* verilator lint_on PINCONNECTEMPTY */
+    genvar gp;
+    generate
+        for (gp = 0; gp < PORTS; gp++) begin : g_port
+            /* verilator lint_off PINCONNECTEMPTY */
+            prism_rx_validate #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU)) validate (
+                .clk, .rst, .local_mac(node_mac),
+                .s_axis_tdata(s_axis_tdata[gp]), .s_axis_tkeep(s_axis_tkeep[gp]),
+                .s_axis_tvalid(s_axis_tvalid[gp] && s_axis_tready[gp]), .s_axis_tlast(s_axis_tlast[gp]),
+                .s_axis_tready(),
+                .m_verdict_valid(v_valid[gp]), .m_verdict_prism(v_prism[gp]), .m_verdict_local(),
+                .m_verdict_ok(v_ok[gp]), .m_verdict_body_walk(v_walk[gp]), .m_verdict_class(),
+                .m_verdict_reason(v_reason[gp]), .m_verdict_offset()
+            );
+            /* verilator lint_on PINCONNECTEMPTY */
+            assign m_axis_tdata[gp] = tdata;
+            assign m_axis_tkeep[gp] = tkeep;
+            assign m_axis_tlast[gp] = tlast;
+            assign m_axis_tvalid[gp] = tvalid && port == 16'(gp);
+        end
+    endgenerate
+    assign tready = m_axis_tready[port[$clog2(PORTS > 1 ? PORTS : 2)-1:0]];
 
     prism_node #(
         .DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU),
-        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(1)
+        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(PORTS)
     ) node (
         .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
-        .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready, .s_port(16'd0),
+        .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
         .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
-        .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready, .m_port,
+        .m_axis_tdata(tdata), .m_axis_tkeep(tkeep), .m_axis_tvalid(tvalid), .m_axis_tlast(tlast),
+        .m_axis_tready(tready), .m_port(port),
         .m_counters, .m_idle
     );
-
-    // One port: every frame leaves on it.
-    assign unused = ^m_port;
 endmodule

@@ -42,6 +42,10 @@ fn jobs_through_the_rtl_verify_exactly() {
         let mut j = job(ranks, semantics, pk, 4000, ranks as u64);
         j.accumulator = acc;
         j.pattern = pattern;
+        // Ranks on both ports of the switch from 5 ranks up.
+        if ranks >= 5 {
+            j.rank_ports = vec![0, 1];
+        }
         let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
         let report = run(&j, &mut link, &RunOptions::default()).unwrap_or_else(|e| panic!("{ranks} ranks {semantics:?}: {e}"));
         assert!(report.passed(), "{ranks} ranks {semantics:?} {pk:?}: {:?} missing {}", report.mismatches(), report.missing());

@@ -42,7 +42,8 @@ impl Pair {
     fn new(gap: usize) -> Self {
         let mut rtl = RtlSwitch::new(SWITCH_MAC.0, AM_MAC.0, SWITCH_EP);
         let caps = rtl_caps(&mut rtl);
-        let sw = Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports: 1, mtu: 1500, max_ops: 1, caps });
+        let ports = rtl.ports() as u16;
+        let sw = Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports, mtu: 1500, max_ops: 1, caps });
         // The query above counts once in the hardware: match it in software.
         let mut p = Pair { rtl, sw, rtl_out: Vec::new(), sw_out: Vec::new(), gap };
         p.sw.handle(0, &control_frame(golden::IDENTITY, 7, Command::CAPS_QUERY, ControlBody::Empty), &mut Vec::new());
@@ -50,8 +51,12 @@ impl Pair {
     }
 
     fn send(&mut self, frame: &[u8]) {
-        self.rtl.send(frame, self.gap, &mut self.rtl_out);
-        self.sw.handle(0, frame, &mut self.sw_out);
+        self.send_on(0, frame);
+    }
+
+    fn send_on(&mut self, port: u16, frame: &[u8]) {
+        self.rtl.send_on(port as usize, frame, self.gap, &mut self.rtl_out);
+        self.sw.handle(port, frame, &mut self.sw_out);
     }
 
     /// Drains the hardware and compares everything so far.
@@ -60,6 +65,9 @@ impl Pair {
         self.rtl.drain(1000, &mut self.rtl_out);
         let rtl: Vec<&[u8]> = self.rtl_out.iter().map(|e| e.frame.as_slice()).collect();
         let sw: Vec<&[u8]> = self.sw_out.iter().map(|s| s.frame.as_slice()).collect();
+        for (i, (a, b)) in self.rtl_out.iter().zip(self.sw_out.iter()).enumerate() {
+            assert_eq!(a.port, b.port, "{what}: frame {i} leaves on port {} in the RTL, {} in the engine", a.port, b.port);
+        }
         for (i, (a, b)) in rtl.iter().zip(sw.iter()).enumerate() {
             if a != b {
                 let at = a.iter().zip(b.iter()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
@@ -77,7 +85,10 @@ fn describe(f: &[u8]) -> String {
     format!("{head} {:?}", parse_frame(f, &Limits::default()).err())
 }
 
-/// A STAGE for the hardware's limits: one port, eight held packets, 12,000 window bytes.
+/// Ranks alternate between the switch's two ports.
+const PORTS: u16 = 2;
+
+/// A STAGE for the hardware's limits: ranks on both ports, eight held packets, 12,000 window bytes.
 fn stage(s: &Scenario, txn: u32, op_gen: u32, edit: impl Fn(&mut ContextRecord, &mut Vec<BindingRecord>)) -> Vec<u8> {
     let mut bindings: Vec<BindingRecord> = (0..s.ranks)
         .map(|r| {
@@ -89,7 +100,7 @@ fn stage(s: &Scenario, txn: u32, op_gen: u32, edit: impl Fn(&mut ContextRecord, 
                 local_ep: 0x0100 + r,
                 peer_ep: 0x1000 + r,
                 peer_mac: rank_mac(r),
-                port: 0,
+                port: r % PORTS,
                 rank: r,
                 terms: 1,
             }
@@ -126,11 +137,11 @@ fn cmd(s: &Scenario, c: Command, txn: u32, op_gen: u32) -> Vec<u8> {
 fn golden_and_malformed_frames() {
     for gap in [0, 2] {
         let mut p = Pair::new(gap);
-        for g in golden::frames() {
-            p.send(&g.bytes);
+        for (i, g) in golden::frames().iter().enumerate() {
+            p.send_on(i as u16 % PORTS, &g.bytes);
         }
-        for m in golden::malformed() {
-            p.send(&m.bytes);
+        for (i, m) in golden::malformed().iter().enumerate() {
+            p.send_on(i as u16 % PORTS, &m.bytes);
         }
         p.check(&format!("golden, gap {gap}"));
     }
@@ -163,6 +174,7 @@ fn control_refusals_match() {
         ("AUTO output", |c, _| c.output = OutputFormat::AUTO),
         ("FP16 input", |c, _| c.input_format = FormatCode::FP16),
         ("port 3", |_, b| b[2].port = 3),
+        ("port 2 of 2", |_, b| b[1].port = 2),
         ("switch peer", |_, b| b[1].peer_kind = PeerKind::SWITCH),
         ("no direction", |_, b| b[1].directions = 0),
         ("duplicate stream", |_, b| b[3].stream_id = 1),
@@ -292,7 +304,7 @@ fn run_stalled(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy,
     p.send(&cmd(&s, Command::COMMIT, 2, 1));
     let v = if wide { full_range(&s, &mut rng) } else { vectors(&s) };
     let mut pending: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| packetize(&s, r, &v[r as usize], 1, &mut rng)).collect();
-    let mut sent: Vec<Vec<u8>> = Vec::new();
+    let mut sent: Vec<(u16, Vec<u8>)> = Vec::new();
     let mut held: Vec<Vec<u64>> = vec![Vec::new(); ranks as usize];
     let id = s.identity(1);
     let window = single_window_elements(s.mtu) as u64;
@@ -317,28 +329,36 @@ fn run_stalled(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy,
         let end = *end;
         let before = p.sw.counters.data_applied;
         let frame = pending[r][k].2.clone();
-        p.send(&frame);
+        let port = r as u16 % PORTS;
+        p.send_on(port, &frame);
         if p.sw.counters.data_applied > before {
             pending[r].remove(k);
             held[r].push(end);
-            sent.push(frame);
+            sent.push((port, frame));
         }
         match rng.gen_range(0..40) {
             // An identical duplicate of something sent.
             0..=2 if !sent.is_empty() => {
-                let f = sent[rng.gen_range(0..sent.len())].clone();
-                p.send(&f);
+                let (q, f) = sent[rng.gen_range(0..sent.len())].clone();
+                p.send_on(q, &f);
             }
             // A copy with one body byte changed: changed retransmit or malformed.
             3 if !sent.is_empty() => {
-                let mut f = sent[rng.gen_range(0..sent.len())].clone();
+                let (q, mut f) = sent[rng.gen_range(0..sent.len())].clone();
                 let at = rng.gen_range(56..f.len());
                 f[at] ^= 1 << rng.gen_range(0..8);
-                p.send(&f);
+                p.send_on(q, &f);
             }
             4 => {
                 let m = &malformed[rng.gen_range(0..malformed.len())];
-                p.send(&m.bytes);
+                p.send_on(rng.gen_range(0..PORTS), &m.bytes);
+            }
+            // The right frame on the wrong port: wrong_port in both.
+            5 => {
+                let f = pending[r].first().map(|x| x.2.clone());
+                if let Some(f) = f {
+                    p.send_on((port + 1) % PORTS, &f);
+                }
             }
             _ => {}
         }
@@ -485,11 +505,11 @@ fn kulisch_values_in_data_are_byte_identical() {
         }
         frames.push(mine);
     }
-    // Ranks interleaved, packet by packet.
+    // Ranks interleaved, packet by packet, each on its port.
     for k in 0..frames.iter().map(Vec::len).max().unwrap_or(0) {
-        for f in &frames {
+        for (r, f) in frames.iter().enumerate() {
             if let Some(f) = f.get(k) {
-                p.send(f);
+                p.send_on(r as u16 % PORTS, f);
             }
         }
     }

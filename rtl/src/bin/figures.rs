@@ -40,6 +40,7 @@ fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8
 }
 
 struct Figures {
+    ports: usize,
     accumulator: AccumulatorPolicy,
     ranks: u16,
     semantics: Semantics,
@@ -50,8 +51,11 @@ struct Figures {
     latency: Vec<u64>,
 }
 
-fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> Figures {
-    let j = job(ranks, semantics, accumulator, 64);
+/// Ranks spread over `ports` ports (rank r on port r mod ports), every port's
+/// DATA frames back to back, range by range.
+fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ports: usize) -> Figures {
+    let mut j = job(ranks, semantics, accumulator, 64);
+    j.rank_ports = (0..ports as u16).collect();
     let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
     let mut out = Vec::new();
     let mut ctx = j.context();
@@ -65,17 +69,22 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> 
     out.clear();
     let vectors = j.vectors();
     let packets: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
-    // Range by range, every rank's packet back to back: the last one completes the range.
-    let mut ingress = Vec::new();
+    // Range by range on every port at once; the frame of a range that ends
+    // last completes it.
+    let mut per_port: Vec<Vec<Vec<u8>>> = vec![Vec::new(); ports];
     let mut beats_in = 0;
-    let start = sw.cycle();
     for k in 0..packets[0].len() {
-        for p in &packets {
-            let f = &p[k].2;
-            beats_in += f.len().div_ceil(64) as u64;
-            ingress.push(sw.send(f, 0, &mut out).last_cycle);
+        for (r, p) in packets.iter().enumerate() {
+            beats_in += p[k].2.len().div_ceil(64) as u64;
+            per_port[r % ports].push(p[k].2.clone());
         }
     }
+    let start = sw.cycle();
+    let seen = sw.send_all(&per_port, &mut out);
+    let ranks_on = |port: usize| (0..ranks as usize).filter(|r| r % ports == port).count();
+    let ingress: Vec<u64> = (0..packets[0].len())
+        .map(|k| (0..ports).filter(|&p| ranks_on(p) > 0).map(|p| seen[p][(k + 1) * ranks_on(p) - 1].last_cycle).max().unwrap_or(0))
+        .collect();
     sw.drain(1000, &mut out);
     let results: Vec<&Egress> = out.iter().filter(|e| e.frame.get(15) == Some(&3)).collect();
     let end = results.last().map_or(sw.cycle(), |e| e.last_cycle);
@@ -85,13 +94,14 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy) -> 
     let latency = results
         .chunks(paths)
         .enumerate()
-        .map(|(k, r)| r[0].first_cycle - ingress[(k + 1) * ranks as usize - 1])
+        .map(|(k, r)| r[0].first_cycle - ingress[k])
         .collect();
     Figures {
+        ports,
         accumulator,
         ranks,
         semantics,
-        data_frames: ingress.len(),
+        data_frames: packets.iter().map(Vec::len).sum(),
         beats_in,
         beats_out: results.iter().map(|e| e.frame.len().div_ceil(64) as u64).sum(),
         cycles: end - start,
@@ -103,10 +113,12 @@ fn main() {
     let json = std::env::args().any(|a| a == "--json");
     let ns = 1e3 / DEFAULT_CLOCK_MHZ;
     let mut rows = Vec::new();
-    for accumulator in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
-        for ranks in [2u16, 8] {
-            for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
-                rows.push(measure(ranks, semantics, accumulator));
+    for ports in [1usize, 2] {
+        for accumulator in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+            for ranks in [2u16, 8] {
+                for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+                    rows.push(measure(ranks, semantics, accumulator, ports));
+                }
             }
         }
     }
@@ -115,13 +127,14 @@ fn main() {
             .iter()
             .map(|f| {
                 format!(
-                    "{{\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    "{{\"ports\":{},\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    f.ports,
                     f.accumulator.name(),
                     f.ranks,
                     f.semantics.name(),
                     f.data_frames,
-                    f.beats_in as f64 / f.cycles as f64,
-                    f.beats_out as f64 / f.cycles as f64,
+                    f.beats_in as f64 / f.cycles as f64 / f.ports as f64,
+                    f.beats_out as f64 / f.cycles as f64 / f.ports as f64,
                     f.latency.iter().min().unwrap_or(&0),
                     f.latency.iter().max().unwrap_or(&0)
                 )
@@ -131,18 +144,19 @@ fn main() {
         return;
     }
     println!("prism_switch (FP32 in and out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
-    println!("| accumulator | ranks | semantics | DATA frames | beats in / cycle | beats out / cycle | cycles / DATA frame | latency (cycles) | latency (ns) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| ports busy | accumulator | ranks | semantics | DATA frames | beats in / cycle / port | beats out / cycle / port | cycles / DATA frame | latency (cycles) | latency (ns) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for f in &rows {
         let (lo, hi) = (*f.latency.iter().min().unwrap_or(&0), *f.latency.iter().max().unwrap_or(&0));
         println!(
-            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            f.ports,
             f.accumulator.name(),
             f.ranks,
             f.semantics.name(),
             f.data_frames,
-            f.beats_in as f64 / f.cycles as f64,
-            f.beats_out as f64 / f.cycles as f64,
+            f.beats_in as f64 / f.cycles as f64 / f.ports as f64,
+            f.beats_out as f64 / f.cycles as f64 / f.ports as f64,
             f.cycles as f64 / f.data_frames as f64,
             lo as f64 * ns,
             hi as f64 * ns
