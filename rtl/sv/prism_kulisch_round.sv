@@ -13,7 +13,9 @@ module prism_kulisch_round #(
 ) (
     input  logic [KW-1:0] acc,
     input  logic [4:0]    flags,
-    output logic [31:0]   fp32
+    output logic [31:0]   fp32,
+    // The FP32 value is the slot's value exactly (AUTO's candidate rule).
+    output logic          exact
 );
     localparam int F_ANY = 4, F_NOT_NEGZERO = 3, F_NAN = 2, F_POS_INF = 1, F_NEG_INF = 0;
     localparam int PB = $clog2(KW);
@@ -37,12 +39,18 @@ module prism_kulisch_round #(
         st = sh > 1 && (low & ((KW'(1) << (sh - PB'(1))) - KW'(1))) != 0;
         up = g & (st | mant[0]);
         r = 32'(sh) * 32'h0080_0000 + {8'b0, mant} + {31'b0, up};
+        exact = 1'b1;
         if (flags[F_NAN] || (flags[F_POS_INF] && flags[F_NEG_INF])) fp32 = 32'h7FC0_0000;
         else if (flags[F_POS_INF]) fp32 = 32'h7F80_0000;
         else if (flags[F_NEG_INF]) fp32 = 32'hFF80_0000;
         else if (mag == 0) fp32 = (flags[F_ANY] && !flags[F_NOT_NEGZERO]) ? 32'h8000_0000 : 32'h0;
         else if (p < PB'(24)) fp32 = {neg, mag[30:0]};
-        else if ({1'b0, p} >= (PB + 1)'(24 + 254) || r >= 32'h7F80_0000) fp32 = {neg, 31'h7F80_0000};
-        else fp32 = {neg, r[30:0]};
+        else if ({1'b0, p} >= (PB + 1)'(24 + 254) || r >= 32'h7F80_0000) begin
+            fp32 = {neg, 31'h7F80_0000};
+            exact = 1'b0;
+        end else begin
+            fp32 = {neg, r[30:0]};
+            exact = !g && !st;
+        end
     end
 endmodule

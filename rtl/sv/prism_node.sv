@@ -29,10 +29,10 @@ module prism_node #(
     parameter int RING = 4096,
     parameter int KW = 320,
     parameter int WINDOW = 8 * ((MTU - 46) / 4),
-    parameter int WINDOW_BYTES = 12000,
+    parameter int WINDOW_BYTES = 24576,
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_PATHS = 8,
-    parameter int MAX_HELD = 8,
+    parameter int MAX_HELD = 16,
     parameter int TXN_SLOTS = 16,
     parameter int RETIRED_SLOTS = 8,
     parameter int PORTS = 1
@@ -154,7 +154,7 @@ module prism_node #(
     typedef enum logic [5:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY,
+        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY, A_PLAN, A_EMIT,
         DONE
     } st_t;
     st_t st;
@@ -334,6 +334,11 @@ module prism_node #(
     logic [32:0] res_base;
     logic [31:0] res_pid;
     logic        res_last;
+    logic        res_auto;           // the body is in obytes (AUTO)
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [8:0]  res_groups;         // at most 255
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [15:0] res_blen;
     logic [15:0] res_count;
     logic        res_inexact;
     logic [RB-1:0] clr_slot;
@@ -344,6 +349,8 @@ module prism_node #(
     logic [7:0]  k_state;
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
+    logic        ctx_auto;           // AUTO output
+    logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
     // ---------------------------------------------------------------- egress
     // A sender of its own, one frame at a time (CONTROL replies and RESULTs
@@ -360,8 +367,10 @@ module prism_node #(
     // The RESULT being sent (copied from the engine when taken).
     logic [32:0] j_base;
     logic [15:0] j_count;
-    logic        j_inexact, j_last;
+    logic        j_inexact, j_last, j_auto;
     logic [31:0] j_pid;
+    logic [7:0]  j_groups;
+    logic [15:0] j_blen;
     typedef enum logic [1:0] { T_IDLE, T_CTL, T_RES } tst_t;
     tst_t        tst;
     logic [15:0] o_len, t_line, t_port;
@@ -374,7 +383,7 @@ module prism_node #(
     function automatic logic [7:0] res_hdr_byte(input int i);
         logic [7:0] v;
         logic [15:0] blen;
-        blen = j_inexact ? 16'd0 : 16'(4 + 4 * j_count);
+        blen = j_inexact ? 16'd0 : (j_auto ? j_blen : 16'(4 + 4 * j_count));
         case (i)
             0, 1, 2, 3, 4, 5: v = p_mac[t_pi][8*(5-i) +: 8];
             6, 7, 8, 9, 10, 11: v = node_mac[8*(11-i) +: 8];
@@ -392,7 +401,7 @@ module prism_node #(
             38, 39, 40, 41: v = j_pid[8*(41-i) +: 8];
             42, 43, 44, 45: v = j_inexact ? 8'd0 : j_base[8*(45-i) +: 8];
             46, 47: v = j_inexact ? 8'd0 : j_count[8*(47-i) +: 8];
-            48: v = j_inexact ? 8'd0 : 8'd1;
+            48: v = j_inexact ? 8'd0 : (j_auto ? j_groups : 8'd1);
             49: v = j_inexact ? (FLAG_LAST | FLAG_INEXACT) : (j_last ? FLAG_LAST : 8'd0);
             50, 51: v = blen[8*(51-i) +: 8];
             52, 53: v = p_stream[t_pi][8*(53-i) +: 8];
@@ -413,7 +422,9 @@ module prism_node #(
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
             logic [31:0] kr;
-            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[tx_slot[gr]]), .flags(acc_f[tx_slot[gr]]), .fp32(kr));
+            /* verilator lint_off PINCONNECTEMPTY */
+            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[tx_slot[gr]]), .flags(acc_f[tx_slot[gr]]), .fp32(kr), .exact());
+            /* verilator lint_on PINCONNECTEMPTY */
             assign tx_val[gr] = ctx_kulisch ? kr : acc[tx_slot[gr]];
         end
     endgenerate
@@ -439,8 +450,10 @@ module prism_node #(
         if (tst == T_RES) begin
             if (t_line == 0) begin
                 for (int i = 0; i < 60; i++) tx_data[8*i +: 8] = res_hdr_byte(i);
-                tx_data[480 +: 32] = vals[31:0];
-            end else tx_data = vals;
+                if (j_auto) tx_data[448 +: 64] = obytes[63:0];
+                else tx_data[480 +: 32] = vals[31:0];
+            end else if (j_auto) tx_data = obytes[8 * (64 * int'(t_line) - 56) +: DATA_W];
+            else tx_data = vals;
         end else begin
             // Replies are at most three beats.
             tx_data = DATA_W'(cbuf >> (DATA_W * int'(t_line[1:0])));
@@ -461,7 +474,7 @@ module prism_node #(
     // The first path clears what it read as the beat leaves (the engine's
     // always block does the writes: the ring has one owner).
     logic        t_clear;
-    assign t_clear = tst == T_RES && t_pi == 0 && m_axis_tready;
+    assign t_clear = tst == T_RES && t_pi == 0 && m_axis_tready && !j_auto;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -482,7 +495,10 @@ module prism_node #(
                     j_inexact <= res_inexact;
                     j_last <= res_last;
                     j_pid <= res_pid;
-                    o_len <= res_inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * res_count;
+                    j_auto <= res_auto;
+                    j_groups <= res_groups[7:0];
+                    j_blen <= res_blen;
+                    o_len <= res_inexact ? ETH_MIN_FRAME : (res_auto ? 16'd56 + res_blen : 16'd60 + 16'd4 * res_count);
                     tst <= T_RES;
                 end else begin
                     o_len <= q_len;
@@ -603,25 +619,26 @@ module prism_node #(
     assign mtu_bit = x_mtu == 16'd576 ? CAPS_MTU_576 : (x_mtu == 16'd1500 ? CAPS_MTU_1500 : CAPS_MTU_9000);
     localparam logic [7:0] ROM_MTUS = MTU >= 9000 ? (CAPS_MTU_576 | CAPS_MTU_1500 | CAPS_MTU_9000)
                                      : (MTU >= 1500 ? (CAPS_MTU_576 | CAPS_MTU_1500) : CAPS_MTU_576);
-    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && x_out == OUT_FP32
+    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || x_out == OUT_AUTO)
         && (x_acc == ACC_FP32_ARRIVAL || (x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
         && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0
         && x_terms <= 32'(MAX_CONTRIB) && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
 
     // The capability records as bytes (CAPS_RESPONSE): record 0 FP32_ARRIVAL,
     // record 1 KULISCH_FIXED (widths 280..KW); the same limits otherwise.
-    localparam int ROM_RECORDS = 2;
+    // Records 2 and 3: the same two policies with AUTO output.
+    localparam int ROM_RECORDS = 4;
     function automatic logic [7:0] rom_byte(input int rec, input int i);
         logic [7:0] v;
         case (i)
             0: v = 8'(FMT_FP32);
-            1: v = rec == 0 ? ACC_FP32_ARRIVAL : ACC_KULISCH_FIXED;
-            16: v = rec == 0 ? 8'd0 : 8'(280 >> 8);
-            17: v = rec == 0 ? 8'd0 : 8'(280 & 255);
-            18: v = rec == 0 ? 8'd0 : 8'(KW >> 8);
-            19: v = rec == 0 ? 8'd0 : 8'(KW & 255);
+            1: v = rec % 2 == 0 ? ACC_FP32_ARRIVAL : ACC_KULISCH_FIXED;
+            16: v = rec % 2 == 0 ? 8'd0 : 8'(280 >> 8);
+            17: v = rec % 2 == 0 ? 8'd0 : 8'(280 & 255);
+            18: v = rec % 2 == 0 ? 8'd0 : 8'(KW >> 8);
+            19: v = rec % 2 == 0 ? 8'd0 : 8'(KW & 255);
             2: v = PART_NONE;
-            3: v = OUT_FP32;
+            3: v = rec < 2 ? OUT_FP32 : OUT_AUTO;
             4: v = CAPS_ROLE_SINGLE;
             5: v = CAPS_SEM_REDUCE | CAPS_SEM_ALLREDUCE;
             6: v = ROM_MTUS;
@@ -717,6 +734,199 @@ module prism_node #(
             end
     end
 
+
+    // ---------------------------------------------------------------- AUTO
+    // The lossless encoder of docs/wire-format.md section 8: one value
+    // decided a cycle with its eight-value lookahead (candidate sets from
+    // eight ring slots), the packet's groups kept until it closes; then its
+    // body is written into obytes a value a cycle (slots cleared as read)
+    // and handed to the sender, which sends the same bytes on every path.
+    localparam int LOOK = 8;
+    localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
+    logic [15:0] a_i;                // values of the packet decided so far (from base)
+    logic        a_open;             // a group is open
+    logic [2:0]  a_f;                // its format index (INT8, FP16, BF16, FP32, KULISCH)
+    logic [16:0] a_bytes, a_count;   // its value bytes and values
+    logic [15:0] a_used;             // body bytes so far (open group's padding not yet)
+    logic [8:0]  a_ng;               // groups in the packet
+    logic [2:0]  a_gf [256];
+    logic [15:0] a_gc [256];
+    logic [8*OB-1:0] obytes;
+    // Emission.
+    logic [8:0]  e_g;                // group being written
+    logic [15:0] e_v, e_k, e_off;    // value in group, value in packet, byte offset
+    logic        e_desc;             // the group's descriptor is written
+
+    logic [RB-1:0] au_slot [LOOK];
+    logic [31:0] au_v [LOOK];
+    logic        au_x [LOOK];
+    logic [4:0]  au_m [LOOK];
+    genvar ga;
+    generate
+        for (ga = 0; ga < LOOK; ga++) begin : g_auto
+            logic [31:0] kr;
+            logic kx;
+            assign au_slot[ga] = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga));
+            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[au_slot[ga]]), .flags(acc_f[au_slot[ga]]), .fp32(kr), .exact(kx));
+            assign au_v[ga] = ctx_kulisch ? kr : acc[au_slot[ga]];
+            assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
+            assign au_m[ga] = cands(au_v[ga], au_x[ga], ctx_kulisch);
+        end
+    endgenerate
+
+    // FP32 to FP16 by truncation; exact values come back unchanged.
+    function automatic logic [15:0] fp16_trunc(input logic [31:0] v);
+        logic [15:0] h;
+        int e;
+        e = int'(v[30:23]) - 127;
+        if (v[30:23] == 8'hFF) h = {v[31], 5'h1F, v[22:13]};
+        else if (v[30:23] == 0 || e < -25) h = {v[31], 15'b0};
+        else if (e > 15) h = {v[31], 5'h1F, 10'b0};
+        else if (e >= -14) h = {v[31], 5'(e + 15), v[22:13]};
+        else h = {v[31], 5'b0, 10'({1'b1, v[22:0]} >> (-1 - e))};
+        return h;
+    endfunction
+
+    // Candidate set of an FP32 value (exact: it is the slot's value exactly).
+    function automatic logic [4:0] cands(input logic [31:0] v, input logic exact, input logic kul);
+        logic [4:0] m;
+        int e;
+        m = {kul, 4'b0000};
+        if (exact) begin
+            m[3] = 1'b1;
+            if ((v[30:23] == 8'hFF && v[22:0] != 0) || to_fp32(FMT_FP16, {16'b0, fp16_trunc(v)}) == v) m[1] = 1'b1;
+            if ((v[30:23] == 8'hFF && v[22:0] != 0) || v[15:0] == 0) m[2] = 1'b1;
+            e = int'(v[30:23]) - 127;
+            if (v == 32'h0) m[0] = 1'b1;
+            else if (v[30:23] != 8'hFF && v[30:23] != 0 && e >= 0 && e <= 6 && (v[22:0] & 23'((32'd1 << (23 - e)) - 1)) == 0) m[0] = 1'b1;
+            else if (v == 32'hC300_0000) m[0] = 1'b1;
+        end
+        return m;
+    endfunction
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    function automatic logic [15:0] pad4(input logic [16:0] b);
+        return {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Bytes a value takes in each format.
+    function automatic logic [15:0] fw(input int f);
+        case (f)
+            0: return 16'd1;
+            1, 2: return 16'd2;
+            3: return 16'd4;
+            default: return 16'd2 + {7'b0, ctx_kwf};
+        endcase
+    endfunction
+
+    // Cheapest cost of window values 1..n-1 given the state after value 0
+    // (format f0, open group bytes mod 4 = m0); open groups pay padding at the end.
+    /* verilator lint_off UNUSEDSIGNAL */
+    function automatic int rest_cost(input int n, input int f0, input int m0);
+        int cost [5][4];
+        int nxt [5][4];
+        int best;
+        for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) cost[f][m] = 1 << 28;
+        cost[f0][m0] = 0;
+        for (int i = 1; i < LOOK; i++) begin
+            if (i < n) begin
+                for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) nxt[f][m] = 1 << 28;
+                for (int f = 0; f < 5; f++)
+                    for (int m = 0; m < 4; m++)
+                        if (cost[f][m] < (1 << 28))
+                            for (int g = 0; g < 5; g++)
+                                if (au_m[i][g]) begin
+                                    int c, nm;
+                                    if (g == f) begin
+                                        c = cost[f][m] + int'(fw(g));
+                                        nm = (m + int'(fw(g))) % 4;
+                                    end else begin
+                                        c = cost[f][m] + (4 - m) % 4 + 4 + int'(fw(g));
+                                        nm = int'(fw(g)) % 4;
+                                    end
+                                    if (c < nxt[g][nm]) nxt[g][nm] = c;
+                                end
+                cost = nxt;
+            end
+        end
+        best = 1 << 28;
+        for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) if (cost[f][m] + (4 - m) % 4 < best) best = cost[f][m] + (4 - m) % 4;
+        return best;
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // The decision for value a_i: its format and whether it continues the open group.
+    logic        ad_cont;
+    logic [2:0]  ad_f;
+    logic [15:0] ad_avail;
+    logic        ad_end;
+    always_comb begin
+        int n, best, c, close;
+        c = 0;
+        close = 0;
+        ad_avail = 16'(ready_now - base);
+        ad_end = ready_now == {1'b0, ctx_vlen};
+        n = int'(ad_avail) - int'(a_i);
+        if (n > LOOK) n = LOOK;
+        ad_cont = 1'b0;
+        ad_f = '0;
+        best = 1 << 30;
+        if (st == A_PLAN && n > 0) begin
+            if (a_open && au_m[0][a_f] && a_count < 17'd65535) begin
+                c = int'(fw(int'(a_f))) + rest_cost(n, int'(a_f), (int'(a_bytes[1:0]) + int'(fw(int'(a_f)))) % 4);
+                best = c;
+                ad_cont = 1'b1;
+                ad_f = a_f;
+            end
+            close = a_open ? int'(pad4(a_bytes)) : 0;
+            for (int f = 0; f < 5; f++)
+                if (au_m[0][f]) begin
+                    c = close + 4 + int'(fw(f)) + rest_cost(n, f, int'(fw(f)) % 4);
+                    if (c < best) begin
+                        best = c;
+                        ad_cont = 1'b0;
+                        ad_f = 3'(f);
+                    end
+                end
+        end
+    end
+
+    // Value k of the packet as wire bytes in format f (little-endian; Kulisch: state, integer).
+    logic [8*41-1:0] ev_bytes;
+    always_comb begin
+        logic [31:0] v;
+        logic [4:0]  fl;
+        v = au_v[0];
+        fl = acc_f[au_slot[0]];
+        ev_bytes = '0;
+        case (a_gf[e_g[7:0]])
+            3'd0: ev_bytes[7:0] = v == 32'hC300_0000 ? 8'h80 : 8'(int'(to_int8(v)));
+            3'd1: ev_bytes[15:0] = (v[30:23] == 8'hFF && v[22:0] != 0) ? 16'h7E00 : fp16_trunc(v);
+            3'd2: ev_bytes[15:0] = v[31:16];
+            3'd3: ev_bytes[31:0] = v;
+            default: begin
+                if (fl[2] || (fl[1] && fl[0])) ev_bytes[7:0] = KSTATE_NAN;
+                else if (fl[1]) ev_bytes[7:0] = KSTATE_POS_INF;
+                else if (fl[0]) ev_bytes[7:0] = KSTATE_NEG_INF;
+                else if (acc_k[au_slot[0]] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
+                else begin
+                    ev_bytes[7:0] = KSTATE_FINITE;
+                    ev_bytes[8 +: KW] = acc_k[au_slot[0]];
+                end
+            end
+        endcase
+    end
+
+    // An INT8-exact FP32 value as an integer (magnitude up to 127 here; -128 apart).
+    function automatic logic [7:0] to_int8(input logic [31:0] v);
+        logic [7:0] mag;
+        int e;
+        e = int'(v[30:23]) - 127;
+        mag = (v[30:0] == 0) ? 8'd0 : 8'({1'b1, v[22:0]} >> (23 - e));
+        return v[31] ? 8'(-mag) : mag;
+    endfunction
+
     // ---------------------------------------------------------------- FSM
     localparam int CB = $clog2(CNT_TOTAL);
     /* verilator lint_off UNUSEDSIGNAL */
@@ -783,6 +993,7 @@ module prism_node #(
         res_base <= from;
         res_count <= 16'(to - from);
         res_inexact <= inexact;
+        res_auto <= 1'b0;
         res_last <= to == {1'b0, ctx_vlen};
         res_pid <= next_pid;
         next_pid <= next_pid + 32'd1;
@@ -791,27 +1002,36 @@ module prism_node #(
         cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
     endtask
 
+    // The window moves to `e`: packets wholly below it are released.
+    task automatic release_to(input logic [32:0] e);
+        for (int c = 0; c < MAX_CONTRIB; c++) begin
+            logic [31:0] freed;
+            freed = '0;
+            for (int k = 0; k < MAX_HELD; k++)
+                if (h_valid[c][k] && h_end[c][k] <= e) begin
+                    h_valid[c][k] <= 1'b0;
+                    freed = freed + {16'b0, h_bytes[c][k]};
+                end
+            c_bytes[c] <= c_bytes[c] - freed;
+        end
+        base <= e;
+    endtask
+
     // The next canonical RESULT packet, if every contributor covers it: handed
     // to the sender (waiting while it is busy), then released at once — the
     // window moves on; the sender clears the slots as it reads them.
     task automatic ready_check();
         logic [32:0] e;
+        if (ctx_auto) begin
+            st <= ready_now > base ? A_PLAN : DONE;
+            return;
+        end
         e = base + 33'(ctx_cap);
         if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
         if (ready_now > base && ready_now >= e) begin
             if (tx_idle) begin
                 send_result(base, e, 1'b0);
-                for (int c = 0; c < MAX_CONTRIB; c++) begin
-                    logic [31:0] freed;
-                    freed = '0;
-                    for (int k = 0; k < MAX_HELD; k++)
-                        if (h_valid[c][k] && h_end[c][k] <= e) begin
-                            h_valid[c][k] <= 1'b0;
-                            freed = freed + {16'b0, h_bytes[c][k]};
-                        end
-                    c_bytes[c] <= c_bytes[c] - freed;
-                end
-                base <= e;
+                release_to(e);
                 st <= D_READY;
             end else st <= D_READY;
         end else st <= DONE;
@@ -924,6 +1144,12 @@ module prism_node #(
             q_seq <= 1'b0;
             q_res <= 1'b0;
             res_inexact <= 1'b0;
+            res_auto <= 1'b0;
+            ctx_auto <= 1'b0;
+            a_i <= '0;
+            a_open <= 1'b0;
+            a_used <= '0;
+            a_ng <= '0;
             for (int i = 0; i < CNT_TOTAL; i++) cnt[i] <= '0;
             for (int i = 0; i < TXN_SLOTS; i++) t_valid[i] <= 1'b0;
             for (int i = 0; i < RETIRED_SLOTS; i++) r_valid[i] <= 1'b0;
@@ -1137,6 +1363,12 @@ module prism_node #(
                 ctx_wint <= x_wint;
                 ctx_wby <= x_wby;
                 ctx_cap <= (x_mtu - 16'd46) >> 2;
+                ctx_auto <= x_out == OUT_AUTO;
+                ctx_budget <= x_mtu - 16'd42;
+                a_i <= '0;
+                a_open <= 1'b0;
+                a_used <= '0;
+                a_ng <= '0;
                 ctx_kulisch <= x_acc == ACC_KULISCH_FIXED;
                 ctx_kwf <= 9'((x_kw >> 3) - 16'd1);
                 base <= '0;
@@ -1346,6 +1578,111 @@ module prism_node #(
                 else ready_check();
             end
             D_READY: ready_check();
+            // ---------------------------------------------------- AUTO
+            A_PLAN: begin
+                logic [15:0] nu;
+                logic [16:0] nb;
+                logic fits;
+                if (a_i == ad_avail || (!ad_end && int'(ad_avail) - int'(a_i) < LOOK)) begin
+                    // Planned as far as the lookahead allows: the vector's end closes the packet.
+                    if (a_i == ad_avail && ad_end && a_i != 0) begin
+                        if (tx_idle) begin
+                            e_g <= '0;
+                            e_v <= '0;
+                            e_k <= '0;
+                            e_off <= '0;
+                            e_desc <= 1'b0;
+                            st <= A_EMIT;
+                        end
+                    end else st <= DONE;
+                end else begin
+                    if (ad_cont) begin
+                        nu = a_used + fw(int'(ad_f));
+                        nb = a_bytes + 17'(fw(int'(ad_f)));
+                    end else begin
+                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fw(int'(ad_f));
+                        nb = 17'(fw(int'(ad_f)));
+                    end
+                    fits = nu + pad4(nb) <= ctx_budget && (ad_cont || a_ng < 9'd255);
+                    if (!fits) begin
+                        // The packet closes; this value starts the next one.
+                        if (tx_idle) begin
+                            e_g <= '0;
+                            e_v <= '0;
+                            e_k <= '0;
+                            e_off <= '0;
+                            e_desc <= 1'b0;
+                            st <= A_EMIT;
+                        end
+                    end else begin
+                        if (ad_cont) begin
+                            a_gc[8'(a_ng - 9'd1)] <= a_gc[8'(a_ng - 9'd1)] + 16'd1;
+                            a_count <= a_count + 17'd1;
+                        end else begin
+                            a_gf[a_ng[7:0]] <= ad_f;
+                            a_gc[a_ng[7:0]] <= 16'd1;
+                            a_ng <= a_ng + 9'd1;
+                            a_count <= 17'd1;
+                        end
+                        a_f <= ad_f;
+                        a_open <= 1'b1;
+                        a_bytes <= nb;
+                        a_used <= nu;
+                        a_i <= a_i + 16'd1;
+                    end
+                end
+            end
+            A_EMIT: begin
+                if (e_g == a_ng) begin
+                    // The body is complete: to the sender, and the window moves on.
+                    res_base <= base;
+                    res_count <= a_i;
+                    res_inexact <= 1'b0;
+                    res_auto <= 1'b1;
+                    res_groups <= a_ng;
+                    res_blen <= e_off;
+                    res_last <= base + 33'(a_i) == {1'b0, ctx_vlen};
+                    res_pid <= next_pid;
+                    next_pid <= next_pid + 32'd1;
+                    q_res <= 1'b1;
+                    q_seq <= !q_seq;
+                    cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+                    release_to(base + 33'(a_i));
+                    a_i <= '0;
+                    a_open <= 1'b0;
+                    a_used <= '0;
+                    a_ng <= '0;
+                    st <= D_READY;
+                end else if (!e_desc) begin
+                    logic [2:0] f;
+                    logic [31:0] d;
+                    f = a_gf[e_g[7:0]];
+                    d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
+                    for (int i = 0; i < 4; i++) obytes[8 * (int'(e_off) + i) +: 8] <= d[8 * (3 - i) +: 8];
+                    e_off <= e_off + 16'd4;
+                    e_desc <= 1'b1;
+                end else begin
+                    logic [15:0] w, gbytes, pd;
+                    w = fw(int'(a_gf[e_g[7:0]]));
+                    for (int i = 0; i < 41; i++) if (16'(i) < w) obytes[8 * (int'(e_off) + i) +: 8] <= ev_bytes[8*i +: 8];
+                    acc[au_slot[0]] <= NEG_ZERO;
+                    acc_k[au_slot[0]] <= '0;
+                    acc_f[au_slot[0]] <= '0;
+                    e_k <= e_k + 16'd1;
+                    if (e_v + 16'd1 == a_gc[e_g[7:0]]) begin
+                        gbytes = 16'(32'(a_gc[e_g[7:0]]) * 32'(w));
+                        pd = pad4({1'b0, gbytes});
+                        for (int i = 0; i < 3; i++) if (16'(i) < pd) obytes[8 * (int'(e_off) + int'(w) + i) +: 8] <= 8'd0;
+                        e_off <= e_off + w + pd;
+                        e_g <= e_g + 9'd1;
+                        e_v <= '0;
+                        e_desc <= 1'b0;
+                    end else begin
+                        e_off <= e_off + w;
+                        e_v <= e_v + 16'd1;
+                    end
+                end
+            end
             // ---------------------------------------------------- next frame
             DONE: begin
                 free_buf <= 1'b1;

@@ -12,7 +12,7 @@ module prism_switch #(
     parameter int PORTS = 2,
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_PATHS = 8,
-    parameter int MAX_HELD = 8
+    parameter int MAX_HELD = 16
 ) (
     input  logic              clk,
     input  logic              rst,
