@@ -154,7 +154,7 @@ module prism_node #(
     typedef enum logic [5:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_DESC, D_RUN, D_COVER, D_READY, A_PLAN, A_EMIT,
+        D_KWALK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_EMIT,
         DONE
     } st_t;
     st_t st;
@@ -710,17 +710,17 @@ module prism_node #(
             end
         end
     end
-    // Coverage: the held packet that extends contributor `ci` from c_covered.
-    logic        cov_ext;
-    logic [32:0] cov_to;
+    // Coverage of the frame's contributor once its packet is admitted: from
+    // max(covered, base) through every held packet that continues it, the new
+    // one included (headers only, so it is known before the lanes run).
+    logic [32:0] cov_new;
     always_comb begin
-        cov_ext = 1'b0;
-        cov_to = c_covered[c_idx];
-        for (int k = 0; k < MAX_HELD; k++)
-            if (h_valid[c_idx][k] && h_first[c_idx][k] <= c_covered[c_idx] && h_end[c_idx][k] > c_covered[c_idx]) begin
-                cov_ext = 1'b1;
-                cov_to = h_end[c_idx][k];
-            end
+        cov_new = c_covered[c_idx] > base ? c_covered[c_idx] : base;
+        for (int it = 0; it <= MAX_HELD; it++) begin
+            if ({1'b0, f_first} <= cov_new && f_end > cov_new) cov_new = f_end;
+            for (int k = 0; k < MAX_HELD; k++)
+                if (h_valid[c_idx][k] && h_first[c_idx][k] <= cov_new && h_end[c_idx][k] > cov_new) cov_new = h_end[c_idx][k];
+        end
     end
     // Every element below `ready_now` is delivered by every contributor.
     logic [32:0] ready_now;
@@ -1523,7 +1523,7 @@ module prism_node #(
                     h_crc[c_idx][hd_free] <= rx_crc;
                     h_bytes[c_idx][hd_free] <= rx_len;
                     c_bytes[c_idx] <= c_bytes[c_idx] + {16'b0, rx_len};
-                    if (c_covered[c_idx] < base) c_covered[c_idx] <= base;
+                    c_covered[c_idx] <= cov_new;
                     pos <= {1'b0, f_first};
                     if (b_walk[proc_buf]) begin
                         // The Kulisch walk moved the view: read the first descriptor again.
@@ -1543,7 +1543,7 @@ module prism_node #(
                 if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
             end
             D_DESC: begin
-                if (groups_left == 0) st <= D_COVER;
+                if (groups_left == 0) st <= D_READY;
                 else begin
                     /* verilator lint_off UNUSEDSIGNAL */
                     logic [31:0] d;
@@ -1570,12 +1570,8 @@ module prism_node #(
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
                     off <= (off + run_bytes + 16'd3) & ~16'd3;
-                    st <= groups_left == 0 ? D_COVER : D_DESC;
+                    st <= groups_left == 0 ? D_READY : D_DESC;
                 end else off <= off + run_bytes;
-            end
-            D_COVER: begin
-                if (cov_ext) c_covered[c_idx] <= cov_to;
-                else ready_check();
             end
             D_READY: ready_check();
             // ---------------------------------------------------- AUTO
