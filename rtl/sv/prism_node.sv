@@ -540,7 +540,8 @@ module prism_node #(
             run_n = 5'd1;
             run_bytes = 16'd2 + {7'b0, g_kw};
         end
-        win_off = off;
+        // In DISPATCH the view is already on a DATA frame's first descriptor.
+        win_off = st == DISPATCH ? DATA_BODY : off;
         for (int j = 0; j < LANES; j++) begin
             logic [31:0] raw;
             case (g_w)
@@ -1129,6 +1130,73 @@ module prism_node #(
         end
     end
 
+    // The engine's DATA checks, window and held packets in one cycle; an
+    // admitted packet goes to the lanes (its first descriptor is in view).
+    task automatic data_op();
+        logic [7:0] r;
+        r = 8'hFF;
+        st <= DONE;
+        if (f_class == CLASS_RESULT) r = DR_RESULT_NOT_INPUT;
+        else if (!ctx_key_match) r = DR_NO_OPERATION;
+        else if (ctx_gen != f_gen) r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
+        else if (!ctx_active) r = DR_NOT_ACTIVE;
+        else if (ctx_failed) r = DR_OPERATION_FAILED;
+        else if (base >= {1'b0, ctx_vlen}) r = DR_OPERATION_DONE;
+        else if (!c_found) r = DR_UNKNOWN_STREAM;
+        else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) r = DR_ENDPOINT_MISMATCH;
+        else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
+        else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
+        else if ((f_flags & FLAG_INEXACT) != 0) begin
+            // A child's terminal INEXACT fails the whole operation (once the sender is free).
+            if (!tx_idle) st <= D_OP;
+            else begin
+                count(CNT_DATA_APPLIED);
+                ctx_failed <= 1'b1;
+                send_result(33'd0, 33'd0, 1'b1);
+            end
+        end
+        else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
+        else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
+        else if (k_bad && b_walk[proc_buf]) r = DR_FORMAT_NOT_ALLOWED;
+        // The window and the contributor's held packets, in the same cycle.
+        else if (hd_hit) begin
+            if (hd_same) count(CNT_DATA_DUPLICATES);
+            else r = DR_CHANGED_RETRANSMIT;
+        end
+        else if ({1'b0, f_first} < base) r = DR_BELOW_WINDOW;
+        else if (f_end > base + {1'b0, ctx_wel}) r = DR_BEYOND_WINDOW;
+        else if (hd_overlap) r = DR_OVERLAP;
+        else if (hd_count >= ctx_wint) r = DR_INTERVALS_EXHAUSTED;
+        else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
+        else begin
+            count(CNT_DATA_APPLIED);
+            h_valid[c_idx][hd_free] <= 1'b1;
+            h_pid[c_idx][hd_free] <= f_pid;
+            h_first[c_idx][hd_free] <= {1'b0, f_first};
+            h_end[c_idx][hd_free] <= f_end;
+            h_crc[c_idx][hd_free] <= rx_crc;
+            h_bytes[c_idx][hd_free] <= rx_len;
+            c_bytes[c_idx] <= c_bytes[c_idx] + {16'b0, rx_len};
+            c_covered[c_idx] <= cov_new;
+            pos <= {1'b0, f_first};
+            if (b_walk[proc_buf]) begin
+                // The Kulisch walk moved the view: read the first descriptor again.
+                off <= DATA_BODY;
+                groups_left <= f_groups;
+                st <= D_DESC;
+            end else begin
+                // The view is on the first descriptor already: straight to the lanes.
+                g_fmt <= 4'(w32(win, 0) >> 28);
+                g_kw <= 9'(w32(win, 0) >> 16);
+                vals_left <= w16(win, 2);
+                groups_left <= f_groups - 8'd1;
+                off <= DATA_BODY + 16'd4;
+                st <= D_RUN;
+            end
+        end
+        if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
+    endtask
+
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
@@ -1188,7 +1256,7 @@ module prism_node #(
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     if (b_walk[proc_buf]) st <= D_KWALK;
                     else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
-                    else st <= D_OP;
+                    else data_op();
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
@@ -1478,70 +1546,7 @@ module prism_node #(
                 else if (f_class == CLASS_CONTROL) st <= C_TXN;
                 else st <= D_OP;
             end
-            D_OP: begin
-                logic [7:0] r;
-                r = 8'hFF;
-                st <= DONE;
-                if (f_class == CLASS_RESULT) r = DR_RESULT_NOT_INPUT;
-                else if (!ctx_key_match) r = DR_NO_OPERATION;
-                else if (ctx_gen != f_gen) r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
-                else if (!ctx_active) r = DR_NOT_ACTIVE;
-                else if (ctx_failed) r = DR_OPERATION_FAILED;
-                else if (base >= {1'b0, ctx_vlen}) r = DR_OPERATION_DONE;
-                else if (!c_found) r = DR_UNKNOWN_STREAM;
-                else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) r = DR_ENDPOINT_MISMATCH;
-                else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
-                else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
-                else if ((f_flags & FLAG_INEXACT) != 0) begin
-                    // A child's terminal INEXACT fails the whole operation (once the sender is free).
-                    if (!tx_idle) st <= D_OP;
-                    else begin
-                        count(CNT_DATA_APPLIED);
-                        ctx_failed <= 1'b1;
-                        send_result(33'd0, 33'd0, 1'b1);
-                    end
-                end
-                else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
-                else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
-                else if (k_bad) r = DR_FORMAT_NOT_ALLOWED;
-                // The window and the contributor's held packets, in the same cycle.
-                else if (hd_hit) begin
-                    if (hd_same) count(CNT_DATA_DUPLICATES);
-                    else r = DR_CHANGED_RETRANSMIT;
-                end
-                else if ({1'b0, f_first} < base) r = DR_BELOW_WINDOW;
-                else if (f_end > base + {1'b0, ctx_wel}) r = DR_BEYOND_WINDOW;
-                else if (hd_overlap) r = DR_OVERLAP;
-                else if (hd_count >= ctx_wint) r = DR_INTERVALS_EXHAUSTED;
-                else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
-                else begin
-                    count(CNT_DATA_APPLIED);
-                    h_valid[c_idx][hd_free] <= 1'b1;
-                    h_pid[c_idx][hd_free] <= f_pid;
-                    h_first[c_idx][hd_free] <= {1'b0, f_first};
-                    h_end[c_idx][hd_free] <= f_end;
-                    h_crc[c_idx][hd_free] <= rx_crc;
-                    h_bytes[c_idx][hd_free] <= rx_len;
-                    c_bytes[c_idx] <= c_bytes[c_idx] + {16'b0, rx_len};
-                    c_covered[c_idx] <= cov_new;
-                    pos <= {1'b0, f_first};
-                    if (b_walk[proc_buf]) begin
-                        // The Kulisch walk moved the view: read the first descriptor again.
-                        off <= DATA_BODY;
-                        groups_left <= f_groups;
-                        st <= D_DESC;
-                    end else begin
-                        // The view is on the first descriptor already: straight to the lanes.
-                        g_fmt <= 4'(w32(win, 0) >> 28);
-                        g_kw <= 9'(w32(win, 0) >> 16);
-                        vals_left <= w16(win, 2);
-                        groups_left <= f_groups - 8'd1;
-                        off <= DATA_BODY + 16'd4;
-                        st <= D_RUN;
-                    end
-                end
-                if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
-            end
+            D_OP: data_op();
             D_DESC: begin
                 if (groups_left == 0) st <= D_READY;
                 else begin
