@@ -83,8 +83,7 @@ fn default_clock() -> f64 {
     prism_rtl::DEFAULT_CLOCK_MHZ
 }
 
-pub const SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
-pub const AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
+pub use prism_pktgen::job::{DEFAULT_AM_MAC as AM_MAC, DEFAULT_SWITCH_MAC as SWITCH_MAC};
 const CONTROL_EP: u16 = 0x0050;
 
 impl Scenario {
@@ -131,25 +130,9 @@ impl Scenario {
         }
         let pattern: Pattern = self.pattern.parse()?;
         let packetization: Packetization = self.packetization.parse()?;
-        Ok(Job {
-            ranks: self.ranks,
-            semantics,
-            dest_rank: 0,
-            accumulator,
-            output,
-            input,
-            vector_len: self.vector_len,
-            mtu: self.mtu,
-            pattern,
-            packetization,
-            seed: self.seed,
-            identity: Identity { job: 0x5052_4953_4d42_0001, group: 1, group_gen: 1, op: 1, op_gen: 1 },
-            switch_mac: SWITCH_MAC,
-            rank_ports: vec![0],
-            am_mac: AM_MAC,
-            am_port: 0,
-            given: None,
-        })
+        let mut job = Job { output, input, mtu: self.mtu, pattern, packetization, seed: self.seed, ..Job::new(self.ranks, semantics, accumulator, self.vector_len) };
+        job.identity.job = 0x5052_4953_4d42_0001;
+        Ok(job)
     }
 }
 

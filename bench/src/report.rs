@@ -54,12 +54,18 @@ fn machine() -> Vec<(String, String)> {
     ]
 }
 
+/// The latency axis of both plots, in us (log scale: strictly positive), with margins.
+fn latency_range(sides: &[&Side]) -> (f64, f64) {
+    let max_us = sides.iter().map(|s| us(s.latency.max())).fold(0.01f64, f64::max) * 1.2;
+    let min_us = sides.iter().map(|s| us(s.latency.min().max(1))).fold(f64::MAX, f64::min).max(1e-3) / 1.5;
+    (min_us, max_us)
+}
+
 /// Percentile spectrum (HdrHistogram style: x = 1/(1-p), log) of both sides.
 fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let max_us = sides.iter().map(|s| us(s.latency.max())).fold(0.01f64, f64::max) * 1.2;
-    let min_us = sides.iter().map(|s| us(s.latency.min().max(1))).fold(f64::MAX, f64::min).max(1e-3) / 1.5;
+    let (min_us, max_us) = latency_range(sides);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(15)
@@ -102,8 +108,7 @@ fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String
 fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let max_us = sides.iter().map(|s| us(s.latency.max())).fold(0.01f64, f64::max) * 1.2;
-    let min_us = sides.iter().map(|s| us(s.latency.min().max(1))).fold(f64::MAX, f64::min).max(1e-3) / 1.5;
+    let (min_us, max_us) = latency_range(sides);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(15)

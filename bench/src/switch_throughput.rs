@@ -9,13 +9,12 @@
 //! accumulation, RESULT emission), then free it; every RESULT the engine emits
 //! is copied into a fresh mbuf and freed (the TX side of net_null).
 
-use prism_arith::NumFormat;
 use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
-use prism_pktgen::{Job, Packetization, Pattern};
+use prism_pktgen::{Job, Pattern};
 use std::process::Command as Proc;
 use std::time::Duration;
 
@@ -58,33 +57,13 @@ device = "p1"
 "#;
 
 fn job(c: &Case, gen: u32, len: u32) -> Job {
-    Job {
-        ranks: c.ranks,
-        semantics: c.semantics,
-        dest_rank: 0,
-        accumulator: c.accumulator,
-        output: OutputFormat::FP32,
-        input: NumFormat::Fp32,
-        vector_len: len,
-        mtu: 1500,
-        pattern: c.pattern,
-        packetization: Packetization::Full,
-        seed: 7,
-        identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: gen },
-        switch_mac: "02:00:00:00:00:50".parse().unwrap(),
-        rank_ports: vec![0, 1],
-        am_mac: "02:00:00:00:00:a0".parse().unwrap(),
-        am_port: 0,
-        given: None,
-    }
+    let mut j = Job { pattern: c.pattern, seed: 7, rank_ports: vec![0, 1], ..Job::new(c.ranks, c.semantics, c.accumulator, len) };
+    j.identity.op_gen = gen;
+    j
 }
 
 fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-    let c = ControlRepr { identity: j.identity, txn, src_ep: 0xa0, dst_ep: 0x50, command, frag_index: 0, frag_count: 1, body };
-    let p = PrismRepr::Control(c);
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: j.switch_mac, src: j.am_mac, ethertype: ETHERTYPE }, &mut f);
-    f
+    j.control(txn, command, body)
 }
 
 /// Result of one case.

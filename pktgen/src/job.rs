@@ -89,7 +89,44 @@ pub fn rank_mac(r: u16) -> Mac {
     Mac([0x02, 0x00, 0x00, 0x01, (r >> 8) as u8, r as u8])
 }
 
+/// The switch MAC and the AM MAC every example and benchmark uses.
+pub const DEFAULT_SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
+pub const DEFAULT_AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
+
 impl Job {
+    /// A job with the usual defaults: FP32 in and out, MTU 1500, gradient-like
+    /// data, full packets, one port, destination rank 0, seed 1, generation 1.
+    pub fn new(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, vector_len: u32) -> Job {
+        Job {
+            ranks,
+            semantics,
+            dest_rank: 0,
+            accumulator,
+            output: OutputFormat::FP32,
+            input: NumFormat::Fp32,
+            vector_len,
+            mtu: 1500,
+            pattern: Pattern::Gradient(1e-3),
+            packetization: Packetization::Full,
+            seed: 1,
+            identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
+            switch_mac: DEFAULT_SWITCH_MAC,
+            rank_ports: vec![0],
+            am_mac: DEFAULT_AM_MAC,
+            am_port: 0,
+            given: None,
+        }
+    }
+
+    /// A CONTROL frame from the job's AM (endpoint 0x00a0) to the switch (0x0050).
+    pub fn control(&self, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
+        let c = ControlRepr { identity: self.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
+        let p = PrismRepr::Control(c);
+        let mut f = vec![0; p.frame_len()];
+        p.emit_frame(&EthernetRepr { dst: self.switch_mac, src: self.am_mac, ethertype: ETHERTYPE }, &mut f);
+        f
+    }
+
     pub fn kulisch_width(&self) -> u16 {
         if self.accumulator == AccumulatorPolicy::KULISCH_FIXED {
             prism_arith::min_kulisch_width(self.ranks as u32) as u16

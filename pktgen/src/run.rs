@@ -112,19 +112,11 @@ impl Session<'_> {
     }
 }
 
-fn control(job: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-    let c = ControlRepr { identity: job.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
-    let p = PrismRepr::Control(c);
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: job.switch_mac, src: job.am_mac, ethertype: ETHERTYPE }, &mut f);
-    f
-}
-
 /// One CONTROL transaction with retries of the identical bytes: the ACK, or the caps pages.
 /// Transaction IDs are unique per operation generation: `step` in the low 4 bits.
 fn transact(s: &mut Session<'_>, job: &Job, step: u32, command: Command, body: ControlBody<'_>) -> Result<Vec<Vec<u8>>, RunError> {
     let txn = job.identity.op_gen.wrapping_shl(4) | step;
-    let frame = control(job, txn, command, body);
+    let frame = job.control(txn, command, body);
     for _try in 0..3 {
         s.send(job.am_port, &frame)?;
         let deadline = Instant::now() + Duration::from_millis(500);

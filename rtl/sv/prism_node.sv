@@ -936,8 +936,9 @@ module prism_node #(
     endtask
     /* verilator lint_on UNUSEDSIGNAL */
 
-    // Builds the ACK for the frame in the buffer into cbuf.
-    task automatic build_ack(input logic [7:0] status, input logic [15:0] detail);
+    // The Ethernet and CONTROL header of a reply to the frame in the buffer:
+    // to the AM, identity and Transaction ID repeated, endpoints swapped.
+    task automatic reply_header(input logic [7:0] command, input logic [7:0] status, input logic [15:0] body_len);
         cbuf <= '0;
         for (int i = 0; i < 6; i++) cbuf[8*(i) +: 8] <= am_mac[8*(5-i) +: 8];
         for (int i = 0; i < 6; i++) cbuf[8*(6 + i) +: 8] <= node_mac[8*(5-i) +: 8];
@@ -950,32 +951,25 @@ module prism_node #(
         cbuf[8*(39) +: 8] <= control_ep[7:0];
         cbuf[8*(40) +: 8] <= b8(hdr, 38);
         cbuf[8*(41) +: 8] <= b8(hdr, 39);
-        cbuf[8*(42) +: 8] <= CMD_ACK;
+        cbuf[8*(42) +: 8] <= command;
         cbuf[8*(43) +: 8] <= status;
-        cbuf[8*(45) +: 8] <= 8'(ACK_BODY_LEN);
+        cbuf[8*(44) +: 8] <= body_len[15:8];
+        cbuf[8*(45) +: 8] <= body_len[7:0];
         cbuf[8*(47) +: 8] <= 8'd1;
+    endtask
+
+    // The ACK for the frame in the buffer, into cbuf.
+    task automatic build_ack(input logic [7:0] status, input logic [15:0] detail);
+        reply_header(CMD_ACK, status, ACK_BODY_LEN);
         cbuf[8*(48) +: 8] <= f_cmd;
         cbuf[8*(50) +: 8] <= detail[15:8];
         cbuf[8*(51) +: 8] <= detail[7:0];
         q_len <= ETH_MIN_FRAME;
     endtask
 
+    // One CAPS_RESPONSE page with every capability record.
     task automatic build_caps();
-        cbuf <= '0;
-        for (int i = 0; i < 6; i++) cbuf[8*(i) +: 8] <= am_mac[8*(5-i) +: 8];
-        for (int i = 0; i < 6; i++) cbuf[8*(6 + i) +: 8] <= node_mac[8*(5-i) +: 8];
-        cbuf[8*(12) +: 8] <= ETHERTYPE[15:8];
-        cbuf[8*(13) +: 8] <= ETHERTYPE[7:0];
-        cbuf[8*(14) +: 8] <= 8'h10;
-        cbuf[8*(15) +: 8] <= CLASS_CONTROL;
-        for (int i = 16; i < 38; i++) cbuf[8*(i) +: 8] <= b8(hdr, i);
-        cbuf[8*(38) +: 8] <= control_ep[15:8];
-        cbuf[8*(39) +: 8] <= control_ep[7:0];
-        cbuf[8*(40) +: 8] <= b8(hdr, 38);
-        cbuf[8*(41) +: 8] <= b8(hdr, 39);
-        cbuf[8*(42) +: 8] <= CMD_CAPS_RESPONSE;
-        cbuf[8*(45) +: 8] <= 8'(ROM_RECORDS * CAPS_RECORD_LEN);
-        cbuf[8*(47) +: 8] <= 8'd1;
+        reply_header(CMD_CAPS_RESPONSE, 8'd0, 16'(ROM_RECORDS * CAPS_RECORD_LEN));
         for (int r = 0; r < ROM_RECORDS; r++)
             for (int i = 0; i < 36; i++) cbuf[8*(48 + 36 * r + i) +: 8] <= rom_byte(r, i);
         q_len <= 16'(48 + ROM_RECORDS * 36);

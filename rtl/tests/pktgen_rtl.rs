@@ -7,25 +7,7 @@ use prism_pktgen::{run, Job, Packetization, Pattern, RunOptions};
 use prism_rtl::{RtlLink, DEFAULT_CLOCK_MHZ};
 
 fn job(ranks: u16, semantics: Semantics, packetization: Packetization, vector_len: u32, seed: u64) -> Job {
-    Job {
-        ranks,
-        semantics,
-        dest_rank: ranks - 1,
-        accumulator: AccumulatorPolicy::FP32_ARRIVAL,
-        output: OutputFormat::FP32,
-        input: prism_arith::NumFormat::Fp32,
-        vector_len,
-        mtu: 1500,
-        pattern: Pattern::Gradient(1e-3),
-        packetization,
-        seed,
-        identity: Identity { job: 0x5052_4953_4d00_0001, group: 1, group_gen: 1, op: 1, op_gen: 1 },
-        switch_mac: Mac([0x02, 0, 0, 0, 0, 0x50]),
-        rank_ports: vec![0],
-        am_mac: Mac([0x02, 0, 0, 0, 0, 0xa0]),
-        am_port: 0,
-        given: None,
-    }
+    Job { dest_rank: ranks - 1, packetization, seed, ..Job::new(ranks, semantics, AccumulatorPolicy::FP32_ARRIVAL, vector_len) }
 }
 
 #[test]

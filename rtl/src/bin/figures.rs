@@ -6,37 +6,11 @@
 //!   cargo run --release -p prism-rtl --bin prism-rtl-figures [-- --json]
 
 use prism_dataplane::wire::*;
-use prism_pktgen::{Job, Packetization, Pattern};
+use prism_pktgen::Job;
 use prism_rtl::{Egress, RtlSwitch, DEFAULT_CLOCK_MHZ};
 
 fn job(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ranges: u32) -> Job {
-    Job {
-        ranks,
-        semantics,
-        dest_rank: 0,
-        accumulator,
-        output: OutputFormat::FP32,
-        input: prism_arith::NumFormat::Fp32,
-        vector_len: 363 * ranges,
-        mtu: 1500,
-        pattern: Pattern::Gradient(1e-3),
-        packetization: Packetization::Full,
-        seed: 7,
-        identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
-        switch_mac: Mac([0x02, 0, 0, 0, 0, 0x50]),
-        rank_ports: vec![0],
-        am_mac: Mac([0x02, 0, 0, 0, 0, 0xa0]),
-        am_port: 0,
-        given: None,
-    }
-}
-
-fn control(j: &Job, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-    let c = ControlRepr { identity: j.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
-    let p = PrismRepr::Control(c);
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: j.switch_mac, src: j.am_mac, ethertype: ETHERTYPE }, &mut f);
-    f
+    Job { seed: 7, ..Job::new(ranks, semantics, accumulator, 363 * ranges) }
 }
 
 struct Figures {
@@ -62,8 +36,8 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     ctx.window_intervals = 8;
     ctx.window_bytes = 12000;
     let bindings = j.bindings();
-    sw.send(&control(&j, 1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
-    sw.send(&control(&j, 2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
+    sw.send(&j.control(1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
+    sw.send(&j.control(2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
     sw.drain(1000, &mut out);
     assert_eq!(out.len(), 2, "two ACKs");
     out.clear();
