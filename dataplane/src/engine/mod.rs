@@ -12,6 +12,7 @@
 //! counted and dropped, and no deadlines exist.
 
 mod control;
+pub mod digest;
 mod op;
 
 pub use control::{Counters, Node, NodeConfig, OpState, Sent};

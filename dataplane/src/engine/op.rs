@@ -1,6 +1,7 @@
 //! One active operation's data path: contributor windows, reduction by global
 //! element position, canonical RESULT packetization (docs/wire-format.md section 9).
 
+use super::digest::digest;
 use super::Sink;
 use crate::wire::*;
 use std::result::Result;
@@ -486,26 +487,4 @@ fn emit_to(out: &mut impl Sink, port: u16, p: &PrismRepr<'_>, src: Mac, dst: Mac
     if let Some(buf) = out.buffer(port, p.frame_len()) {
         p.emit_frame(&EthernetRepr { dst, src, ethertype: ETHERTYPE }, buf);
     }
-}
-
-/// A fast 64-bit digest of a packet's range and body, to tell an identical
-/// duplicate from changed bytes under the same Packet ID (not cryptographic:
-/// the sender is a bound, trusted contributor).
-fn digest(first: u64, end: u64, body: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    // Four independent lanes keep the multiplier busy.
-    let mut lanes = [first.wrapping_mul(K), end.wrapping_mul(K), body.len() as u64, K];
-    let mut blocks = body.chunks_exact(32);
-    for b in &mut blocks {
-        for (i, lane) in lanes.iter_mut().enumerate() {
-            let w = &b[8 * i..8 * i + 8];
-            let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            *lane = (*lane ^ x).wrapping_mul(K).rotate_left(29);
-        }
-    }
-    let mut h = lanes.iter().fold(0u64, |a, &l| (a ^ l).wrapping_mul(K).rotate_left(31));
-    for &b in blocks.remainder() {
-        h = (h ^ b as u64).wrapping_mul(K);
-    }
-    h ^ (h >> 31)
 }
