@@ -997,6 +997,15 @@ module prism_node #(
         cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
     endtask
 
+    // The frame is done: its buffer goes back to its port, and the next frame
+    // in arrival order is dispatched at once when its verdict is in.
+    task automatic finish_frame();
+        free_buf <= 1'b1;
+        free_id <= proc_buf;
+        o_head <= o_head + (QW + 1)'(1);
+        st <= next_ok ? DISPATCH : IDLE;
+    endtask
+
     // The window moves to `e`: packets wholly below it are released.
     task automatic release_to(input logic [32:0] e);
         for (int c = 0; c < MAX_CONTRIB; c++) begin
@@ -1029,7 +1038,7 @@ module prism_node #(
                 release_to(e);
                 st <= D_READY;
             end else st <= D_READY;
-        end else st <= DONE;
+        end else finish_frame();
     endtask
 
     // ---------------------------------------------------------------- ingress
@@ -1679,12 +1688,7 @@ module prism_node #(
                 end
             end
             // ---------------------------------------------------- next frame
-            DONE: begin
-                free_buf <= 1'b1;
-                free_id <= proc_buf;
-                o_head <= o_head + (QW + 1)'(1);
-                st <= next_ok ? DISPATCH : IDLE;
-            end
+            DONE: finish_frame();
             default: ;
             endcase
         end
