@@ -23,6 +23,8 @@ const MODELS: &[Model] = &[
         shim: "csrc/shim.cpp",
     },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
+    Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },
+    Model { top: "prism_kulisch_round", sv: &["sv/prism_kulisch_round.sv"], shim: "csrc/kulisch.cpp" },
     Model {
         top: "prism_switch",
         sv: &[
@@ -67,9 +69,17 @@ fn verilate(out: &Path, pkg: &str, m: &Model) -> Vec<PathBuf> {
         })
         .collect();
     files.sort();
-    files.push(PathBuf::from(m.shim));
+    if !m.shim.is_empty() {
+        files.push(PathBuf::from(m.shim));
+    }
     let inc = PathBuf::from(INC);
-    build(&format!("prism_rtl_{}", m.top), &files, &[mdir.as_path(), inc.as_path(), inc.join("vltstd").as_path()]);
+    // A shim may use several models: every model directory is on its include path.
+    let out_dir = mdir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut includes: Vec<PathBuf> = MODELS.iter().map(|x| out_dir.join(format!("vobj_{}", x.top))).collect();
+    includes.push(inc.clone());
+    includes.push(inc.join("vltstd"));
+    let refs: Vec<&Path> = includes.iter().map(PathBuf::as_path).collect();
+    build(&format!("prism_rtl_{}", m.top), &files, &refs);
     files
 }
 

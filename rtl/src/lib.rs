@@ -6,11 +6,13 @@
 
 pub mod svpkg;
 mod fp32;
+mod kulisch;
 mod link;
 mod model;
 mod switch;
 
 pub use fp32::Fp32Adder;
+pub use kulisch::{KulischUnits, Slot, Term};
 pub use link::{RtlLink, DEFAULT_CLOCK_MHZ};
 pub use model::{RxCheck, Verdict};
 pub use switch::{Egress, Ingress, RtlSwitch};
