@@ -43,7 +43,7 @@ const MODELS: &[Model] = &[
 
 const INC: &str = "/usr/share/verilator/include";
 
-fn verilate(out: &Path, pkg: &str, m: &Model) -> Vec<PathBuf> {
+fn verilate(out: &Path, pkg: &str, m: &Model) {
     let mdir = out.join(format!("vobj_{}", m.top));
     // A fresh directory: files of an earlier build must not be compiled in.
     let _ = std::fs::remove_dir_all(&mdir);
@@ -80,7 +80,6 @@ fn verilate(out: &Path, pkg: &str, m: &Model) -> Vec<PathBuf> {
     includes.push(inc.join("vltstd"));
     let refs: Vec<&Path> = includes.iter().map(PathBuf::as_path).collect();
     build(&format!("prism_rtl_{}", m.top), &files, &refs);
-    files
 }
 
 fn build(lib: &str, files: &[PathBuf], includes: &[&Path]) {

@@ -55,9 +55,9 @@ impl RtlLink {
     }
 
     fn collect(&mut self) {
-        for e in self.out.drain(..) {
+        for e in std::mem::take(&mut self.out) {
             self.beats_out += e.frame.len().div_ceil(64) as u64;
-            let at = self.t0 + Duration::from_nanos((e.last_cycle as f64 * self.period_ps / 1000.0) as u64);
+            let at = self.at(e.last_cycle);
             self.queue.push_back(Rx { port: e.port, frame: e.frame, at });
         }
     }

@@ -54,6 +54,9 @@ pub struct RtlSwitch {
     cycle: u64,
     /// Egress beats gathered so far, per port.
     partial: Vec<Vec<u8>>,
+    /// The beats offered and taken on one clock, one a port (kept, not reallocated every cycle).
+    ins: Vec<Beat>,
+    outs: Vec<Beat>,
     partial_first: Vec<u64>,
     /// Cycles with m_axis_tready low, as a repeating pattern (backpressure).
     pub out_stall: Vec<bool>,
@@ -65,7 +68,16 @@ impl RtlSwitch {
         let model = unsafe { prism_switch_new(node_mac.as_ptr(), am_mac.as_ptr(), control_ep) };
         // SAFETY: model is live.
         let ports = unsafe { prism_switch_ports(model) } as usize;
-        RtlSwitch { model, ports, cycle: 0, partial: vec![Vec::new(); ports], partial_first: vec![0; ports], out_stall: Vec::new() }
+        RtlSwitch {
+            model,
+            ports,
+            cycle: 0,
+            partial: vec![Vec::new(); ports],
+            ins: vec![Beat::default(); ports],
+            outs: vec![Beat::default(); ports],
+            partial_first: vec![0; ports],
+            out_stall: Vec::new(),
+        }
     }
 
     /// The number of port pairs the design was built with.
@@ -80,24 +92,23 @@ impl RtlSwitch {
 
     /// One clock, with an optional beat on one port; whether that port took it.
     fn clock(&mut self, inp: Option<(usize, &Beat)>, out: &mut Vec<Egress>) -> bool {
-        let mut ins = vec![Beat::default(); self.ports];
+        self.ins.iter_mut().for_each(|b| b.valid = 0);
         if let Some((p, b)) = inp {
-            ins[p] = *b;
+            self.ins[p] = *b;
         }
-        let took = self.clock_all(&ins, out);
+        let took = self.clock_ins(out);
         inp.is_some_and(|(p, _)| took >> p & 1 == 1)
     }
 
-    /// One clock with a beat (or none: valid = 0) on every port; the ports that took theirs.
-    fn clock_all(&mut self, ins: &[Beat], out: &mut Vec<Egress>) -> u32 {
+    /// One clock with the beats in `self.ins` (valid = 0: none on that port); the ports that took theirs.
+    fn clock_ins(&mut self, out: &mut Vec<Egress>) -> u32 {
         let stalled = !self.out_stall.is_empty() && self.out_stall[(self.cycle as usize) % self.out_stall.len()];
-        let mut outs = vec![Beat::default(); self.ports];
         let mut c = 0u64;
         let ready = if stalled { 0 } else { u32::MAX };
         // SAFETY: model is live; both arrays hold `ports` Beats; c a valid out-pointer.
-        let took = unsafe { prism_switch_cycle(self.model, ins.as_ptr(), ready, outs.as_mut_ptr(), &mut c) };
+        let took = unsafe { prism_switch_cycle(self.model, self.ins.as_ptr(), ready, self.outs.as_mut_ptr(), &mut c) };
         self.cycle = c + 1;
-        for (p, o) in outs.iter().enumerate() {
+        for (p, o) in self.outs.iter().enumerate() {
             if o.valid == 0 {
                 continue;
             }
@@ -121,9 +132,11 @@ impl RtlSwitch {
         let mut seen: Vec<Vec<Ingress>> = vec![Vec::new(); self.ports];
         let mut first: Vec<Option<u64>> = vec![None; self.ports];
         while queues.iter().any(|q| !q.is_empty()) {
-            let ins: Vec<Beat> = queues.iter().map(|q| q.front().and_then(|f| f.front().copied()).unwrap_or_default()).collect();
+            for (b, q) in self.ins.iter_mut().zip(&queues) {
+                *b = q.front().and_then(|f| f.front().copied()).unwrap_or_default();
+            }
             let c = self.cycle;
-            let took = self.clock_all(&ins, out);
+            let took = self.clock_ins(out);
             for (p, q) in queues.iter_mut().enumerate() {
                 if took >> p & 1 == 0 {
                     continue;

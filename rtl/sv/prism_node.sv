@@ -345,7 +345,7 @@ module prism_node #(
     logic [15:0] clr_left;
     logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
     logic        k_nz;
-    logic        k_bad;              // a Kulisch group the operation does not take
+    logic        k_bad;              // this frame has a Kulisch group the operation does not take (cleared as it ends)
     logic [7:0]  k_state;
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
@@ -902,7 +902,7 @@ module prism_node #(
         fl = acc_f[au_slot[0]];
         ev_bytes = '0;
         case (a_gf[e_g[7:0]])
-            3'd0: ev_bytes[7:0] = v == 32'hC300_0000 ? 8'h80 : 8'(int'(to_int8(v)));
+            3'd0: ev_bytes[7:0] = to_int8(v);
             3'd1: ev_bytes[15:0] = (v[30:23] == 8'hFF && v[22:0] != 0) ? 16'h7E00 : fp16_trunc(v);
             3'd2: ev_bytes[15:0] = v[31:16];
             3'd3: ev_bytes[31:0] = v;
@@ -919,12 +919,12 @@ module prism_node #(
         endcase
     end
 
-    // An INT8-exact FP32 value as an integer (magnitude up to 127 here; -128 apart).
+    // An INT8-exact FP32 value (integral, -128..127) as a two's-complement byte.
     function automatic logic [7:0] to_int8(input logic [31:0] v);
         logic [7:0] mag;
         int e;
         e = int'(v[30:23]) - 127;
-        mag = (v[30:0] == 0) ? 8'd0 : 8'({1'b1, v[22:0]} >> (23 - e));
+        mag = (v[30:0] == 0) ? 8'd0 : 8'({1'b1, v[22:0]} >> (23 - e));   // -128: mag 0x80, negated 0x80
         return v[31] ? 8'(-mag) : mag;
     endfunction
 
@@ -1000,6 +1000,7 @@ module prism_node #(
     // The frame is done: its buffer goes back to its port, and the next frame
     // in arrival order is dispatched at once when its verdict is in.
     task automatic finish_frame();
+        k_bad <= 1'b0;
         free_buf <= 1'b1;
         free_id <= proc_buf;
         o_head <= o_head + (QW + 1)'(1);
@@ -1160,7 +1161,7 @@ module prism_node #(
         end
         else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
         else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
-        else if (k_bad && b_walk[proc_buf]) r = DR_FORMAT_NOT_ALLOWED;
+        else if (k_bad) r = DR_FORMAT_NOT_ALLOWED;
         // The window and the contributor's held packets, in the same cycle.
         else if (hd_hit) begin
             if (hd_same) count(CNT_DATA_DUPLICATES);
@@ -1204,6 +1205,7 @@ module prism_node #(
         if (rst) begin
             st <= IDLE;
             o_head <= '0;
+            k_bad <= 1'b0;
             free_buf <= 1'b0;
             ctx_valid <= 1'b0;
             ctx_active <= 1'b0;
@@ -1255,7 +1257,6 @@ module prism_node #(
                     groups_left <= f_groups;
                     k_left <= '0;
                     vals_left <= '0;
-                    k_bad <= 1'b0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     if (b_walk[proc_buf]) st <= D_KWALK;
                     else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);

@@ -4,19 +4,8 @@
 
 use prism_rtl::Fp32Adder;
 
-/// A small xorshift generator: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn u32(&mut self) -> u32 {
-        (self.next() >> 16) as u32
-    }
-}
+mod common;
+use common::Rng;
 
 fn expected(a: u32, b: u32) -> u32 {
     let s = f32::from_bits(a) + f32::from_bits(b);

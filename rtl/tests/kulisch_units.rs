@@ -12,15 +12,8 @@ use num_traits::{Signed, Zero};
 use oracle::V;
 use prism_rtl::{KulischUnits, Slot, Term};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+mod common;
+use common::Rng;
 
 /// The slot's integer as a signed big integer.
 fn int_of(s: &Slot) -> BigInt {

@@ -88,42 +88,19 @@ fn describe(f: &[u8]) -> String {
 /// Ranks alternate between the switch's two ports.
 const PORTS: u16 = 2;
 
-/// A STAGE within the hardware's limits: ranks on both ports, eight held packets, 12,000 window bytes.
+/// The simulator's STAGE within the hardware's limits (ranks alternating
+/// between its two ports, eight held packets, 12,000 window bytes), then `edit`.
 fn stage(s: &Scenario, txn: u32, op_gen: u32, edit: impl Fn(&mut ContextRecord, &mut Vec<BindingRecord>)) -> Vec<u8> {
-    let mut bindings: Vec<BindingRecord> = (0..s.ranks)
-        .map(|r| {
-            let result = s.semantics == Semantics::ALLREDUCE || r == s.dest_rank;
-            BindingRecord {
-                directions: direction::DATA_IN | if result { direction::RESULT_OUT } else { 0 },
-                peer_kind: PeerKind::RANK,
-                stream_id: r,
-                local_ep: 0x0100 + r,
-                peer_ep: 0x1000 + r,
-                peer_mac: rank_mac(r),
-                port: r % PORTS,
-                rank: r,
-                terms: 1,
-            }
-        })
-        .collect();
-    let mut context = ContextRecord {
-        role: Role::SINGLE,
-        semantics: s.semantics,
-        input_format: FormatCode::FP32,
-        accumulator: s.accumulator,
-        partial: PartialPolicy::NONE,
-        output: s.output,
-        kulisch_width: s.kulisch_width(),
-        vector_len: s.vector_len,
-        dest_rank: if s.semantics == Semantics::REDUCE { s.dest_rank } else { NO_RANK },
-        mtu: s.mtu,
-        terms: s.ranks as u32,
-        window_elements: single_window_elements(s.mtu) as u32,
-        window_intervals: 8,
-        replay_depth: 0,
-        window_bytes: 12000,
-        binding_count: 0,
+    let frame = sim::stage_frame(s, txn, op_gen);
+    let Some(PrismRepr::Control(ControlRepr { body: ControlBody::Stage { mut context, bindings }, .. })) = parse_frame(&frame, &Limits::default()).expect("the simulator's STAGE").prism else {
+        panic!("the simulator's STAGE is not a STAGE")
     };
+    let mut bindings: Vec<BindingRecord> = bindings.iter().collect();
+    context.window_intervals = 8;
+    context.window_bytes = 12000;
+    for b in &mut bindings {
+        b.port = b.rank % PORTS;
+    }
     edit(&mut context, &mut bindings);
     context.binding_count = bindings.len() as u16;
     control_frame(s.identity(op_gen), txn, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })

@@ -25,6 +25,17 @@ struct Figures {
     latency: Vec<u64>,
 }
 
+impl Figures {
+    /// Beats per cycle per busy port.
+    fn per_port(&self, beats: u64) -> f64 {
+        beats as f64 / self.cycles as f64 / self.ports as f64
+    }
+
+    fn latency_range(&self) -> (u64, u64) {
+        (self.latency.iter().copied().min().unwrap_or(0), self.latency.iter().copied().max().unwrap_or(0))
+    }
+}
+
 /// Ranks spread over `ports` ports (rank r on port r mod ports), every port's
 /// DATA frames back to back, range by range.
 fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ports: usize) -> Figures {
@@ -84,7 +95,12 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
 }
 
 fn main() {
-    let json = std::env::args().any(|a| a == "--json");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(bad) = args.iter().find(|a| a.as_str() != "--json") {
+        eprintln!("prism-rtl-figures: unknown argument '{bad}'\nusage: prism-rtl-figures [--json]\n  throughput (beats per cycle per port) and DATA-to-RESULT latency (cycles, ns at {DEFAULT_CLOCK_MHZ} MHz)\n  of the simulated prism_switch, one and two ports busy, both accumulator policies");
+        std::process::exit(2);
+    }
+    let json = !args.is_empty();
     let ns = 1e3 / DEFAULT_CLOCK_MHZ;
     let mut rows = Vec::new();
     for ports in [1usize, 2] {
@@ -100,17 +116,16 @@ fn main() {
         let items: Vec<String> = rows
             .iter()
             .map(|f| {
+                let (lo, hi) = f.latency_range();
                 format!(
-                    "{{\"ports\":{},\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{},\"latency_cycles_max\":{}}}",
+                    "{{\"ports\":{},\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{lo},\"latency_cycles_max\":{hi}}}",
                     f.ports,
                     f.accumulator.name(),
                     f.ranks,
                     f.semantics.name(),
                     f.data_frames,
-                    f.beats_in as f64 / f.cycles as f64 / f.ports as f64,
-                    f.beats_out as f64 / f.cycles as f64 / f.ports as f64,
-                    f.latency.iter().min().unwrap_or(&0),
-                    f.latency.iter().max().unwrap_or(&0)
+                    f.per_port(f.beats_in),
+                    f.per_port(f.beats_out),
                 )
             })
             .collect();
@@ -121,7 +136,7 @@ fn main() {
     println!("| ports busy | accumulator | ranks | semantics | DATA frames | beats in / cycle / port | beats out / cycle / port | cycles / DATA frame | latency (cycles) | latency (ns) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for f in &rows {
-        let (lo, hi) = (*f.latency.iter().min().unwrap_or(&0), *f.latency.iter().max().unwrap_or(&0));
+        let (lo, hi) = f.latency_range();
         println!(
             "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
             f.ports,
@@ -129,8 +144,8 @@ fn main() {
             f.ranks,
             f.semantics.name(),
             f.data_frames,
-            f.beats_in as f64 / f.cycles as f64 / f.ports as f64,
-            f.beats_out as f64 / f.cycles as f64 / f.ports as f64,
+            f.per_port(f.beats_in),
+            f.per_port(f.beats_out),
             f.cycles as f64 / f.data_frames as f64,
             lo as f64 * ns,
             hi as f64 * ns
