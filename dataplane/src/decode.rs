@@ -133,7 +133,12 @@ fn progress_line(p: &ProgressRepr<'_>) -> String {
         p.interval_credits,
         p.byte_credits,
         p.status.name(),
-        if p.flags & codes::progress_flags::COMPLETE != 0 { " COMPLETE" } else { "" },
+        match (p.flags & codes::progress_flags::COMPLETE != 0, p.flags & codes::progress_flags::WINDOW_UPDATE != 0) {
+            (true, true) => " COMPLETE WINDOW_UPDATE",
+            (true, false) => " COMPLETE",
+            (false, true) => " WINDOW_UPDATE",
+            (false, false) => "",
+        },
         p.holes.len()
     )
 }

@@ -413,6 +413,10 @@ pub fn frames() -> Vec<Golden> {
     out.push(Golden { name: "progress_32_holes", bytes: frame(eth(RANK0_MAC, SWITCH_MAC), PrismRepr::Progress(progress)) });
     let done = ProgressRepr { packet_id: 3, committed: 1000, interval_credits: 8, byte_credits: 12000, flags: codes::progress_flags::COMPLETE, holes: Records::Typed(&[]), ..progress };
     out.push(Golden { name: "progress_complete", bytes: frame(eth(RANK0_MAC, SWITCH_MAC), PrismRepr::Progress(done)) });
+    // The receiver's window moved (no packet acknowledged): Packet ID 0, one hole left.
+    let hole = [Hole { first: 726, count: 363 }];
+    let update = ProgressRepr { packet_id: 0, committed: 363, interval_credits: 15, byte_credits: 22770, flags: codes::progress_flags::WINDOW_UPDATE, holes: Records::Typed(&hole), ..progress };
+    out.push(Golden { name: "progress_window_update", bytes: frame(eth(RANK0_MAC, SWITCH_MAC), PrismRepr::Progress(update)) });
     out
 }
 
@@ -505,6 +509,9 @@ pub fn malformed() -> Vec<Malformed> {
     let mut below = PROGRESS_TWO_HOLES.to_vec();
     ProgressPacket::new_unchecked(&mut below[B..]).set_committed(2000);
     add("hole_below_watermark", below, Reason::BadHoles, B + o::progress::HOLES);
+    let mut flag = PROGRESS_TWO_HOLES.to_vec();
+    ProgressPacket::new_unchecked(&mut flag[B..]).set_flags(0x04);
+    add("progress_reserved_flag", flag, Reason::ReservedNonZero, B + o::progress::FLAGS);
     out
 }
 

@@ -4,6 +4,8 @@ pub mod job;
 pub mod link;
 pub mod run;
 pub mod verify;
+pub mod tree;
+pub mod lab;
 pub mod dpdk;
 
 pub use job::{Job, Packetization, Pattern};

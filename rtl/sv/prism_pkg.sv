@@ -71,7 +71,7 @@ package prism_pkg;
   localparam logic [7:0] FLAG_LAST = 8'd1;
   localparam logic [7:0] FLAG_INEXACT = 8'd2;
   localparam logic [7:0] FLAGS_RESERVED = 8'd252;
-  localparam logic [7:0] PROG_FLAGS_RESERVED = 8'd254;
+  localparam logic [7:0] PROG_FLAGS_RESERVED = 8'd252;
 
   // NumberGroup formats and Kulisch states
   localparam logic [3:0] FMT_INT8 = 4'd1;
@@ -168,6 +168,7 @@ package prism_pkg;
   localparam logic [7:0] DR_OPERATION_FAILED = 8'd16;
   localparam logic [7:0] DR_OPERATION_DONE = 8'd17;
   localparam logic [7:0] DR_RESULT_NOT_INPUT = 8'd18;
+  localparam logic [7:0] DR_RESULT_BACKPRESSURE = 8'd19;
 
   // The node's counter array (prism_rtl::counters_from reads it back)
   localparam int CNT_ACCEPTED = 0;
@@ -181,7 +182,7 @@ package prism_pkg;
   localparam int CNT_REFUSED = 8;
   localparam int CNT_MALFORMED = 16;
   localparam int CNT_DATA_REJECTED = 43;
-  localparam int CNT_TOTAL = 62;
+  localparam int CNT_TOTAL = 63;
 
   /* verilator lint_on UNUSEDPARAM */
 endpackage

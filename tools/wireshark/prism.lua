@@ -109,7 +109,7 @@ f.committed = ProtoField.uint32("prismcoll.committed", "Committed Element", base
 f.interval_credits = ProtoField.uint16("prismcoll.interval_credits", "Interval Credits", base.DEC)
 f.byte_credits = ProtoField.uint32("prismcoll.byte_credits", "Byte Credits", base.DEC)
 f.pstatus = ProtoField.uint8("prismcoll.progress_status", "Status", base.DEC, pstatus)
-f.pflags = ProtoField.uint8("prismcoll.progress_flags", "Flags", base.DEC)
+f.pflags = ProtoField.uint8("prismcoll.progress_flags", "Flags (1 COMPLETE, 2 WINDOW_UPDATE)", base.DEC)
 f.hole_count = ProtoField.uint16("prismcoll.hole_count", "Hole Count", base.DEC)
 f.hole_first = ProtoField.uint32("prismcoll.hole.first", "Hole first element", base.DEC)
 f.hole_count_el = ProtoField.uint32("prismcoll.hole.count", "Hole element count", base.DEC)
@@ -288,7 +288,7 @@ local function progress(t, tree, pinfo)
   tree:add(f.hole_count, t(42, 2))
   pinfo.cols.info:append(string.format(" stream %d committed %d", t(24, 2):uint(), t(30, 4):uint()))
   if t(44, 2):uint() ~= 0 then return "reserved_nonzero", 44 end
-  if bit.band(t(41, 1):uint(), 0xFE) ~= 0 then return "reserved_nonzero", 41 end
+  if bit.band(t(41, 1):uint(), 0xFC) ~= 0 then return "reserved_nonzero", 41 end
   if pstatus[t(40, 1):uint()] == nil then return "unknown_status", 40 end
   local floor = t(30, 4):uint()
   for i = 0, t(42, 2):uint() - 1 do

@@ -3,6 +3,7 @@
 //! `prism-switch [EAL options] -- --config configs/NAME.toml [options]`
 
 use clap::Parser;
+use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port};
 use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
@@ -35,6 +36,20 @@ struct Args {
     /// Polling cores (overrides dataplane.workers).
     #[arg(long)]
     workers: Option<usize>,
+    /// First retransmission timeout of streams with PROGRESS, in microseconds (overrides node.rto_us).
+    #[arg(long)]
+    rto_us: Option<u64>,
+    /// Impair received frames, for recovery tests: `drop=P,dup=P,corrupt=P,reorder=P,seed=N`
+    /// (corrupt cuts a frame short; reorder delivers it after the next one).
+    #[arg(long)]
+    impair: Option<ImpairSpec>,
+    /// CPUs to pin the polling cores to, in order (default: 0, 1, ...).
+    #[arg(long, value_delimiter = ',')]
+    cpus: Vec<usize>,
+    /// Sleep this long when a poll finds nothing (0: busy-poll; for several
+    /// switches sharing a small machine's CPUs).
+    #[arg(long, default_value_t = 0)]
+    idle_sleep_us: u64,
 }
 
 fn split_args() -> (Vec<String>, Vec<String>) {
@@ -61,6 +76,7 @@ struct Stats {
 /// One worker's counters as JSON (engine, Layer 2, its share of the ports).
 fn worker_json(core: &SwitchCore, s: &Stats) -> Value {
     let c = &core.node.counters;
+    let streams = core.node.stream_stats();
     let named = |names: &mut dyn Iterator<Item = (&'static str, u64)>| -> Value {
         let mut m = Map::new();
         for (k, v) in names {
@@ -80,8 +96,22 @@ fn worker_json(core: &SwitchCore, s: &Stats) -> Value {
             "data_duplicates": c.data_duplicates,
             "data_rejected": named(&mut DataReject::ALL.iter().map(|r| (r.name(), c.data_rejected[r.index()]))),
             "results_sent": c.results_sent,
+            "partials_sent": c.partials_sent,
+            "results_received": c.results_received,
+            "results_duplicates": c.results_duplicates,
+            "results_forwarded": c.results_forwarded,
+            "progress_applied": c.progress_applied,
+            "progress_rejected": c.progress_rejected,
             "progress_ignored": c.progress_ignored,
+            "progress_sent": c.progress_sent,
             "not_for_us": c.not_for_us,
+        },
+        "streams": {
+            "sent": streams.sent,
+            "retransmitted": streams.retransmitted,
+            "acked": streams.acked,
+            "refused": streams.refused,
+            "timeouts": streams.timeouts,
         },
         "l2": {
             "forwarded": core.l2.forwarded,
@@ -176,6 +206,10 @@ struct Worker<'a> {
     shared: &'a Shared,
     burst: usize,
     start: Instant,
+    tsc_hz: u64,
+    tsc_start: u64,
+    impair: Option<ImpairSpec>,
+    idle_sleep: Duration,
 }
 
 impl Worker<'_> {
@@ -186,8 +220,15 @@ impl Worker<'_> {
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         let mut loops = 0u64;
         let txq_id = self.id as u16;
+        let mut impair = self.impair.map(|spec| Impairment::new(ImpairSpec { seed: spec.seed.wrapping_add(self.id as u64), ..spec }));
+        let mut held: Option<(usize, Mbuf)> = None;
         loop {
             let stopping = self.shared.stop.load(Ordering::Relaxed);
+            // The engine's clock (retransmission timers, replay stamps): TSC as nanoseconds.
+            let now_ns = ((rdtsc().wrapping_sub(self.tsc_start)) as u128 * 1_000_000_000 / self.tsc_hz.max(1) as u128) as u64;
+            let mut sink = MbufSink { pool: self.pool, txq: &mut txq, no_mbuf: 0 };
+            core.tick(now_ns, &mut sink);
+            st.no_mbuf += sink.no_mbuf;
             let mut got = 0;
             for &(pi, q) in &self.queues {
                 rxbuf.clear();
@@ -198,15 +239,40 @@ impl Worker<'_> {
                         core.chained();
                         continue;
                     }
-                    match core.owner(m.data(), self.n) {
-                        Some(o) if o != self.id => {
-                            st.steered += 1;
-                            if self.shared.inbox[o * self.n + self.id].push((pi as u16, m)).is_err() {
-                                st.steer_dropped += 1;
+                    let verdict = impair.as_mut().map_or(Verdict::Deliver, |i| i.decide(m.data().len()));
+                    match verdict {
+                        Verdict::Deliver => {
+                            self.dispatch(&mut core, &mut txq, &mut st, pi, m);
+                            if let Some((hp, hm)) = held.take() {
+                                self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
                             }
                         }
-                        _ => handle(&mut core, self.pool, &mut txq, &mut st, pi, m),
+                        Verdict::Drop => drop(m),
+                        Verdict::Duplicate => {
+                            let copy = m.share();
+                            self.dispatch(&mut core, &mut txq, &mut st, pi, copy);
+                            self.dispatch(&mut core, &mut txq, &mut st, pi, m);
+                        }
+                        Verdict::Cut(n) => {
+                            // Only the engine sees a cut frame (it must count it as malformed).
+                            let mut sink = MbufSink { pool: self.pool, txq: &mut txq, no_mbuf: 0 };
+                            core.rx(pi as u16, &m.data()[..n], &mut sink);
+                            st.no_mbuf += sink.no_mbuf;
+                        }
+                        Verdict::Hold => {
+                            if let Some((hp, hm)) = held.replace((pi, m)) {
+                                self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
+                            }
+                        }
                     }
+                }
+            }
+            if got == 0 {
+                if let Some((hp, hm)) = held.take() {
+                    self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
+                }
+                if !self.idle_sleep.is_zero() && txq.iter().all(|q| q.is_empty()) {
+                    std::thread::sleep(self.idle_sleep);
                 }
             }
             for src in 0..self.n {
@@ -241,6 +307,21 @@ impl Worker<'_> {
     }
 }
 
+impl Worker<'_> {
+    /// A received frame to the core that owns its operation, or handled here.
+    fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], st: &mut Stats, pi: usize, m: Mbuf) {
+        match core.owner(m.data(), self.n) {
+            Some(o) if o != self.id => {
+                st.steered += 1;
+                if self.shared.inbox[o * self.n + self.id].push((pi as u16, m)).is_err() {
+                    st.steer_dropped += 1;
+                }
+            }
+            _ => handle(core, self.pool, txq, st, pi, m),
+        }
+    }
+}
+
 /// One frame on the core that owns it.
 fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], st: &mut Stats, pi: usize, m: Mbuf) {
     // Engine replies are built directly in mbufs on their port's TX queue.
@@ -261,7 +342,10 @@ fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], st: &mut
 }
 
 fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    let cfg = SwitchConfig::load(&args.config)?;
+    let mut cfg = SwitchConfig::load(&args.config)?;
+    if let Some(rto) = args.rto_us {
+        cfg.node.rto_us = rto;
+    }
     let eal = Eal::init(&eal_args)?;
     let n = args.workers.unwrap_or(cfg.dataplane.workers).max(1);
     tracing::info!("EAL up: {} ports, TSC {} MHz, {n} polling core(s)", eal.port_count(), eal.tsc_hz() / 1_000_000);
@@ -282,7 +366,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     };
     // RX queues dealt round-robin: one polling core per queue, several queues per core when fewer cores.
     let all_queues: Vec<(usize, u16)> = (0..ports.len()).flat_map(|p| (0..rxq).map(move |q| (p, q))).collect();
-    let cores = prism_dataplane::dpdk::online_cpus();
+    let cores = if args.cpus.is_empty() { prism_dataplane::dpdk::online_cpus() } else { args.cpus.iter().map(|&id| core_affinity::CoreId { id }).collect() };
     let start = Instant::now();
     let tsc_start = rdtsc();
     let results: Vec<(SwitchCore, Stats)> = std::thread::scope(|s| {
@@ -297,6 +381,10 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                     shared: &shared,
                     burst: cfg.dataplane.burst,
                     start,
+                    tsc_hz: eal.tsc_hz(),
+                    tsc_start,
+                    impair: args.impair,
+                    idle_sleep: Duration::from_micros(args.idle_sleep_us),
                 };
                 let core = SwitchCore::new(&cfg);
                 let pin = cores.get(w % cores.len().max(1)).copied();

@@ -1,6 +1,7 @@
 //! The node: CONTROL state machine and DATA dispatch.
 
-use super::op::{Admitted, DataReject, OpData};
+use super::op::{Admitted, DataReject, OpData, ProgressRefusal};
+use super::stream::{StreamStats, DEFAULT_RTO_NS};
 use super::Sink;
 use crate::wire::*;
 use std::result::Result;
@@ -66,8 +67,22 @@ pub struct Counters {
     pub data_duplicates: u64,
     /// DATA not applied, by `DataReject::index()`.
     pub data_rejected: [u64; DataReject::ALL.len()],
+    /// PROGRESS not applied: the operation has no feedback, or is not installed.
     pub progress_ignored: u64,
+    /// PROGRESS applied to one of the node's outgoing streams.
+    pub progress_applied: u64,
+    /// PROGRESS whose stream or binding did not match.
+    pub progress_rejected: u64,
+    /// PROGRESS frames the node sent (to contributors and to its parent).
+    pub progress_sent: u64,
     pub results_sent: u64,
+    /// Partial DATA sent to the parent.
+    pub partials_sent: u64,
+    /// RESULT frames from the parent taken, and copies of them seen again.
+    pub results_received: u64,
+    pub results_duplicates: u64,
+    /// RESULT frames forwarded from the parent, summed over result paths.
+    pub results_forwarded: u64,
 }
 
 /// One PRISM node, without I/O.
@@ -81,11 +96,61 @@ pub struct Node {
     /// Entries of a key's older generations go when a newer one is staged.
     txns: HashMap<(OpKey, u32), ((u16, u32), Vec<u8>, Vec<Vec<u8>>)>,
     pub counters: Counters,
+    /// The caller's clock at the last input, nanoseconds.
+    now: u64,
+    rto_ns: u64,
+    /// Stream statistics of operations already removed.
+    retired_streams: StreamStats,
 }
 
 impl Node {
     pub fn new(cfg: NodeConfig) -> Self {
-        Node { cfg, ops: HashMap::new(), retired: HashMap::new(), txns: HashMap::new(), counters: Counters::default() }
+        Node {
+            cfg,
+            ops: HashMap::new(),
+            retired: HashMap::new(),
+            txns: HashMap::new(),
+            counters: Counters::default(),
+            now: 0,
+            rto_ns: DEFAULT_RTO_NS,
+            retired_streams: StreamStats::default(),
+        }
+    }
+
+    /// The first retransmission timeout of operations staged from now on.
+    pub fn set_rto(&mut self, ns: u64) {
+        self.rto_ns = ns.max(1);
+    }
+
+    /// Retransmission statistics of every outgoing stream, past and present.
+    pub fn stream_stats(&self) -> StreamStats {
+        let mut s = self.retired_streams;
+        for op in self.ops.values() {
+            s.add(&op.data.stream_stats());
+        }
+        s
+    }
+
+    /// When `handle_timeout` is next needed, if ever.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.ops.values().filter(|o| o.state == OpState::Active).filter_map(|o| o.data.deadline()).min()
+    }
+
+    /// Retransmits what timed out at `now`.
+    pub fn handle_timeout(&mut self, now: u64, out: &mut impl Sink) {
+        self.now = self.now.max(now);
+        for op in self.ops.values_mut().filter(|o| o.state == OpState::Active) {
+            if op.data.deadline().is_some_and(|d| d <= now) {
+                op.data.set_now(self.now);
+                op.data.on_timeout(out);
+            }
+        }
+    }
+
+    /// `handle` at a given time of the caller's clock (nanoseconds).
+    pub fn handle_at(&mut self, now: u64, port: u16, frame: &[u8], out: &mut impl Sink) {
+        self.now = self.now.max(now);
+        self.handle(port, frame, out);
     }
 
     /// The state of an operation, if installed.
@@ -119,15 +184,18 @@ impl Node {
         let c = match parsed.prism {
             Some(PrismRepr::Control(c)) => c,
             Some(PrismRepr::Data(d)) => {
+                let result = d.class == Class::RESULT;
                 match self.data(port, parsed.eth.src, &d, frame.len(), out) {
+                    Ok(Admitted::Applied) if result => self.counters.results_received += 1,
+                    Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
                     Ok(Admitted::Applied) => self.counters.data_applied += 1,
                     Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
                     Err(r) => self.counters.data_rejected[r.index()] += 1,
                 }
                 return;
             }
-            Some(PrismRepr::Progress(_)) => {
-                self.counters.progress_ignored += 1;
+            Some(PrismRepr::Progress(p)) => {
+                self.progress(port, parsed.eth.src, &p, out);
                 return;
             }
             None => {
@@ -180,20 +248,46 @@ impl Node {
         }
     }
 
+    fn progress(&mut self, port: u16, src: Mac, p: &ProgressRepr<'_>, out: &mut impl Sink) {
+        let id = p.identity;
+        let Some(op) = self.ops.get_mut(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation() && o.state == OpState::Active) else {
+            self.counters.progress_ignored += 1;
+            return;
+        };
+        op.data.set_now(self.now);
+        match op.data.on_progress(port, src, p, out) {
+            Ok(()) => self.counters.progress_applied += 1,
+            Err(ProgressRefusal::NoFeedback) => self.counters.progress_ignored += 1,
+            Err(_) => self.counters.progress_rejected += 1,
+        }
+        Self::count_tally(&mut self.counters, op);
+    }
+
+    fn count_tally(c: &mut Counters, op: &mut Op) {
+        let t = op.data.take_tally();
+        c.results_sent += t.results;
+        c.partials_sent += t.partials;
+        c.results_forwarded += t.forwarded;
+        c.progress_sent += t.progress;
+    }
+
     fn data(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
-        if d.class == Class::RESULT {
+        let id = d.identity;
+        let Some(op) = self.ops.get_mut(&(id.job, id.group, id.op)) else {
+            return Err(if d.class == Class::RESULT { DataReject::ResultNotInput } else { DataReject::NoOperation });
+        };
+        if d.class == Class::RESULT && !op.data.takes_results() {
             return Err(DataReject::ResultNotInput);
         }
-        let id = d.identity;
-        let op = self.ops.get_mut(&(id.job, id.group, id.op)).ok_or(DataReject::NoOperation)?;
         if op.generation != id.generation() {
             return Err(if id.generation() < op.generation { DataReject::StaleGeneration } else { DataReject::NoOperation });
         }
         if op.state != OpState::Active {
             return Err(DataReject::NotActive);
         }
-        let r = op.data.admit(port, src, d, len, out);
-        self.counters.results_sent += op.data.take_sent();
+        op.data.set_now(self.now);
+        let r = if d.class == Class::RESULT { op.data.admit_result(port, src, d, out) } else { op.data.admit(port, src, d, len, out) };
+        Self::count_tally(&mut self.counters, op);
         r
     }
 
@@ -213,7 +307,7 @@ impl Node {
                 if self.ops.len() >= self.cfg.max_ops {
                     return Err((AckStatus::NO_RESOURCES, 0));
                 }
-                let data = OpData::new(c.identity, context, &bindings, self.cfg.mac);
+                let data = OpData::new(c.identity, context, &bindings, self.cfg.mac, self.rto_ns);
                 self.ops.insert(key, Op { generation: gen, state: OpState::Staged, data });
                 Ok(())
             }
@@ -226,7 +320,9 @@ impl Node {
                     (Command::COMMIT, OpState::Staged) => op.state = OpState::Active,
                     (Command::COMPLETE, OpState::Active) if op.data.done() => {}
                     (Command::RELEASE, OpState::Active) | (Command::ABORT, _) => {
-                        self.ops.remove(&key);
+                        if let Some(op) = self.ops.remove(&key) {
+                            self.retired_streams.add(&op.data.stream_stats());
+                        }
                         self.retired.insert(key, gen);
                     }
                     _ => return Err((AckStatus::BAD_STATE, 0)),
@@ -256,18 +352,37 @@ impl Node {
         if kulisch && (x.kulisch_width % 8 != 0 || (x.kulisch_width as u32) < min_kulisch_width(x.terms) || x.kulisch_width > KULISCH_MAX_WIDTH) {
             return invalid;
         }
-        // Bindings: ports exist, streams and local endpoints unique, terms add up, result paths match the semantics.
+        let tree_child = x.role == Role::LEAF || x.role == Role::INTERNAL;
+        let kulisch_partial = x.partial == PartialPolicy::KULISCH || (x.partial == PartialPolicy::AUTO && kulisch);
+        // A child emits partials: it needs a partial policy, and an exact sum needs exact partials.
+        if tree_child && (x.partial == PartialPolicy::NONE || (kulisch && !kulisch_partial) || (!kulisch && x.partial == PartialPolicy::KULISCH)) {
+            return invalid;
+        }
+        // Bindings: ports exist, streams and local endpoints unique, terms add
+        // up, one parent exactly when the role has one, result paths match the semantics.
         let mut streams = Vec::with_capacity(bindings.len());
         let mut eps = Vec::with_capacity(bindings.len());
-        let (mut terms, mut contributors, mut paths, mut dest_paths) = (0u32, 0u16, 0u16, 0u16);
+        let (mut terms, mut contributors, mut paths, mut dest_paths, mut parents, mut results_in) = (0u32, 0u16, 0u16, 0u16, 0u16, 0u16);
         for (i, b) in bindings.iter().enumerate() {
             let bad = Err((AckStatus::INVALID_BINDING, i as u16 + 1));
-            if b.port >= self.cfg.ports || !b.peer_kind.is_known() || b.directions == 0 || streams.contains(&b.stream_id) || eps.contains(&b.local_ep) {
+            if b.port >= self.cfg.ports || !b.peer_kind.is_known() || b.directions == 0 || b.directions & direction::RESERVED != 0 || streams.contains(&b.stream_id) || eps.contains(&b.local_ep) {
                 return bad;
             }
             streams.push(b.stream_id);
             eps.push(b.local_ep);
-            if x.role == Role::SINGLE && (b.peer_kind != PeerKind::RANK || b.has(direction::DATA_OUT | direction::RESULT_IN)) {
+            let upward = b.has(direction::DATA_OUT) || b.has(direction::RESULT_IN);
+            if upward {
+                // The parent: a switch, reached by DATA out (and RESULT in), nothing else.
+                if !tree_child || b.peer_kind != PeerKind::SWITCH || !b.has(direction::DATA_OUT) || b.has(direction::DATA_IN | direction::RESULT_OUT) || parents > 0 {
+                    return bad;
+                }
+                parents += 1;
+                results_in += b.has(direction::RESULT_IN) as u16;
+                continue;
+            }
+            // Ranks attach to SINGLE and LEAF nodes; child subtrees to INTERNAL and ROOT ones.
+            let rank_role = x.role == Role::SINGLE || x.role == Role::LEAF;
+            if (b.peer_kind == PeerKind::RANK) != rank_role {
                 return bad;
             }
             if b.has(direction::DATA_IN) {
@@ -276,16 +391,24 @@ impl Node {
             }
             if b.has(direction::RESULT_OUT) {
                 paths += 1;
-                if x.semantics == Semantics::REDUCE && b.rank != x.dest_rank {
+                if x.semantics == Semantics::REDUCE && b.peer_kind == PeerKind::RANK && b.rank != x.dest_rank {
                     return bad;
                 }
-                dest_paths += (b.rank == x.dest_rank) as u16;
+                dest_paths += (b.peer_kind == PeerKind::SWITCH || b.rank == x.dest_rank) as u16;
             }
-            if x.semantics == Semantics::ALLREDUCE && b.has(direction::DATA_IN) && b.peer_kind == PeerKind::RANK && !b.has(direction::RESULT_OUT) {
+            if x.semantics == Semantics::ALLREDUCE && b.has(direction::DATA_IN) && !b.has(direction::RESULT_OUT) {
                 return bad;
             }
         }
-        if terms != x.terms || contributors == 0 || (x.semantics == Semantics::REDUCE && dest_paths != 1) || paths == 0 {
+        // The root (or SINGLE node) sees every original term; a child sees its subtree's.
+        let terms_ok = if tree_child { terms >= 1 && terms <= x.terms } else { terms == x.terms };
+        let paths_ok = if tree_child {
+            // RESULT comes from the parent exactly when it has somewhere to go.
+            parents == 1 && (results_in == 1) == (paths > 0) && (x.semantics == Semantics::ALLREDUCE || dest_paths <= 1)
+        } else {
+            paths > 0 && (x.semantics == Semantics::ALLREDUCE || dest_paths == 1)
+        };
+        if !terms_ok || contributors == 0 || !paths_ok {
             return Err((AckStatus::INVALID_BINDING, 0));
         }
         let mtu_bit = match x.mtu {
@@ -321,6 +444,7 @@ impl Node {
         if x.window_elements > most(|r| r.window_elements)
             || x.window_intervals as u32 > most(|r| r.window_intervals as u32)
             || x.window_bytes > most(|r| r.window_bytes)
+            || x.replay_depth as u32 > most(|r| r.replay_depth as u32)
         {
             return Err((AckStatus::NO_RESOURCES, 0));
         }

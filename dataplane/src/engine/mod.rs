@@ -8,12 +8,16 @@
 //! generations, CAPS_QUERY paging; DATA admitted against its binding into a
 //! bounded per-contributor window, reduced by global element position, and
 //! RESULT sent with the canonical packetization on every bound path.
-//! PROGRESS and retransmission (issue 8) are not here yet: PROGRESS frames are
-//! counted and dropped, and no deadlines exist.
+//! Trees: LEAF and INTERNAL nodes send partials to their parent and forward
+//! the RESULT that comes back; ROOT completes the reduction. With a replay
+//! depth above zero every direct stream has PROGRESS and local retransmission
+//! (`stream`), and the node has deadlines: `poll_timeout` says when to call
+//! `handle_timeout`. Time is the caller's, in nanoseconds.
 
 mod control;
 pub mod digest;
 mod op;
+pub mod stream;
 
 pub use control::{Counters, Node, NodeConfig, OpState, Sent};
 
@@ -38,4 +42,5 @@ impl Sink for Vec<Sent> {
         self.last_mut().map(|s| s.frame.as_mut_slice())
     }
 }
-pub use op::{Admitted, DataReject};
+pub use op::{Admitted, DataReject, ProgressRefusal, Tally};
+pub use stream::{Replay, RxWindow, StreamStats};

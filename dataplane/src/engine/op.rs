@@ -1,7 +1,10 @@
 //! One active operation's data path: contributor windows, reduction by global
-//! element position, canonical RESULT packetization (docs/wire-format.md section 9).
+//! element position, canonical RESULT packetization (docs/wire-format.md
+//! section 9), partials to a parent and RESULT forwarding in a tree, and the
+//! PROGRESS of every direct stream (section 11).
 
 use super::digest::digest;
+use super::stream::{emit_progress, Coverage, Credit, Replay, RxRefusal, RxWindow, StreamStats};
 use super::Sink;
 use crate::wire::*;
 use std::result::Result;
@@ -29,10 +32,11 @@ pub enum DataReject {
     OperationFailed,
     OperationDone,
     ResultNotInput,
+    ResultBackpressure,
 }
 
 impl DataReject {
-    pub const ALL: [DataReject; 19] = [
+    pub const ALL: [DataReject; 20] = [
         DataReject::NoOperation,
         DataReject::NotActive,
         DataReject::StaleGeneration,
@@ -52,6 +56,7 @@ impl DataReject {
         DataReject::OperationFailed,
         DataReject::OperationDone,
         DataReject::ResultNotInput,
+        DataReject::ResultBackpressure,
     ];
     /// Stable snake_case name for counters.
     pub fn name(self) -> &'static str {
@@ -75,6 +80,7 @@ impl DataReject {
             DataReject::OperationFailed => "operation_failed",
             DataReject::OperationDone => "operation_done",
             DataReject::ResultNotInput => "result_not_input",
+            DataReject::ResultBackpressure => "result_backpressure",
         }
     }
     pub fn index(self) -> usize {
@@ -87,6 +93,26 @@ impl DataReject {
 pub enum Admitted {
     Applied,
     Duplicate,
+}
+
+/// Why a PROGRESS frame changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressRefusal {
+    /// The operation runs without delivery feedback (replay depth 0).
+    NoFeedback,
+    /// No outgoing stream of the operation has this Stream ID.
+    UnknownStream,
+    /// Endpoints, port or source MAC differ from the stream's binding.
+    BindingMismatch,
+}
+
+/// Frames an operation sent since the node last asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tally {
+    pub results: u64,
+    pub partials: u64,
+    pub forwarded: u64,
+    pub progress: u64,
 }
 
 /// A packet a contributor delivered whose range is not yet released.
@@ -107,6 +133,8 @@ struct Contributor {
     /// End of this contributor's contiguous coverage from the window's base
     /// (only its own admissions move it; releases never go past it).
     covered: u64,
+    /// Refused for want of window: told (WINDOW_UPDATE) when the window moves.
+    starved: bool,
 }
 
 impl Contributor {
@@ -122,22 +150,23 @@ impl Contributor {
     }
 }
 
-#[derive(Debug, Clone)]
-struct ResultPath {
+/// An outgoing direct stream: a result path, or the parent.
+#[derive(Debug)]
+struct Outgoing {
     binding: BindingRecord,
-    next_packet_id: u32,
+    replay: Replay,
 }
 
-impl ResultPath {
-    /// One RESULT frame on this path, with its next Packet ID.
+impl Outgoing {
+    /// One DATA or RESULT frame on this stream, with its next Packet ID.
     #[allow(clippy::too_many_arguments)]
-    fn send(&mut self, out: &mut impl Sink, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
-        let repr = DataRepr {
-            class: Class::RESULT,
+    fn send(&mut self, now: u64, out: &mut impl Sink, class: Class, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
+        let mut repr = DataRepr {
+            class,
             identity,
             src_ep: self.binding.local_ep,
             dst_ep: self.binding.peer_ep,
-            packet_id: self.next_packet_id,
+            packet_id: 0,
             first_element: first,
             element_count: count,
             group_count: groups,
@@ -145,9 +174,25 @@ impl ResultPath {
             stream_id: self.binding.stream_id,
             body,
         };
-        self.next_packet_id += 1;
-        emit_to(out, self.binding.port, &PrismRepr::Data(repr), src, self.binding.peer_mac);
+        let len = PrismRepr::Data(repr).frame_len();
+        let range = (flags & flags::INEXACT == 0).then_some((first as u64, first as u64 + count as u64));
+        let eth = EthernetRepr { dst: self.binding.peer_mac, src, ethertype: ETHERTYPE };
+        self.replay.push(now, out, range, len, |packet_id, buf| {
+            repr.packet_id = packet_id;
+            PrismRepr::Data(repr).emit_frame(&eth, buf);
+        });
     }
+}
+
+/// The parent of a LEAF or INTERNAL node: where partials go, and where the
+/// RESULT comes back from.
+#[derive(Debug)]
+struct Parent {
+    out: Outgoing,
+    /// RESULT from the parent; absent when no result path leads through this node.
+    result_in: Option<RxWindow>,
+    /// A RESULT was refused for want of room on the result paths.
+    starved: bool,
 }
 
 /// The data state of one operation, reserved at STAGE.
@@ -157,17 +202,25 @@ pub struct OpData {
     identity: Identity,
     node_mac: Mac,
     contributors: Vec<Contributor>,
-    paths: Vec<ResultPath>,
+    paths: Vec<Outgoing>,
+    parent: Option<Parent>,
     acc: Accumulator,
-    /// Lowest element not yet released: results below it are sent.
+    /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
+    /// The reduction failed (INEXACT): no more DATA is taken.
     failed: bool,
+    /// Every RESULT from the parent was forwarded (or its terminal INEXACT).
+    results_in_done: bool,
+    results_in_inexact: bool,
+    /// PROGRESS and retransmission on every direct stream (replay depth > 0).
+    feedback: bool,
+    now: u64,
     /// AUTO candidate sets of `[base, base + masks_len)`, linear from `base`.
     masks: Vec<u8>,
     masks_len: usize,
-    /// RESULT frames emitted since the node last asked.
-    sent: u64,
+    tally: Tally,
     scratch: Vec<u8>,
+    cover: Vec<(u64, u64)>,
 }
 
 fn ring(pos: u64, slots: usize) -> usize {
@@ -176,74 +229,145 @@ fn ring(pos: u64, slots: usize) -> usize {
 
 impl OpData {
     /// Reserves every resource of a validated context (the only allocations).
-    pub fn new(identity: Identity, context: ContextRecord, bindings: &Records<'_, BindingRecord>, node_mac: Mac) -> Self {
+    pub fn new(identity: Identity, context: ContextRecord, bindings: &Records<'_, BindingRecord>, node_mac: Mac, rto_ns: u64) -> Self {
         let policy = match context.accumulator {
             AccumulatorPolicy::KULISCH_FIXED => Policy::Kulisch { width_bits: context.kulisch_width },
             _ => Policy::Fp32Arrival,
         };
         let slots = context.window_elements as usize;
+        let depth = context.replay_depth as usize;
+        let frame_len = context.mtu as usize + ETH_HEADER_LEN;
+        let stream = |b: BindingRecord| Outgoing {
+            binding: b,
+            replay: Replay::new(b.port, depth, frame_len, context.window_intervals as u32, context.window_bytes, rto_ns),
+        };
         let contributors = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
-            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0 })
+            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0, starved: false })
             .collect();
         let reduce_to = (context.semantics == Semantics::REDUCE).then_some(context.dest_rank);
         let paths = bindings
             .iter()
-            .filter(|b| b.has(direction::RESULT_OUT) && reduce_to.is_none_or(|r| b.rank == r))
-            .map(|b| ResultPath { binding: b, next_packet_id: 0 })
+            .filter(|b| b.has(direction::RESULT_OUT) && reduce_to.is_none_or(|r| b.peer_kind == PeerKind::SWITCH || b.rank == r))
+            .map(stream)
             .collect();
+        let parent = bindings.iter().find(|b| b.has(direction::DATA_OUT)).map(|b| Parent {
+            out: stream(b),
+            result_in: b.has(direction::RESULT_IN).then(|| RxWindow::new(context.window_intervals as usize)),
+            starved: false,
+        });
         OpData {
             context,
             identity,
             node_mac,
             contributors,
             paths,
+            parent,
             acc: Accumulator::new(policy, slots),
             base: 0,
             failed: false,
+            results_in_done: false,
+            results_in_inexact: false,
+            feedback: depth > 0,
+            now: 0,
             masks: vec![0; slots],
             masks_len: 0,
-            sent: 0,
+            tally: Tally::default(),
             scratch: vec![0; context.mtu as usize],
+            cover: Vec::with_capacity(context.window_intervals as usize),
         }
     }
 
-    /// Whether every RESULT was sent (or the operation failed terminally).
+    fn len(&self) -> u64 {
+        self.context.vector_len as u64
+    }
+
+    /// Every contribution reduced and sent on (or the reduction failed).
+    fn reduced(&self) -> bool {
+        self.failed || self.base >= self.len()
+    }
+
+    fn streams_idle(&self) -> bool {
+        self.paths.iter().all(|p| p.replay.is_idle()) && self.parent.as_ref().is_none_or(|p| p.out.replay.is_idle())
+    }
+
+    /// Whether the node's part is over: reduced, every RESULT from the parent
+    /// forwarded, and every frame sent acknowledged by its receiver.
     pub fn done(&self) -> bool {
-        self.failed || self.base >= self.context.vector_len as u64
+        let results_in = self.parent.as_ref().is_none_or(|p| p.result_in.is_none() || self.results_in_done);
+        self.reduced() && results_in && self.streams_idle()
     }
 
-    /// RESULT frames emitted since the last call.
-    pub fn take_sent(&mut self) -> u64 {
-        std::mem::take(&mut self.sent)
+    /// Frames sent since the last call.
+    pub fn take_tally(&mut self) -> Tally {
+        std::mem::take(&mut self.tally)
     }
 
-    /// Lowest element whose result is not yet sent.
+    /// Whether RESULT comes to this node from a parent (and is forwarded).
+    pub fn takes_results(&self) -> bool {
+        self.parent.as_ref().is_some_and(|p| p.result_in.is_some())
+    }
+
+    /// Lowest element whose result (or partial) is not yet sent.
     pub fn base(&self) -> u64 {
         self.base
     }
 
+    pub fn set_now(&mut self, now: u64) {
+        self.now = now;
+    }
+
+    /// Retransmission statistics of every outgoing stream.
+    pub fn stream_stats(&self) -> StreamStats {
+        let mut s = StreamStats::default();
+        for p in &self.paths {
+            s.add(&p.replay.stats);
+        }
+        if let Some(p) = &self.parent {
+            s.add(&p.out.replay.stats);
+        }
+        s
+    }
+
+    /// When the earliest retransmission timer of the operation expires.
+    pub fn deadline(&self) -> Option<u64> {
+        let paths = self.paths.iter().filter_map(|p| p.replay.deadline());
+        paths.chain(self.parent.iter().filter_map(|p| p.out.replay.deadline())).min()
+    }
+
+    pub fn on_timeout(&mut self, out: &mut impl Sink) {
+        let now = self.now;
+        for p in &mut self.paths {
+            p.replay.on_timeout(now, out);
+        }
+        if let Some(p) = &mut self.parent {
+            p.out.replay.on_timeout(now, out);
+        }
+    }
+
     /// Admits one DATA packet after checking it against the operation, then
     /// reduces and emits whatever it completed. Nothing changes on a reject.
+    /// With feedback, the contributor hears the outcome in a PROGRESS frame.
     pub fn admit(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         if self.failed {
             return Err(DataReject::OperationFailed);
         }
-        if self.done() {
+        if !self.feedback && self.reduced() {
             return Err(DataReject::OperationDone);
         }
         let ci = self.contributors.iter().position(|c| c.binding.stream_id == d.stream_id).ok_or(DataReject::UnknownStream)?;
         let b = self.contributors[ci].binding;
-        if d.dst_ep != b.local_ep || d.src_ep != b.peer_ep {
-            return Err(DataReject::EndpointMismatch);
+        bound_to(&b, port, src, d)?;
+        let r = self.admit_from(ci, d, frame_len, out);
+        if self.feedback {
+            let status = progress_status(&r);
+            self.progress_to_contributor(ci, d.packet_id, status, 0, out);
         }
-        if port != b.port {
-            return Err(DataReject::WrongPort);
-        }
-        if src != b.peer_mac {
-            return Err(DataReject::WrongSourceMac);
-        }
+        r
+    }
+
+    fn admit_from(&mut self, ci: usize, d: &DataRepr<'_>, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         if d.is_inexact() {
             // A child's terminal INEXACT: the whole operation fails (trees; a rank never sends it).
             self.fail(out);
@@ -270,19 +394,34 @@ impl OpData {
         if let Some(h) = c.held.iter().find(|h| h.packet_id == d.packet_id) {
             return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
         }
+        if self.feedback && end <= c.covered.max(self.base) {
+            // A copy of a range already taken (and perhaps released): its sender lost our PROGRESS.
+            return Ok(Admitted::Duplicate);
+        }
+        if self.reduced() {
+            return Err(DataReject::OperationDone);
+        }
         if first < self.base {
             return Err(DataReject::BelowWindow);
         }
         if end > self.base + self.context.window_elements as u64 {
+            self.contributors[ci].starved = true;
             return Err(DataReject::BeyondWindow);
         }
         if c.held.iter().any(|h| h.first < end && first < h.end) {
             return Err(DataReject::Overlap);
         }
-        if c.held.len() >= self.context.window_intervals as usize {
+        // With feedback, the last interval and frame of the window are kept
+        // for the packet at the contributor's watermark: packets above a hole
+        // can never fill the window so that the hole cannot close.
+        let fills = first <= c.covered.max(self.base);
+        let (spare_intervals, spare_bytes) = if self.feedback && !fills { (1, self.context.mtu as u64 + ETH_HEADER_LEN as u64) } else { (0, 0) };
+        if c.held.len() + spare_intervals >= self.context.window_intervals as usize {
+            self.contributors[ci].starved = true;
             return Err(DataReject::IntervalsExhausted);
         }
-        if c.held_bytes as u64 + frame_len as u64 > self.context.window_bytes as u64 {
+        if c.held_bytes as u64 + frame_len as u64 + spare_bytes > self.context.window_bytes as u64 {
+            self.contributors[ci].starved = true;
             return Err(DataReject::BytesExhausted);
         }
         // Admitted: apply every group at its global position.
@@ -308,15 +447,144 @@ impl OpData {
         Ok(Admitted::Applied)
     }
 
+    /// PROGRESS to a contributor: its watermark, holes and remaining credit.
+    fn progress_to_contributor(&mut self, ci: usize, packet_id: u32, status: ProgressStatus, flags: u8, out: &mut impl Sink) {
+        let c = &self.contributors[ci];
+        let committed = c.covered.max(self.base);
+        let cov = Coverage::of(committed, c.held.iter().map(|h| (h.first, h.end)), &mut self.cover);
+        let complete = if committed >= self.len() { progress_flags::COMPLETE } else { 0 };
+        let credit = Credit {
+            intervals: (self.context.window_intervals as usize).saturating_sub(c.held.len()),
+            bytes: (self.context.window_bytes as u64).saturating_sub(c.held_bytes as u64),
+        };
+        emit_progress(out, self.identity, self.node_mac, &c.binding, packet_id, status, flags | complete, &cov, credit);
+        self.tally.progress += 1;
+    }
+
+    /// Admits one RESULT from the parent and forwards it on every result path
+    /// (the same ranges and body; each path has its own Packet IDs). A RESULT
+    /// is never reduced.
+    pub fn admit_result(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, out: &mut impl Sink) -> Result<Admitted, DataReject> {
+        let Some(parent) = self.parent.as_ref().filter(|p| p.result_in.is_some()) else { return Err(DataReject::ResultNotInput) };
+        let b = parent.out.binding;
+        if d.stream_id != b.stream_id {
+            return Err(DataReject::UnknownStream);
+        }
+        bound_to(&b, port, src, d)?;
+        let r = self.forward_result(d, out);
+        if self.feedback {
+            let status = progress_status(&r);
+            self.progress_to_parent(d.packet_id, status, 0, out);
+        }
+        r
+    }
+
+    fn forward_result(&mut self, d: &DataRepr<'_>, out: &mut impl Sink) -> Result<Admitted, DataReject> {
+        let (now, identity, src) = (self.now, self.identity, self.node_mac);
+        if d.is_inexact() {
+            if self.results_in_inexact {
+                return Ok(Admitted::Duplicate);
+            }
+            for p in &mut self.paths {
+                p.send(now, out, Class::RESULT, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+                self.tally.results += 1;
+            }
+            self.results_in_inexact = true;
+            self.results_in_done = true;
+            return Ok(Admitted::Applied);
+        }
+        d.check_against_vector(self.context.vector_len, 0).map_err(|e| match e.reason {
+            Reason::RangeOutsideVector => DataReject::RangeOutsideVector,
+            _ => DataReject::LastFlagMismatch,
+        })?;
+        let (first, end) = (d.first_element as u64, d.end_element());
+        let digest = digest(first, end, d.body);
+        let Some(parent) = self.parent.as_mut() else { return Err(DataReject::ResultNotInput) };
+        let Some(rx) = parent.result_in.as_mut() else { return Err(DataReject::ResultNotInput) };
+        match rx.check(d.packet_id, first, end, digest) {
+            Ok(false) => return Ok(Admitted::Duplicate),
+            Ok(true) => {}
+            Err(RxRefusal::Overlap) => return Err(DataReject::Overlap),
+            Err(RxRefusal::ChangedRetransmit) => return Err(DataReject::ChangedRetransmit),
+            Err(RxRefusal::IntervalsExhausted) => return Err(DataReject::IntervalsExhausted),
+        }
+        if self.results_in_done {
+            return Err(DataReject::OperationDone);
+        }
+        if !self.paths.iter().all(|p| p.replay.has_room()) {
+            parent.starved = true;
+            return Err(DataReject::ResultBackpressure);
+        }
+        rx.record(d.packet_id, first, end, digest);
+        if rx.committed() >= self.context.vector_len as u64 {
+            self.results_in_done = true;
+        }
+        for p in &mut self.paths {
+            p.send(now, out, Class::RESULT, identity, src, d.first_element, d.element_count, d.group_count, d.flags, d.body);
+            self.tally.forwarded += 1;
+        }
+        Ok(Admitted::Applied)
+    }
+
+    /// PROGRESS to the parent about the RESULT it sends: credit is the room
+    /// left on the result paths, where accepted RESULT waits for its own acknowledgement.
+    fn progress_to_parent(&mut self, packet_id: u32, status: ProgressStatus, flags: u8, out: &mut impl Sink) {
+        let room = self.paths.iter().map(|p| p.replay.free()).min().unwrap_or(0);
+        let Some(parent) = self.parent.as_mut() else { return };
+        let Some(rx) = parent.result_in.as_mut() else { return };
+        let cov = rx.coverage();
+        let intervals = rx.free_intervals().min(room);
+        let credit = Credit { intervals, bytes: intervals as u64 * (self.context.mtu as u64 + ETH_HEADER_LEN as u64) };
+        let complete = if rx.committed() >= self.context.vector_len as u64 { progress_flags::COMPLETE } else { 0 };
+        emit_progress(out, self.identity, self.node_mac, &parent.out.binding, packet_id, status, flags | complete, &cov, credit);
+        self.tally.progress += 1;
+    }
+
+    /// Applies PROGRESS from the receiver of one of our streams; freed room
+    /// lets held results go out and refused senders hear of it.
+    pub fn on_progress(&mut self, port: u16, src: Mac, p: &ProgressRepr<'_>, out: &mut impl Sink) -> Result<(), ProgressRefusal> {
+        if !self.feedback {
+            return Err(ProgressRefusal::NoFeedback);
+        }
+        let now = self.now;
+        let stream = match self.parent.as_mut().filter(|x| x.out.binding.stream_id == p.stream_id) {
+            Some(x) => &mut x.out,
+            None => self.paths.iter_mut().find(|x| x.binding.stream_id == p.stream_id).ok_or(ProgressRefusal::UnknownStream)?,
+        };
+        let b = stream.binding;
+        if p.dst_ep != b.local_ep || p.src_ep != b.peer_ep || port != b.port || src != b.peer_mac {
+            return Err(ProgressRefusal::BindingMismatch);
+        }
+        stream.replay.on_progress(now, p, out);
+        self.emit_ready(out);
+        let wake = self.parent.as_ref().is_some_and(|x| x.starved) && self.paths.iter().all(|x| x.replay.has_room());
+        if wake {
+            if let Some(x) = self.parent.as_mut() {
+                x.starved = false;
+            }
+            self.progress_to_parent(0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
+        }
+        Ok(())
+    }
+
     /// Every element below this is delivered by every contributor.
     fn complete_to(&self) -> u64 {
         self.contributors.iter().map(|c| c.covered.max(self.base)).min().unwrap_or(self.base)
     }
 
-    /// Sends the RESULT packets whose whole range (and AUTO lookahead) is complete, in order.
+    /// Whether the next RESULT (or partial) has room on every stream it goes to.
+    fn room(&self) -> bool {
+        match &self.parent {
+            Some(p) => p.out.replay.has_room(),
+            None => self.paths.iter().all(|p| p.replay.has_room()),
+        }
+    }
+
+    /// Sends the packets whose whole range (and AUTO lookahead) is complete,
+    /// in order, while their streams have room.
     fn emit_ready(&mut self, out: &mut impl Sink) {
-        let len = self.context.vector_len as u64;
-        loop {
+        let len = self.len();
+        while !self.failed && self.room() {
             let ready = self.complete_to();
             if ready <= self.base {
                 return;
@@ -330,8 +598,8 @@ impl OpData {
                     return;
                 }
             };
-            match self.send_result(&planned, out) {
-                Ok(count) => self.release(self.base + count as u64),
+            match self.send_output(&planned, out) {
+                Ok(count) => self.release(self.base + count as u64, out),
                 Err(_) => {
                     self.fail(out);
                     return;
@@ -340,12 +608,25 @@ impl OpData {
         }
     }
 
-    /// The next RESULT packet's groups: `(format, count)` list and value count.
+    /// The format of what this node emits: partials under the partial policy
+    /// when it has a parent, else the output format.
+    fn emitted(&self) -> OutputFormat {
+        if self.parent.is_none() {
+            return self.context.output;
+        }
+        match self.context.partial {
+            PartialPolicy::KULISCH => OutputFormat::KULISCH,
+            PartialPolicy::AUTO => OutputFormat::AUTO,
+            _ => OutputFormat::FP32,
+        }
+    }
+
+    /// The next packet's groups: `(format, count)` list and value count.
     fn plan(&mut self, ready: u64, at_end: bool) -> Result<Option<Plan>, ArithError> {
         let slots = self.acc.slots();
         let avail = (ready - self.base) as usize;
         let budget = self.context.mtu as usize - offsets::data::BODY;
-        let native = match self.context.output {
+        let native = match self.emitted() {
             OutputFormat::INT8 => Some((Output::Int8, NumFormat::Int8)),
             OutputFormat::FP16 => Some((Output::Fp16, NumFormat::Fp16)),
             OutputFormat::BF16 => Some((Output::Bf16, NumFormat::Bf16)),
@@ -356,7 +637,7 @@ impl OpData {
         if let Some((out, format)) = native {
             let cap = capacity(format, self.context.mtu) as u64;
             // Canonical cut: packet k covers [k * cap, (k + 1) * cap).
-            let end = ((self.base / cap + 1) * cap).min(self.context.vector_len as u64);
+            let end = ((self.base / cap + 1) * cap).min(self.len());
             if ready < end {
                 return Ok(None);
             }
@@ -411,8 +692,9 @@ impl OpData {
         Ok((body_len, groups, count))
     }
 
-    /// Builds the RESULT body once and sends it on every path.
-    fn send_result(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<usize, ArithError> {
+    /// Builds the body once and sends it: as a partial to the parent, or as
+    /// RESULT on every path.
+    fn send_output(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<usize, ArithError> {
         let slots = self.acc.slots();
         let first_slot = ring(self.base, slots);
         let (body_len, groups, count) = match plan {
@@ -425,18 +707,25 @@ impl OpData {
             }
             _ => self.write_groups(plan)?,
         };
-        let last = self.base + count as u64 == self.context.vector_len as u64;
+        let last = self.base + count as u64 == self.len();
         let body = &self.scratch[..body_len];
         let flags = if last { flags::LAST } else { 0 };
-        for path in &mut self.paths {
-            path.send(out, self.identity, self.node_mac, self.base as u32, count as u16, groups, flags, body);
-            self.sent += 1;
+        let (now, identity, src, first) = (self.now, self.identity, self.node_mac, self.base as u32);
+        if let Some(p) = &mut self.parent {
+            p.out.send(now, out, Class::DATA, identity, src, first, count as u16, groups, flags, body);
+            self.tally.partials += 1;
+        } else {
+            for path in &mut self.paths {
+                path.send(now, out, Class::RESULT, identity, src, first, count as u16, groups, flags, body);
+                self.tally.results += 1;
+            }
         }
         Ok(count)
     }
 
-    /// Frees `[base, to)`: accumulator slots, and packets wholly below `to`.
-    fn release(&mut self, to: u64) {
+    /// Frees `[base, to)`: accumulator slots, and packets wholly below `to`;
+    /// contributors that were refused for want of window hear that it moved.
+    fn release(&mut self, to: u64, out: &mut impl Sink) {
         let slots = self.acc.slots();
         let mut pos = self.base;
         while pos < to {
@@ -449,8 +738,8 @@ impl OpData {
         self.masks.copy_within(shift..self.masks_len, 0);
         self.masks_len -= shift;
         self.base = to;
-        for c in &mut self.contributors {
-            let before = c.held.len();
+        for ci in 0..self.contributors.len() {
+            let c = &mut self.contributors[ci];
             let mut freed = 0;
             c.held.retain(|h| {
                 let keep = h.end > to;
@@ -459,20 +748,30 @@ impl OpData {
                 }
                 keep
             });
-            debug_assert!(c.held.len() <= before);
             c.held_bytes -= freed;
+            if self.feedback && c.starved {
+                c.starved = false;
+                self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
+            }
         }
     }
 
-    /// Ends the operation with the terminal ACCUMULATION_INEXACT RESULT on every path.
+    /// Ends the reduction with the terminal ACCUMULATION_INEXACT: to the
+    /// parent as DATA, or on every result path as RESULT.
     fn fail(&mut self, out: &mut impl Sink) {
         if self.failed {
             return;
         }
         self.failed = true;
-        for path in &mut self.paths {
-            path.send(out, self.identity, self.node_mac, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
-            self.sent += 1;
+        let (now, identity, src) = (self.now, self.identity, self.node_mac);
+        if let Some(p) = &mut self.parent {
+            p.out.send(now, out, Class::DATA, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+            self.tally.partials += 1;
+        } else {
+            for path in &mut self.paths {
+                path.send(now, out, Class::RESULT, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+                self.tally.results += 1;
+            }
         }
     }
 }
@@ -482,9 +781,26 @@ enum Plan {
     Auto(auto::PacketPlan),
 }
 
-/// Builds a frame straight into the sink's buffer.
-fn emit_to(out: &mut impl Sink, port: u16, p: &PrismRepr<'_>, src: Mac, dst: Mac) {
-    if let Some(buf) = out.buffer(port, p.frame_len()) {
-        p.emit_frame(&EthernetRepr { dst, src, ethertype: ETHERTYPE }, buf);
+/// Whether a DATA or RESULT frame comes over the edge `b` binds: its
+/// endpoints, ingress port and source MAC.
+fn bound_to(b: &BindingRecord, port: u16, src: Mac, d: &DataRepr<'_>) -> Result<(), DataReject> {
+    if d.dst_ep != b.local_ep || d.src_ep != b.peer_ep {
+        return Err(DataReject::EndpointMismatch);
+    }
+    if port != b.port {
+        return Err(DataReject::WrongPort);
+    }
+    if src != b.peer_mac {
+        return Err(DataReject::WrongSourceMac);
+    }
+    Ok(())
+}
+
+/// What PROGRESS tells the sender about its packet.
+fn progress_status(r: &Result<Admitted, DataReject>) -> ProgressStatus {
+    match r {
+        Ok(Admitted::Applied) => ProgressStatus::ACCEPTED,
+        Ok(Admitted::Duplicate) => ProgressStatus::DUPLICATE,
+        Err(_) => ProgressStatus::REJECTED,
     }
 }

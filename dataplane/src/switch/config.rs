@@ -29,6 +29,9 @@ pub struct NodeSection {
     pub mtu: u16,
     #[serde(default = "default_max_ops")]
     pub max_ops: usize,
+    /// First retransmission timeout of streams with PROGRESS, microseconds.
+    #[serde(default = "default_rto_us")]
+    pub rto_us: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -115,6 +118,9 @@ fn default_mtu() -> u16 {
 }
 fn default_max_ops() -> usize {
     16
+}
+fn default_rto_us() -> u64 {
+    crate::engine::stream::DEFAULT_RTO_NS / 1000
 }
 fn default_burst() -> usize {
     32
@@ -203,46 +209,57 @@ impl SwitchConfig {
             ports: self.ports.len() as u16,
             mtu: self.node.mtu,
             max_ops: self.node.max_ops,
-            caps: single_capabilities(self.node.mtu),
+            caps: capabilities(self.node.mtu),
         }
     }
 }
 
-/// What the software SINGLE node supports: FP32-domain inputs, both policies,
-/// every output the engine emits.
-pub fn single_capabilities(mtu: u16) -> Vec<CapabilityRecord> {
+/// What the software node supports: FP32-domain inputs, both policies,
+/// every output the engine emits; as SINGLE or ROOT without partials, and in
+/// every tree role with each partial policy that keeps the accumulator's
+/// promise (FP32 or AUTO under FP32_ARRIVAL, KULISCH or AUTO under
+/// KULISCH_FIXED). Every stream may have PROGRESS with up to 64 frames of replay.
+pub fn capabilities(mtu: u16) -> Vec<CapabilityRecord> {
     let mtus = match mtu {
         576 => caps_bits::MTU_576,
         1500 => caps_bits::MTU_576 | caps_bits::MTU_1500,
         _ => caps_bits::MTU_576 | caps_bits::MTU_1500 | caps_bits::MTU_9000,
     };
     let window = crate::wire::single_window_elements(mtu) as u32;
+    let all_roles = caps_bits::ROLE_SINGLE | caps_bits::ROLE_LEAF | caps_bits::ROLE_INTERNAL | caps_bits::ROLE_ROOT;
     let mut v = Vec::new();
     for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
-        for out in [OutputFormat::FP32, OutputFormat::AUTO, OutputFormat::FP16, OutputFormat::BF16, OutputFormat::INT8, OutputFormat::KULISCH] {
-            let kulisch = acc == AccumulatorPolicy::KULISCH_FIXED;
-            if !kulisch && out == OutputFormat::KULISCH {
-                continue;
+        let kulisch = acc == AccumulatorPolicy::KULISCH_FIXED;
+        let partials: &[(PartialPolicy, u8)] = if kulisch {
+            &[(PartialPolicy::NONE, caps_bits::ROLE_SINGLE | caps_bits::ROLE_ROOT), (PartialPolicy::KULISCH, all_roles), (PartialPolicy::AUTO, all_roles)]
+        } else {
+            &[(PartialPolicy::NONE, caps_bits::ROLE_SINGLE | caps_bits::ROLE_ROOT), (PartialPolicy::FP32, all_roles), (PartialPolicy::AUTO, all_roles)]
+        };
+        for &(partial, roles) in partials {
+            for out in [OutputFormat::FP32, OutputFormat::AUTO, OutputFormat::FP16, OutputFormat::BF16, OutputFormat::INT8, OutputFormat::KULISCH] {
+                if !kulisch && out == OutputFormat::KULISCH {
+                    continue;
+                }
+                v.push(CapabilityRecord {
+                    input_format: FormatCode::FP32,
+                    accumulator: acc,
+                    partial,
+                    output: out,
+                    roles,
+                    semantics: caps_bits::SEM_REDUCE | caps_bits::SEM_ALLREDUCE,
+                    mtus,
+                    max_vector: u32::MAX,
+                    max_terms: 1024,
+                    kulisch_min: if kulisch { 280 } else { 0 },
+                    kulisch_max: if kulisch { 4096 } else { 0 },
+                    max_contributors: 1024,
+                    max_result_paths: 1024,
+                    window_elements: window,
+                    window_intervals: 64,
+                    replay_depth: 64,
+                    window_bytes: 64 * (mtu as u32 + 18),
+                });
             }
-            v.push(CapabilityRecord {
-                input_format: FormatCode::FP32,
-                accumulator: acc,
-                partial: PartialPolicy::NONE,
-                output: out,
-                roles: caps_bits::ROLE_SINGLE,
-                semantics: caps_bits::SEM_REDUCE | caps_bits::SEM_ALLREDUCE,
-                mtus,
-                max_vector: u32::MAX,
-                max_terms: 1024,
-                kulisch_min: if kulisch { 280 } else { 0 },
-                kulisch_max: if kulisch { 4096 } else { 0 },
-                max_contributors: 1024,
-                max_result_paths: 1024,
-                window_elements: window,
-                window_intervals: 64,
-                replay_depth: 0,
-                window_bytes: 64 * (mtu as u32 + 18),
-            });
         }
     }
     v

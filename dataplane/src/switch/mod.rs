@@ -2,6 +2,7 @@
 //! go to the engine; everything else follows the Layer-2 policy.
 
 pub mod config;
+pub mod impair;
 pub mod signals;
 
 use crate::engine::{Node, Sink};
@@ -60,12 +61,24 @@ pub struct SwitchCore {
     mode: L2Mode,
     table: HashMap<Mac, u16>,
     pub l2: L2Counters,
+    now: u64,
 }
 
 impl SwitchCore {
     pub fn new(cfg: &SwitchConfig) -> Self {
         let table = cfg.l2.table.iter().filter_map(|e| e.mac.parse().ok().map(|m| (m, e.port))).collect();
-        SwitchCore { node: Node::new(cfg.node_config()), mac: cfg.node_mac(), mode: cfg.l2.mode, table, l2: L2Counters::default() }
+        let mut node = Node::new(cfg.node_config());
+        node.set_rto(cfg.node.rto_us.saturating_mul(1000));
+        SwitchCore { node, mac: cfg.node_mac(), mode: cfg.l2.mode, table, l2: L2Counters::default(), now: 0 }
+    }
+
+    /// The polling core's clock (nanoseconds): stamps what the engine sends,
+    /// and runs the retransmission timers that expired.
+    pub fn tick(&mut self, now_ns: u64, out: &mut impl Sink) {
+        self.now = now_ns;
+        if self.node.poll_timeout().is_some_and(|d| d <= now_ns) {
+            self.node.handle_timeout(now_ns, out);
+        }
     }
 
     fn drop(&mut self, why: L2Drop) -> Action {
@@ -82,7 +95,7 @@ impl SwitchCore {
         let (dst, src) = (eth.dst(), eth.src());
         if dst == self.mac {
             // Ours: PRISM goes to the engine (which counts anything it refuses).
-            self.node.handle(port, frame, out);
+            self.node.handle_at(self.now, port, frame, out);
             return Action::Consumed;
         }
         match self.mode {

@@ -143,7 +143,9 @@ pub mod flags {
 /// PROGRESS flag bits.
 pub mod progress_flags {
     pub const COMPLETE: u8 = 0x01;
-    pub const RESERVED: u8 = !COMPLETE;
+    /// The receiver's window moved: no packet is acknowledged, the credits are current.
+    pub const WINDOW_UPDATE: u8 = 0x02;
+    pub const RESERVED: u8 = !(COMPLETE | WINDOW_UPDATE);
 }
 
 /// Binding direction bits.

@@ -1,0 +1,249 @@
+//! A spine-leaf tree of real prism-switch processes on veth pairs (needs root
+//! and iproute2): the wiring `tree::TreeJob` expects, for tests, the bench and
+//! `scripts/tree.sh`. Each switch is its own process with DPDK's
+//! `net_af_packet` on two interfaces; pktgen holds one interface per leaf.
+
+use crate::tree::{leaf_mac, TreeNode, AM_MAC, ROOT_MAC};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let st = Command::new("ip").args(args).status().map_err(|e| format!("ip: {e} (apt-get install iproute2)"))?;
+    if st.success() { Ok(()) } else { Err(format!("ip {} failed (root needed)", args.join(" "))) }
+}
+
+/// How to start the switches.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    pub binary: PathBuf,
+    /// `--impair` of every switch (None: a clean network).
+    pub impair: Option<String>,
+    pub rto_us: u64,
+    /// Sleep when idle, so three switches and pktgen share a small machine.
+    pub idle_sleep_us: u64,
+}
+
+struct Proc {
+    node: TreeNode,
+    child: Option<Child>,
+    stats: PathBuf,
+    config: PathBuf,
+    ifaces: [String; 2],
+    cpu: usize,
+    /// The network namespace the switch and its interfaces live in (DPDK's
+    /// net_af_packet joins a PACKET_FANOUT group named by pid and ifindex,
+    /// which can collide between processes sharing one namespace).
+    netns: String,
+}
+
+/// The tree: veth pairs and one prism-switch process per node.
+pub struct Lab {
+    tag: String,
+    pairs: Vec<(String, String)>,
+    procs: Vec<Proc>,
+    opts: LabOptions,
+    leaves: u16,
+    /// pktgen's interfaces, one per leaf (link port `i` = leaf `i`).
+    pub pktgen_ifaces: Vec<String>,
+}
+
+impl Lab {
+    /// Creates the veth pairs and starts the root and `leaves` leaves.
+    pub fn start(tag: &str, leaves: u16, opts: LabOptions) -> Result<Lab, String> {
+        let mut pairs = Vec::new();
+        let mut pktgen_ifaces = Vec::new();
+        let mut procs = Vec::new();
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let mut root_ifaces = Vec::new();
+        for i in 0..leaves {
+            // pktgen <-> leaf port 0, leaf port 1 <-> root port i.
+            let down = (format!("{tag}g{i}"), format!("{tag}l{i}a"));
+            let up = (format!("{tag}l{i}u"), format!("{tag}s{i}"));
+            for (a, b) in [&down, &up] {
+                let _ = Command::new("ip").args(["link", "del", a]).stderr(Stdio::null()).status();
+                ip(&["link", "add", a, "type", "veth", "peer", "name", b])?;
+                for n in [a, b] {
+                    let _ = Command::new("sysctl").args(["-qw", &format!("net.ipv6.conf.{n}.disable_ipv6=1")]).status();
+                    ip(&["link", "set", n, "up"])?;
+                }
+                pairs.push((a.clone(), b.clone()));
+            }
+            pktgen_ifaces.push(down.0.clone());
+            root_ifaces.push(up.1.clone());
+            procs.push(Proc {
+                node: TreeNode::Leaf(i),
+                child: None,
+                stats: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.json")),
+                config: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.toml")),
+                ifaces: [down.1.clone(), up.0.clone()],
+                cpu: i as usize % cpus,
+                netns: format!("{tag}n{i}"),
+            });
+        }
+        if leaves != 2 {
+            return Err("the lab wires two leaves (the root has two ports)".into());
+        }
+        procs.push(Proc {
+            node: TreeNode::Root,
+            child: None,
+            stats: std::env::temp_dir().join(format!("prism-{tag}-root.json")),
+            config: std::env::temp_dir().join(format!("prism-{tag}-root.toml")),
+            ifaces: [root_ifaces[0].clone(), root_ifaces[1].clone()],
+            cpu: (leaves as usize) % cpus,
+            netns: format!("{tag}nr"),
+        });
+        for p in &procs {
+            let _ = Command::new("ip").args(["netns", "del", &p.netns]).stderr(Stdio::null()).status();
+            ip(&["netns", "add", &p.netns])?;
+            for n in &p.ifaces {
+                ip(&["link", "set", n, "netns", &p.netns])?;
+                ip(&["-n", &p.netns, "link", "set", n, "up"])?;
+            }
+        }
+        let mut lab = Lab { tag: tag.into(), pairs, procs, opts, leaves, pktgen_ifaces };
+        for i in 0..lab.procs.len() {
+            lab.write_config(i)?;
+            lab.spawn(i)?;
+        }
+        lab.settle();
+        Ok(lab)
+    }
+
+    fn write_config(&self, i: usize) -> Result<(), String> {
+        let p = &self.procs[i];
+        // Leaves: the AM and the ranks behind port 0, the root behind port 1 (its
+        // CONTROL is relayed by Layer 2). Root: leaf i behind port i, the AM behind port 0.
+        let text = match p.node {
+            TreeNode::Leaf(l) => format!(
+                "[node]\nmac = \"{}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n\
+                 [l2]\nmode = \"static\"\n[[l2.table]]\nmac = \"{AM_MAC}\"\nport = 0\n[[l2.table]]\nmac = \"{ROOT_MAC}\"\nport = 1\n",
+                leaf_mac(l)
+            ),
+            TreeNode::Root => format!(
+                "[node]\nmac = \"{ROOT_MAC}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n[l2]\nmode = \"drop\"\n"
+            ),
+        };
+        std::fs::write(&p.config, text).map_err(|e| format!("{}: {e}", p.config.display()))
+    }
+
+    fn spawn(&mut self, i: usize) -> Result<(), String> {
+        let opts = self.opts.clone();
+        let tag = self.tag.clone();
+        let p = &mut self.procs[i];
+        let _ = std::fs::remove_file(&p.stats);
+        let name = match p.node {
+            TreeNode::Root => "root".to_string(),
+            TreeNode::Leaf(l) => format!("leaf{l}"),
+        };
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &p.netns]).arg(&opts.binary);
+        cmd.args(["--no-huge", "--no-pci", "-l", &p.cpu.to_string(), "-m", "128", "--log-level", "lib.eal:error"])
+            .arg(format!("--file-prefix=prism-{tag}-{name}"))
+            .arg(format!("--vdev=net_af_packet0,iface={}", p.ifaces[0]))
+            .arg(format!("--vdev=net_af_packet1,iface={}", p.ifaces[1]))
+            .arg("--")
+            .arg("--config")
+            .arg(&p.config)
+            .args(["--stats-interval", "0", "--stats-json"])
+            .arg(&p.stats)
+            .args(["--cpus", &p.cpu.to_string()])
+            .args(["--rto-us", &opts.rto_us.to_string()])
+            .args(["--idle-sleep-us", &opts.idle_sleep_us.to_string()])
+            .stdout(Stdio::null());
+        if let Some(spec) = &opts.impair {
+            cmd.args(["--impair", &format!("{spec},seed={}", i + 1)]);
+        }
+        p.child = Some(cmd.spawn().map_err(|e| format!("{}: {e}", opts.binary.display()))?);
+        Ok(())
+    }
+
+    /// Waits until the switches had time to bring their ports up.
+    fn settle(&self) {
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+
+    fn index(&self, node: TreeNode) -> Option<usize> {
+        self.procs.iter().position(|p| p.node == node)
+    }
+
+    /// The process ID of a node's switch, while it runs.
+    pub fn pid(&self, node: TreeNode) -> Option<u32> {
+        self.index(node).and_then(|i| self.procs[i].child.as_ref()).map(|c| c.id())
+    }
+
+    /// SIGKILL: the switch dies with everything it held.
+    pub fn kill(&mut self, node: TreeNode) {
+        if let Some(c) = self.index(node).and_then(|i| self.procs[i].child.as_mut()) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts a fresh process for a killed node.
+    pub fn restart(&mut self, node: TreeNode) -> Result<(), String> {
+        let i = self.index(node).ok_or("no such node")?;
+        self.kill(node);
+        self.spawn(i)?;
+        self.settle();
+        Ok(())
+    }
+
+    /// SIGTERM to every switch, a clean exit each, and their final stats.
+    pub fn stop(mut self) -> Result<Vec<(TreeNode, serde_json::Value)>, String> {
+        let mut out = Vec::new();
+        for p in &mut self.procs {
+            let Some(mut c) = p.child.take() else { continue };
+            // SAFETY: a signal to our own child process.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let st = loop {
+                if let Some(st) = c.try_wait().map_err(|e| e.to_string())? {
+                    break st;
+                }
+                if Instant::now() > deadline {
+                    let _ = c.kill();
+                    return Err(format!("{} did not stop on SIGTERM", p.node.name()));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            if !st.success() {
+                return Err(format!("{} exited with {st}", p.node.name()));
+            }
+            let text = std::fs::read_to_string(&p.stats).map_err(|e| format!("{}: {e}", p.stats.display()))?;
+            out.push((p.node, serde_json::from_str(&text).map_err(|e| e.to_string())?));
+        }
+        Ok(out)
+    }
+
+    pub fn leaves(&self) -> u16 {
+        self.leaves
+    }
+
+    /// The prism-switch next to the running program (target/<profile>/).
+    pub fn default_binary(exe: &Path) -> PathBuf {
+        let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+        if dir.ends_with("deps") {
+            dir.pop();
+        }
+        dir.join("prism-switch")
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            if let Some(mut c) = p.child.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        for (a, _) in &self.pairs {
+            let _ = Command::new("ip").args(["link", "del", a]).stderr(Stdio::null()).status();
+        }
+        // Deleting a namespace also deletes the veth ends inside it.
+        for p in &self.procs {
+            let _ = Command::new("ip").args(["netns", "del", &p.netns]).stderr(Stdio::null()).status();
+        }
+    }
+}
