@@ -133,8 +133,12 @@ struct Contributor {
     /// End of this contributor's contiguous coverage from the window's base
     /// (only its own admissions move it; releases never go past it).
     covered: u64,
-    /// Refused for want of window: told (WINDOW_UPDATE) when the window moves.
+    /// Refused for want of window, or told it has no credit: told
+    /// (WINDOW_UPDATE) when the window moves.
     starved: bool,
+    /// The most elements one of its packets carried (to turn the element
+    /// span left in the window into packet credit).
+    largest: u64,
 }
 
 impl Contributor {
@@ -244,7 +248,7 @@ impl OpData {
         let contributors = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
-            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0, starved: false })
+            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0, starved: false, largest: 1 })
             .collect();
         let reduce_to = (context.semantics == Semantics::REDUCE).then_some(context.dest_rank);
         let paths = bindings
@@ -440,6 +444,7 @@ impl OpData {
             }
         }
         let c = &mut self.contributors[ci];
+        c.largest = c.largest.max(end - first);
         c.held.push(Held { packet_id: d.packet_id, first, end, digest, bytes: frame_len as u32 });
         c.held_bytes += frame_len as u32;
         c.covered = c.covered_from(c.covered.max(self.base));
@@ -453,11 +458,19 @@ impl OpData {
         let committed = c.covered.max(self.base);
         let cov = Coverage::of(committed, c.held.iter().map(|h| (h.first, h.end)), &mut self.cover);
         let complete = if committed >= self.len() { progress_flags::COMPLETE } else { 0 };
+        // Credit: free intervals and bytes, and no more packets (of the
+        // largest size it sent) than fit between its highest element and
+        // the window's end: the sender cannot see the window in elements.
+        let reach = c.held.iter().map(|h| h.end).max().unwrap_or(0).max(committed);
+        let span = (self.base + self.context.window_elements as u64).saturating_sub(reach);
         let credit = Credit {
-            intervals: (self.context.window_intervals as usize).saturating_sub(c.held.len()),
+            intervals: (self.context.window_intervals as usize).saturating_sub(c.held.len()).min((span / c.largest) as usize),
             bytes: (self.context.window_bytes as u64).saturating_sub(c.held_bytes as u64),
         };
-        emit_progress(out, self.identity, self.node_mac, &c.binding, packet_id, status, flags | complete, &cov, credit);
+        if credit.intervals == 0 && committed < self.len() {
+            self.contributors[ci].starved = true;
+        }
+        emit_progress(out, self.identity, self.node_mac, &self.contributors[ci].binding, packet_id, status, flags | complete, &cov, credit);
         self.tally.progress += 1;
     }
 

@@ -26,6 +26,10 @@ pub struct StreamStats {
     pub refused: u64,
     /// Retransmission timer expiries.
     pub timeouts: u64,
+    /// Frames sent again for a hole below an acknowledged packet.
+    pub hole_resends: u64,
+    /// Probes: the lowest frame sent again on a timeout or a WINDOW_UPDATE.
+    pub probes: u64,
 }
 
 impl StreamStats {
@@ -35,6 +39,8 @@ impl StreamStats {
         self.acked += o.acked;
         self.refused += o.refused;
         self.timeouts += o.timeouts;
+        self.hole_resends += o.hole_resends;
+        self.probes += o.probes;
     }
 }
 
@@ -68,6 +74,12 @@ struct Entry {
 /// PROGRESS (at most the replay depth), the receiver's credits, and the
 /// retransmission timer. With depth 0 the stream has no feedback: frames go
 /// out at once and nothing is kept (the SINGLE prototype's behaviour).
+///
+/// A refusal pauses the stream: the receiver's window (which the sender
+/// cannot see in element terms) has no room, so nothing new goes out until a
+/// probe is accepted. The probe is the oldest refused frame, sent again when
+/// the receiver says its window moved (WINDOW_UPDATE) or when the timer
+/// expires. Each refusal therefore costs one frame, not one per queued frame.
 #[derive(Debug)]
 pub struct Replay {
     port: u16,
@@ -80,6 +92,9 @@ pub struct Replay {
     rto: u64,
     next_packet_id: u32,
     tx_seq: u64,
+    /// Set by a refusal: the transmission order at that moment. Only an
+    /// acknowledgement of a frame sent later (the probe) lifts it.
+    paused: Option<u64>,
     /// Set when frames wait for credit and nothing is in flight: the time to probe.
     probe_at: Option<u64>,
     pub stats: StreamStats,
@@ -101,6 +116,7 @@ impl Replay {
             rto: rto_ns.max(1),
             next_packet_id: 0,
             tx_seq: 0,
+            paused: None,
             probe_at: None,
             stats: StreamStats::default(),
         }
@@ -140,8 +156,9 @@ impl Replay {
     }
 
     /// Queues (or, without feedback, sends) one new frame of `len` bytes that
-    /// `fill` writes given its Packet ID. `terminal` frames carry no range.
-    /// The caller checks `has_room` first; a terminal frame may exceed the depth by one.
+    /// `fill` writes given its Packet ID. `range` is None for a terminal frame,
+    /// which only its Packet ID acknowledges. The caller checks `has_room`
+    /// first; a terminal frame may exceed the depth by one.
     pub fn push(&mut self, now: u64, out: &mut impl Sink, range: Option<(u64, u64)>, len: usize, fill: impl FnOnce(u32, &mut [u8])) {
         let packet_id = self.next_packet_id;
         self.next_packet_id = self.next_packet_id.wrapping_add(1);
@@ -161,8 +178,16 @@ impl Replay {
         self.transmit(now, out);
     }
 
-    /// Sends queued frames in order while the receiver's credit allows.
+    /// Sends queued frames in order while the receiver's credit allows and
+    /// the stream is not paused.
     pub fn transmit(&mut self, now: u64, out: &mut impl Sink) {
+        if self.paused.is_some() {
+            // Paused: only the timer (or a WINDOW_UPDATE) sends, one probe at a time.
+            if self.probe_at.is_none() {
+                self.probe_at = Some(now + self.rto);
+            }
+            return;
+        }
         let (mut flying, mut bytes) = (0u32, 0u64);
         for e in self.entries.iter().filter(|e| e.state == State::InFlight) {
             flying += 1;
@@ -200,27 +225,39 @@ impl Replay {
         e.seq = self.tx_seq;
     }
 
+    /// Sends the unacknowledged frame that starts lowest again (the one the
+    /// receiver's watermark waits for), even when paused or without credit.
+    fn probe(&mut self, now: u64, out: &mut impl Sink) {
+        let lowest = self.entries.iter().enumerate().min_by_key(|(_, e)| (e.first, e.packet_id)).map(|(i, _)| i);
+        if let Some(i) = lowest {
+            self.stats.probes += 1;
+            self.send(i, now, out);
+        }
+    }
+
     /// Applies the receiver's PROGRESS: acknowledgements, refusals, credits,
     /// and holes below a packet that did arrive (sent again at once, once).
     pub fn on_progress(&mut self, now: u64, p: &ProgressRepr<'_>, out: &mut impl Sink) {
         let committed = p.committed as u64;
-        let target = self.entries.iter().position(|e| e.packet_id == p.packet_id);
         let update = p.flags & progress_flags::WINDOW_UPDATE != 0;
         let mut acked_seq = None;
-        if let (Some(i), false) = (target, update) {
-            match p.status {
-                ProgressStatus::ACCEPTED | ProgressStatus::DUPLICATE => {
-                    acked_seq = Some(self.entries[i].seq);
-                    self.entries[i].state = State::Unsent; // marked below
-                    self.entries[i].end = 0; // acknowledged: the watermark rule removes it
-                    self.entries[i].first = 0;
-                }
-                _ => {
-                    let e = &mut self.entries[i];
-                    if e.state == State::InFlight {
-                        e.state = State::Blocked;
-                        e.at = now;
-                        self.stats.refused += 1;
+        if !update {
+            if let Some(i) = self.entries.iter().position(|e| e.packet_id == p.packet_id) {
+                match p.status {
+                    ProgressStatus::ACCEPTED | ProgressStatus::DUPLICATE => {
+                        acked_seq = Some(self.entries[i].seq);
+                        // Acknowledged: the watermark rule below removes it.
+                        self.entries[i].first = 0;
+                        self.entries[i].end = 0;
+                    }
+                    _ => {
+                        let e = &mut self.entries[i];
+                        if e.state == State::InFlight {
+                            e.state = State::Blocked;
+                            e.at = now;
+                            self.stats.refused += 1;
+                            self.paused = Some(self.paused.unwrap_or(self.tx_seq));
+                        }
                     }
                 }
             }
@@ -236,21 +273,31 @@ impl Replay {
         });
         let acked = before - self.entries.len();
         self.stats.acked += acked as u64;
-        if acked > 0 || update {
+        if acked > 0 {
             self.rto = self.rto_base;
-            for e in self.entries.iter_mut().filter(|e| e.state == State::Blocked) {
-                e.state = State::Unsent;
-            }
         }
         self.credit_intervals = p.interval_credits as u32;
         self.credit_bytes = p.byte_credits;
+        // The probe got through: the receiver has room again.
+        if let (Some(seq), Some(since)) = (acked_seq, self.paused) {
+            if seq > since {
+                self.paused = None;
+                for e in self.entries.iter_mut().filter(|e| e.state == State::Blocked) {
+                    e.state = State::Unsent;
+                }
+            }
+        }
         if let Some(seq) = acked_seq {
             for e in self.entries.iter_mut() {
                 if e.state == State::InFlight && e.seq < seq && !e.fast && p.holes.iter().any(|h| e.first < h.first as u64 + h.count as u64 && (h.first as u64) < e.end) {
                     e.state = State::Unsent;
                     e.fast = true;
+                    self.stats.hole_resends += 1;
                 }
             }
+        }
+        if update && self.paused.is_some() {
+            self.probe(now, out);
         }
         self.transmit(now, out);
     }
@@ -264,24 +311,22 @@ impl Replay {
         }
     }
 
-    /// Resends what timed out: every frame older than the timer goes back in
-    /// the queue, and the oldest is sent at once even without credit (a probe).
+    /// The timer expired: the oldest unacknowledged frame is sent again (a
+    /// probe, even without credit or while paused) and the timer doubles;
+    /// the other frames wait for the receiver's answer to it.
     pub fn on_timeout(&mut self, now: u64, out: &mut impl Sink) {
         if self.deadline().is_none_or(|d| d > now) {
             return;
         }
         self.stats.timeouts += 1;
-        let rto = self.rto;
-        for e in self.entries.iter_mut() {
-            if e.state != State::Unsent && e.at + rto <= now {
-                e.state = State::Unsent;
-                e.fast = false;
-            }
-        }
         self.rto = (self.rto * 2).min(MAX_RTO_NS.max(self.rto_base));
         self.probe_at = None;
-        if let Some(i) = self.entries.iter().position(|e| e.state == State::Unsent) {
-            self.send(i, now, out);
+        self.probe(now, out);
+        // Everything else in flight restarts its clock behind the probe, and
+        // may be sent again once more for a hole the probe's answer reports.
+        for e in self.entries.iter_mut().filter(|e| e.state != State::Unsent) {
+            e.at = now;
+            e.fast = false;
         }
         self.transmit(now, out);
     }

@@ -58,7 +58,7 @@ struct Args {
     #[arg(long, default_value_t = 3000)]
     rto_us: u64,
     /// Sleep of an idle switch poll (three switches share this machine's CPUs).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 50)]
     idle_sleep_us: u64,
     /// The prism-switch binary (default: next to this one).
     #[arg(long)]
@@ -165,6 +165,10 @@ fn main() -> ExitCode {
                 "rank_data_gbps": r.elements_per_s * 4.0 * 4.0 * 8.0 / 1e9,
                 "rank_frames_sent": r.ranks.sent,
                 "rank_frames_retransmitted": r.ranks.retransmitted,
+                "rank_hole_resends": r.ranks.hole_resends,
+                "rank_probes": r.ranks.probes,
+                "rank_timeouts": r.ranks.timeouts,
+                "rank_refused": r.ranks.refused,
                 "switch_frames_retransmitted": switch_retx,
                 "result_frames": r.result_frames,
                 "result_duplicates": r.result_duplicates,
