@@ -13,6 +13,22 @@ fn ip(args: &[&str]) -> Result<(), String> {
     if st.success() { Ok(()) } else { Err(format!("ip {} failed (root needed)", args.join(" "))) }
 }
 
+/// A node's prism-switch configuration in the tree's wiring. Leaves: the AM
+/// and the ranks behind port 0, the root behind port 1 (its CONTROL is
+/// relayed by Layer 2). Root: leaf i behind port i, the AM behind port 0.
+pub fn config_text(node: TreeNode) -> String {
+    match node {
+        TreeNode::Leaf(l) => format!(
+            "[node]\nmac = \"{}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n\
+             [l2]\nmode = \"static\"\n[[l2.table]]\nmac = \"{AM_MAC}\"\nport = 0\n[[l2.table]]\nmac = \"{ROOT_MAC}\"\nport = 1\n",
+            leaf_mac(l)
+        ),
+        TreeNode::Root => format!(
+            "[node]\nmac = \"{ROOT_MAC}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n[l2]\nmode = \"drop\"\n"
+        ),
+    }
+}
+
 /// How to start the switches.
 #[derive(Debug, Clone)]
 pub struct LabOptions {
@@ -112,19 +128,7 @@ impl Lab {
 
     fn write_config(&self, i: usize) -> Result<(), String> {
         let p = &self.procs[i];
-        // Leaves: the AM and the ranks behind port 0, the root behind port 1 (its
-        // CONTROL is relayed by Layer 2). Root: leaf i behind port i, the AM behind port 0.
-        let text = match p.node {
-            TreeNode::Leaf(l) => format!(
-                "[node]\nmac = \"{}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n\
-                 [l2]\nmode = \"static\"\n[[l2.table]]\nmac = \"{AM_MAC}\"\nport = 0\n[[l2.table]]\nmac = \"{ROOT_MAC}\"\nport = 1\n",
-                leaf_mac(l)
-            ),
-            TreeNode::Root => format!(
-                "[node]\nmac = \"{ROOT_MAC}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n[l2]\nmode = \"drop\"\n"
-            ),
-        };
-        std::fs::write(&p.config, text).map_err(|e| format!("{}: {e}", p.config.display()))
+        std::fs::write(&p.config, config_text(p.node)).map_err(|e| format!("{}: {e}", p.config.display()))
     }
 
     fn spawn(&mut self, i: usize) -> Result<(), String> {

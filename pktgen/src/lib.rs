@@ -6,6 +6,7 @@ pub mod run;
 pub mod verify;
 pub mod tree;
 pub mod lab;
+pub mod simtree;
 pub mod dpdk;
 
 pub use job::{Job, Packetization, Pattern};

@@ -303,6 +303,8 @@ pub enum TreeError {
     Unsupported { node: String },
     /// The data phase stopped making progress; every node was sent ABORT.
     Stalled { elapsed: Duration, rollback: Vec<String> },
+    /// Setup failed; every node already staged was sent ABORT.
+    Setup { cause: Box<TreeError>, staged: Vec<String>, rollback: Vec<String> },
 }
 
 impl std::fmt::Display for TreeError {
@@ -312,7 +314,17 @@ impl std::fmt::Display for TreeError {
             TreeError::NoAnswer { node, command } => write!(f, "{node} did not answer {command} (3 tries)"),
             TreeError::Refused { node, command, status, detail } => write!(f, "{node} refused {command}: {status} (detail {detail})"),
             TreeError::Unsupported { node } => write!(f, "no capability record of {node} covers the tree's whole tuple"),
-            TreeError::Stalled { elapsed, rollback } => write!(f, "no progress for the timeout after {:.3} s; ABORT: {}", elapsed.as_secs_f64(), rollback.join(", ")),
+            TreeError::Stalled { elapsed, rollback } => {
+                write!(f, "no progress for the timeout after {:.3} s; ABORT sent everywhere", elapsed.as_secs_f64())?;
+                if rollback.is_empty() { write!(f, ", all rolled back") } else { write!(f, "; not rolled back: {}", rollback.join(", ")) }
+            }
+            TreeError::Setup { cause, staged, rollback } => {
+                write!(f, "setup failed: {cause}")?;
+                if !staged.is_empty() {
+                    write!(f, "; ABORT sent to {}", staged.join(", "))?;
+                }
+                if rollback.is_empty() { Ok(()) } else { write!(f, "; not rolled back: {}", rollback.join(", ")) }
+            }
         }
     }
 }
@@ -432,20 +444,25 @@ impl Am<'_> {
             }
         }
         let mut staged = Vec::new();
+        let fail = |am: &mut Self, staged: &[TreeNode], e: TreeError| {
+            let rollback = am.abort_all(staged);
+            TreeError::Setup { cause: Box::new(e), staged: staged.iter().map(|n| n.name()).collect(), rollback }
+        };
         for node in job.nodes() {
             let (context, bindings) = job.stage(node);
             match self.request(node, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) }) {
                 Ok(_) => staged.push(node),
-                Err(e) => {
-                    self.abort_all(&staged);
-                    return Err(e);
+                // A STAGE that may have been applied without its ACK reaching us is rolled back too.
+                Err(e @ TreeError::NoAnswer { .. }) => {
+                    staged.push(node);
+                    return Err(fail(self, &staged, e));
                 }
+                Err(e) => return Err(fail(self, &staged, e)),
             }
         }
         for node in job.nodes() {
             if let Err(e) = self.request(node, Command::COMMIT, ControlBody::Empty) {
-                self.abort_all(&staged);
-                return Err(e);
+                return Err(fail(self, &staged, e));
             }
         }
         Ok(())

@@ -7,6 +7,7 @@ use clap::{Parser, ValueEnum};
 use prism_dataplane::wire::*;
 use prism_pktgen::lab::{Lab, LabOptions};
 use prism_pktgen::tree::{run_tree, run_tree_observed, TreeJob, TreeNode, TreeReport};
+use prism_pktgen::simtree::SimTreeLink;
 use prism_pktgen::AfPacketLink;
 use serde_json::json;
 use std::path::PathBuf;
@@ -66,6 +67,10 @@ struct Args {
     /// Print the figures as JSON.
     #[arg(long)]
     json: bool,
+    /// The tree in this process (the switches' engines without DPDK or veths;
+    /// no root needed). Not with --kill.
+    #[arg(long)]
+    sim: bool,
 }
 
 fn job(args: &Args) -> TreeJob {
@@ -98,13 +103,26 @@ fn retransmitted(stats: &[(TreeNode, serde_json::Value)]) -> u64 {
 
 /// One lab, one verified job; (report, switches' retransmissions).
 fn measured(args: &Args, tag: &str, impair: Option<&str>, op: u16) -> Result<(TreeReport, u64), String> {
+    let mut j = job(args);
+    j.identity.op = op;
+    j.impair = impair.map(|s| format!("{s},seed=99").parse()).transpose()?;
+    if args.sim {
+        let mut link = SimTreeLink::new(2, |_, _| {})?;
+        if let Some(s) = impair {
+            link.impair(s.parse()?);
+        }
+        eprintln!("prism-tree: {} elements, in-process tree, {}", j.vector_len, impair.map_or("clean links".to_string(), |s| format!("impaired links ({s})")));
+        let r = run_tree(&j, &mut link).map_err(|e| e.to_string())?;
+        if !r.passed() {
+            return Err(format!("results wrong: missing {}, mismatches {:?}", r.missing, r.mismatches));
+        }
+        let retx = [TreeNode::Root, TreeNode::Leaf(0), TreeNode::Leaf(1)].iter().map(|&n| link.core(n).node.stream_stats().retransmitted).sum();
+        return Ok((r, retx));
+    }
     let binary = args.switch_binary.clone().unwrap_or_else(|| Lab::default_binary(&std::env::current_exe().unwrap_or_default()));
     let opts = LabOptions { binary, impair: impair.map(String::from), rto_us: args.rto_us, idle_sleep_us: args.idle_sleep_us };
     let lab = Lab::start(tag, 2, opts)?;
     let mut link = AfPacketLink::open(&lab.pktgen_ifaces).map_err(|e| e.to_string())?;
-    let mut j = job(args);
-    j.identity.op = op;
-    j.impair = impair.map(|s| format!("{s},seed=99").parse()).transpose()?;
     eprintln!("prism-tree: {} elements, {}", j.vector_len, impair.map_or("clean links".to_string(), |s| format!("impaired links ({s})")));
     let r = run_tree(&j, &mut link).map_err(|e| e.to_string())?;
     drop(link);
@@ -153,6 +171,10 @@ fn recovery(args: &Args) -> Result<(f64, f64), String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.sim && args.kill {
+        eprintln!("prism-tree: --kill needs real switch processes (leave out --sim)");
+        return ExitCode::from(2);
+    }
     let mut rows = Vec::new();
     let runs: Vec<(&str, Option<&str>)> = std::iter::once(("ptc", None)).chain(args.impair.as_deref().map(|s| ("pti", Some(s)))).collect();
     for (i, (tag, impair)) in runs.into_iter().enumerate() {
