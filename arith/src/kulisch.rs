@@ -1,41 +1,81 @@
 //! KULISCH_FIXED: an exact per-element sum in units of 2^-149.
 //!
-//! Each slot keeps a fast `i64` register anchored at a per-slot bit position
-//! (`base`, set by the slot's first finite term) next to the full two's-
-//! complement limbs. An FP32-domain term whose bit position lies in
-//! `[base, base + FAST_SPAN]` is added to the register exactly as
-//! `mant << (shift - base)`; any other term goes to the limbs. The register
-//! holds at most 2^(24 + FAST_SPAN) per term, so `MAX_FAST_RUNS` additions
-//! cannot overflow it; the window flushes every register into its limbs
-//! before that count is reached and before any value is read.
+//! The window is cut into tiles of `TILE` slots. Each tile has an exponent
+//! window `[elo, ehi]` (FP32 biased exponents, `ehi - elo = SPAN`), chosen
+//! from the first finite values that reach it. A term inside its tile's
+//! window (or any zero) is added to the slot's `f64` register; every other
+//! term goes to the slot's full two's-complement limbs.
+//!
+//! Why the `f64` adds are exact: every term inside the window is a multiple
+//! of 2^(elo - 150) (its last significant bit), so every partial sum is too;
+//! and each term is below 2^(ehi - 126), so `K` of them sum to less than
+//! 2^(ehi - 126 + log2 K) <= 2^(elo - 150 + 53) while `log2 K <= 29 - SPAN`.
+//! A sum that is a multiple of 2^q and below 2^(q + 53) in magnitude is an
+//! `f64` value, so no addition rounds. The window flushes every register
+//! into its limbs before `MAX_FAST_RUNS` runs. IEEE addition also keeps the
+//! sign of an exact zero as PRISM wants it: -0 only when every input was -0
+//! (registers start at -0, the identity).
 
 use crate::bigint;
 use crate::term::{decode_native, Term};
 use crate::NumFormat;
 
-pub(crate) const FAST_SPAN: u32 = 24;
-/// Below the first term's position the register still has this many bits.
-const FAST_BELOW: u32 = 12;
-/// Runs added between flushes: 2^(63 - 24 - FAST_SPAN) - 1.
-pub(crate) const MAX_FAST_RUNS: u32 = (1 << (63 - 24 - FAST_SPAN)) - 1;
+/// Slots per tile (one exponent window each).
+pub(crate) const TILE: usize = 64;
+/// Binades a tile's window spans above its lowest exponent.
+pub(crate) const SPAN: u32 = 16;
+/// Headroom above the largest exponent the window was chosen from.
+const ABOVE: u32 = 3;
+/// Runs added between flushes: 2^(29 - SPAN) - 1.
+pub(crate) const MAX_FAST_RUNS: u32 = (1 << (29 - SPAN)) - 1;
 
-pub(crate) const F_ANY: u64 = 1 << 16;
 pub(crate) const F_NOT_NEGZERO: u64 = 1 << 17;
 pub(crate) const F_NAN: u64 = 1 << 18;
 pub(crate) const F_POS_INF: u64 = 1 << 19;
 pub(crate) const F_NEG_INF: u64 = 1 << 20;
-pub(crate) const F_BASE_SET: u64 = 1 << 21;
+/// The slot's limbs hold part of its value.
 pub(crate) const F_SLOW: u64 = 1 << 22;
-pub(crate) const BASE_MASK: u64 = 0xffff;
+
+/// A tile's window, as FP32 biased exponents; `UNSET` until a finite value arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub elo: u8,
+    pub ehi: u8,
+}
+
+pub(crate) const UNSET: Window = Window { elo: 0, ehi: 0 };
+
+impl Window {
+    /// The window for values whose largest FP32 exponent is `e`.
+    pub(crate) fn around(e: u32) -> Window {
+        let ehi = (e + ABOVE).min(254);
+        Window { elo: ehi.saturating_sub(SPAN).max(1) as u8, ehi: ehi as u8 }
+    }
+
+    /// Whether a finite term `mant * 2^(shift - 149)` lies inside: its last
+    /// bit at or above 2^(elo - 150), its magnitude below 2^(ehi - 126).
+    #[inline(always)]
+    fn holds(self, mant: u32, shift: u32) -> bool {
+        let top = shift + (32 - mant.leading_zeros());
+        self != UNSET && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
+    }
+}
+
+/// The FP32-equivalent exponent of a finite term (for choosing a window).
+#[inline(always)]
+fn exponent_of(mant: u32, shift: u32) -> u32 {
+    (shift + (32 - mant.leading_zeros())).saturating_sub(23)
+}
 
 /// The exact state of every slot of one operation's window.
 #[derive(Debug, Clone)]
 pub struct KulischWindow {
     width: u16,
     limbs_per: usize,
-    pub(crate) fast: Vec<i64>,
-    /// Low 16 bits: base; above: F_* flags.
+    pub(crate) acc: Vec<f64>,
+    /// F_* flags of the limbs path and of specials.
     pub(crate) meta: Vec<u64>,
+    pub(crate) tiles: Vec<Window>,
     limbs: Vec<u64>,
     runs_since_flush: u32,
 }
@@ -48,8 +88,9 @@ impl KulischWindow {
         KulischWindow {
             width,
             limbs_per,
-            fast: vec![0; slots],
+            acc: vec![-0.0; slots],
             meta: vec![0; slots],
+            tiles: vec![UNSET; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],
             runs_since_flush: 0,
         }
@@ -63,79 +104,135 @@ impl KulischWindow {
     }
 
     /// Forgets slots `[first, first + n)` (limbs only where they were used).
+    /// A tile whose slots are all clean again chooses a new window.
     pub fn clear(&mut self, first: usize, n: usize) {
         let l = self.limbs_per;
-        for slot in first..first + n {
-            if self.meta[slot] & F_SLOW != 0 {
-                self.limbs[slot * l..(slot + 1) * l].fill(0);
+        // Most ranges never touched their limbs: one OR over the flags (vectorised) says so.
+        if self.meta[first..first + n].iter().fold(0, |a, m| a | m) & F_SLOW != 0 {
+            for slot in first..first + n {
+                if self.meta[slot] & F_SLOW != 0 {
+                    self.limbs[slot * l..(slot + 1) * l].fill(0);
+                }
             }
         }
-        self.fast[first..first + n].fill(0);
+        self.acc[first..first + n].fill(-0.0);
         self.meta[first..first + n].fill(0);
+        if n == 0 {
+            return;
+        }
+        for t in first / TILE..=(first + n - 1) / TILE {
+            let range = t * TILE..((t + 1) * TILE).min(self.slots());
+            let clean = range.start >= first && range.end <= first + n
+                || (self.acc[range.clone()].iter().all(|a| a.to_bits() == (-0.0f64).to_bits()) && self.meta[range].iter().all(|&m| m == 0));
+            if clean {
+                self.tiles[t] = UNSET;
+            }
+        }
     }
 
-    /// FP32 rounding straight from the fast register when the slot never used
-    /// its limbs and the result is a normal number: one i64-to-f32 conversion
-    /// (round to nearest even) and an exact power-of-two scale. `None` otherwise.
+    /// Chooses the window of every unset tile that `[first, first + n)` of a
+    /// run of FP32 values reaches, from the largest finite exponent it brings.
+    pub(crate) fn prepare_fp32(&mut self, first: usize, values: &[u8]) {
+        let n = values.len() / 4;
+        let mut at = 0;
+        while at < n {
+            let slot = first + at;
+            let t = slot / TILE;
+            let end = ((t + 1) * TILE - first).min(n);
+            if self.tiles[t] == UNSET {
+                let mut emax = 0u32;
+                for v in values[4 * at..4 * end].chunks_exact(4) {
+                    let e = (u32::from_le_bytes([v[0], v[1], v[2], v[3]]) >> 23) & 0xff;
+                    if e != 0xff {
+                        emax = emax.max(e);
+                    }
+                }
+                if emax > 0 {
+                    self.tiles[t] = Window::around(emax);
+                }
+            }
+            at = end;
+        }
+    }
+
+    /// FP32 rounding straight from the `f64` register when the slot never
+    /// used its limbs, has no specials and the value fits the width: one
+    /// f64-to-f32 conversion (round to nearest even, subnormals included).
     #[inline(always)]
     pub(crate) fn round_fp32_fast(&self, slot: usize) -> Option<u32> {
         let meta = self.meta[slot];
         if meta & (F_SLOW | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
             return None;
         }
-        let v = self.fast[slot];
-        if v == 0 {
-            return None; // zero: the sign of zero needs the flags
+        let v = self.acc[slot];
+        if v == 0.0 {
+            return Some(if meta & F_NOT_NEGZERO != 0 { 0 } else { (v as f32).to_bits() });
         }
-        let base = (meta & BASE_MASK) as i32;
-        // 2^(base - 149) built from its exponent bits (base - 149 is in -149..=104).
-        let scale = f64::from_bits(((base - 149 + 1023) as u64) << 52);
-        let scaled = v as f32 as f64 * scale;
-        // Normal results only: a subnormal would be rounded a second time.
-        (scaled.abs() >= f32::MIN_POSITIVE as f64).then(|| (scaled as f32).to_bits())
+        // A magnitude the width might not hold takes the exact path (it reports INEXACT).
+        (v.abs() < self.fast_limit()).then(|| (v as f32).to_bits())
     }
 
-    /// Counts one more run into the fast registers; flushes all of them when due.
+    /// Register values below this fit the width (2^(W - 150), at most 2^1000).
+    pub(crate) fn fast_limit(&self) -> f64 {
+        f64::from_bits(((self.width as u64).min(1150) - 150 + 1023) << 52)
+    }
+
+    /// Counts one more run into the registers; flushes all of them when due.
     pub(crate) fn note_run(&mut self) {
         self.runs_since_flush += 1;
         if self.runs_since_flush >= MAX_FAST_RUNS {
             for slot in 0..self.slots() {
                 self.flush(slot);
             }
+            self.tiles.fill(UNSET);
             self.runs_since_flush = 0;
         }
     }
 
+    /// Moves the register's value into the limbs (exactly) and its zero sign into the flags.
     fn flush(&mut self, slot: usize) {
-        let v = std::mem::take(&mut self.fast[slot]);
-        if v != 0 {
-            self.meta[slot] |= F_SLOW;
-            let base = (self.meta[slot] & BASE_MASK) as u32;
-            let l = self.limbs_per;
-            bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], v, base);
+        let v = std::mem::replace(&mut self.acc[slot], -0.0);
+        if v.to_bits() == (-0.0f64).to_bits() {
+            return;
         }
+        self.meta[slot] |= F_NOT_NEGZERO;
+        if v == 0.0 {
+            return;
+        }
+        // v = mant * 2^(exp - 1075), a multiple of 2^-149: in units, mant * 2^(exp - 926).
+        let bits = v.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i32;
+        let mut mant = (bits & ((1 << 52) - 1)) | if exp == 0 { 0 } else { 1 << 52 };
+        let mut shift = exp.max(1) - 926;
+        if shift < 0 {
+            mant >>= -shift; // exact: the value is a multiple of 2^-149
+            shift = 0;
+        }
+        self.meta[slot] |= F_SLOW;
+        let l = self.limbs_per;
+        let signed = if v < 0.0 { -(mant as i64) } else { mant as i64 };
+        bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], signed, shift as u32);
     }
 
     /// Adds one native term to a slot (the scalar reference path).
     #[inline(always)]
     pub(crate) fn add_term(&mut self, slot: usize, t: Term) {
-        let meta = &mut self.meta[slot];
         match t {
-            Term::NaN => *meta |= F_ANY | F_NOT_NEGZERO | F_NAN,
-            Term::Inf { neg } => *meta |= F_ANY | F_NOT_NEGZERO | if neg { F_NEG_INF } else { F_POS_INF },
-            Term::Zero { neg } => *meta |= F_ANY | if neg { 0 } else { F_NOT_NEGZERO },
+            Term::NaN => self.meta[slot] |= F_NOT_NEGZERO | F_NAN,
+            Term::Inf { neg } => self.meta[slot] |= F_NOT_NEGZERO | if neg { F_NEG_INF } else { F_POS_INF },
+            Term::Zero { neg } => self.acc[slot] += if neg { -0.0 } else { 0.0 },
             Term::Finite { neg, mant, shift } => {
-                *meta |= F_ANY | F_NOT_NEGZERO;
-                if *meta & F_BASE_SET == 0 {
-                    *meta |= F_BASE_SET | shift.saturating_sub(FAST_BELOW) as u64;
+                let tile = &mut self.tiles[slot / TILE];
+                if *tile == UNSET {
+                    // Only zeros can be in the tile's registers: any window is right for them.
+                    *tile = Window::around(exponent_of(mant, shift));
                 }
-                let base = (*meta & BASE_MASK) as u32;
-                let d = shift.wrapping_sub(base);
-                if d <= FAST_SPAN {
-                    let v = (mant as i64) << d;
-                    self.fast[slot] += if neg { -v } else { v };
+                if tile.holds(mant, shift) {
+                    // Exact: mant < 2^24 and the scale is a power of two in f64's range.
+                    let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
+                    self.acc[slot] += if neg { -x } else { x };
                 } else {
-                    *meta |= F_SLOW;
+                    self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
                     let l = self.limbs_per;
                     let limbs = &mut self.limbs[slot * l..(slot + 1) * l];
                     if neg {
@@ -150,6 +247,9 @@ impl KulischWindow {
 
     /// Adds a run of native values (scalar reference path).
     pub fn add_native_scalar(&mut self, first: usize, format: NumFormat, values: &[u8]) {
+        if format == NumFormat::Fp32 {
+            self.prepare_fp32(first, values);
+        }
         let w = format.value_bytes();
         for (i, v) in values.chunks_exact(w).enumerate() {
             self.add_term(first + i, decode_native(format, v));
@@ -165,27 +265,28 @@ impl KulischWindow {
             let meta = &mut self.meta[slot];
             match v[0] {
                 0 => {
-                    *meta |= F_ANY | F_NOT_NEGZERO | F_SLOW;
+                    *meta |= F_NOT_NEGZERO | F_SLOW;
                     let l = self.limbs_per;
                     bigint::add_le_bytes(&mut self.limbs[slot * l..(slot + 1) * l], &v[1..]);
                 }
-                1 => *meta |= F_ANY | F_NOT_NEGZERO,
-                2 => *meta |= F_ANY,
-                3 => *meta |= F_ANY | F_NOT_NEGZERO | F_POS_INF,
-                4 => *meta |= F_ANY | F_NOT_NEGZERO | F_NEG_INF,
-                _ => *meta |= F_ANY | F_NOT_NEGZERO | F_NAN,
+                1 => *meta |= F_NOT_NEGZERO,
+                2 => self.acc[slot] += -0.0,
+                3 => *meta |= F_NOT_NEGZERO | F_POS_INF,
+                4 => *meta |= F_NOT_NEGZERO | F_NEG_INF,
+                _ => *meta |= F_NOT_NEGZERO | F_NAN,
             }
         }
     }
 
-    /// Whether the fast register's value is an FP32 value (at most 24 significant bits).
+    /// Whether the register's value is an FP32 value (rounding it is exact).
     pub(crate) fn fast_is_exact_fp32(&self, slot: usize) -> bool {
-        let m = self.fast[slot].unsigned_abs();
-        m >> m.trailing_zeros() < 1 << 24
+        let v = self.acc[slot];
+        v as f32 as f64 == v
     }
 
-    /// The exact value of a slot (flushes its fast register first).
+    /// The exact value of a slot (flushes its register first).
     pub fn value(&mut self, slot: usize) -> Exact<'_> {
+        let negzero = self.acc[slot].to_bits() == (-0.0f64).to_bits();
         self.flush(slot);
         let meta = self.meta[slot];
         let l = self.limbs_per;
@@ -197,7 +298,7 @@ impl KulischWindow {
         } else if meta & F_NEG_INF != 0 {
             Exact::Inf { neg: true }
         } else if bigint::is_zero(limbs) {
-            Exact::Zero { neg: meta & F_ANY != 0 && meta & F_NOT_NEGZERO == 0 }
+            Exact::Zero { neg: negzero && meta & F_NOT_NEGZERO == 0 }
         } else {
             Exact::Finite { limbs, width: self.width }
         }

@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, F_ANY, F_BASE_SET, F_NAN, F_NEG_INF, F_NOT_NEGZERO, F_POS_INF, F_SLOW, FAST_SPAN};
+use crate::kulisch::{KulischWindow, TILE, UNSET};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -95,6 +95,7 @@ unsafe fn naive_avx2(acc: &mut [f32], values: &[f32]) {
 pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
+        k.prepare_fp32(first, values);
         // SAFETY: AVX2 support was detected at run time.
         unsafe { kulisch_fp32_avx2(k, first, values) };
         k.note_run();
@@ -103,70 +104,65 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     k.add_native_scalar(first, NumFormat::Fp32, values)
 }
 
+/// Eight values at a time: when all eight lie inside their tile's window (or
+/// are zeros), they are widened to f64 and added to the slots' registers;
+/// otherwise the eight go through the scalar `add_term`, which sends each to
+/// its register or to the limbs. A block of eight may straddle two tiles:
+/// each lane then takes its own tile's bounds.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
     use std::arch::x86_64::*;
     let n = values.len() / 4;
-    let mut i = 0;
-    let c_exp = _mm256_set1_epi64x(0xff);
-    let c_frac = _mm256_set1_epi64x(0x7f_ffff);
-    let c_hidden = _mm256_set1_epi64x(1 << 23);
-    let c_one = _mm256_set1_epi64x(1);
-    let c_below = _mm256_set1_epi64x(12);
-    let c_span = _mm256_set1_epi64x(FAST_SPAN as i64);
-    let c_base = _mm256_set1_epi64x(0xffff);
-    let c_flags = _mm256_set1_epi64x((F_ANY | F_NOT_NEGZERO | F_BASE_SET) as i64);
-    let c_set = _mm256_set1_epi64x(F_BASE_SET as i64);
+    let c_exp = _mm256_set1_epi32(0xff);
     let zero = _mm256_setzero_si256();
-    while i + 4 <= n {
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    // A window never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
+    let bounds = |w: crate::kulisch::Window| if w == UNSET { (256, -1) } else { (w.elo as i32 - 1, w.ehi as i32 + 1) };
+    let mut cached = usize::MAX;
+    let (mut lo, mut hi) = (zero, zero);
+    let mut i = 0;
+    while i + 8 <= n {
         let slot = first + i;
-        // SAFETY: i + 4 <= n bounds the 16-byte load from `values`; `slot + 4 <= slots`
-        // was checked by `Accumulator::check`, bounding the 32-byte accesses to `fast` and `meta`.
-        let (b, meta, fast) = unsafe {
-            (
-                _mm256_cvtepu32_epi64(_mm_loadu_si128(values.as_ptr().add(4 * i) as *const __m128i)),
-                _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i),
-                _mm256_loadu_si256(k.fast.as_ptr().add(slot) as *const __m256i),
-            )
-        };
-        let exp = _mm256_and_si256(_mm256_srli_epi64(b, 23), c_exp);
-        let frac = _mm256_and_si256(b, c_frac);
-        let normal = _mm256_andnot_si256(_mm256_cmpeq_epi64(exp, zero), _mm256_set1_epi64x(-1));
-        let mant = _mm256_or_si256(frac, _mm256_and_si256(normal, c_hidden));
-        // shift = max(exp, 1) - 1; lanes are < 2^32 so a 32-bit max is exact.
-        let shift = _mm256_sub_epi64(_mm256_max_epi32(exp, c_one), c_one);
-        let finite_nonzero = _mm256_andnot_si256(
-            _mm256_or_si256(_mm256_cmpeq_epi64(exp, c_exp), _mm256_cmpeq_epi64(mant, zero)),
-            _mm256_set1_epi64x(-1),
-        );
-        let base_set = _mm256_cmpeq_epi64(_mm256_and_si256(meta, c_set), c_set);
-        let fresh_base = _mm256_sub_epi64(_mm256_max_epi32(shift, c_below), c_below);
-        let base = _mm256_blendv_epi8(fresh_base, _mm256_and_si256(meta, c_base), base_set);
-        let d = _mm256_sub_epi64(shift, base);
-        let out_of_range = _mm256_or_si256(_mm256_cmpgt_epi64(d, c_span), _mm256_cmpgt_epi64(zero, d));
-        let eligible = _mm256_andnot_si256(out_of_range, finite_nonzero);
-        let neg = _mm256_sub_epi64(zero, _mm256_srli_epi64(b, 31));
-        let v = _mm256_sllv_epi64(mant, d);
-        let v = _mm256_sub_epi64(_mm256_xor_si256(v, neg), neg);
-        let fast = _mm256_add_epi64(fast, _mm256_and_si256(v, eligible));
-        let meta = _mm256_or_si256(meta, _mm256_and_si256(_mm256_or_si256(c_flags, base), eligible));
-        // SAFETY: the same bounds as the loads above.
-        unsafe {
-            _mm256_storeu_si256(k.fast.as_mut_ptr().add(slot) as *mut __m256i, fast);
-            _mm256_storeu_si256(k.meta.as_mut_ptr().add(slot) as *mut __m256i, meta);
+        let (t0, t1) = (slot / TILE, (slot + 7) / TILE);
+        if t0 != t1 {
+            let ((l0, h0), (l1, h1)) = (bounds(k.tiles[t0]), bounds(k.tiles[t1]));
+            // Lanes at or past the tile boundary take the second tile's bounds.
+            let second = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((t1 * TILE - slot) as i32 - 1));
+            lo = _mm256_blendv_epi8(_mm256_set1_epi32(l0), _mm256_set1_epi32(l1), second);
+            hi = _mm256_blendv_epi8(_mm256_set1_epi32(h0), _mm256_set1_epi32(h1), second);
+            cached = usize::MAX;
+        } else if cached != t0 {
+            let (l, h) = bounds(k.tiles[t0]);
+            lo = _mm256_set1_epi32(l);
+            hi = _mm256_set1_epi32(h);
+            cached = t0;
         }
-        let rest = !_mm256_movemask_pd(_mm256_castsi256_pd(eligible)) & 0xf;
-        if rest != 0 {
-            for lane in 0..4 {
-                if rest & (1 << lane) != 0 {
-                    let j = i + lane;
+        // SAFETY: i + 8 <= n bounds the 32-byte load from `values`; slot + 8 <= slots was
+        // checked by `Accumulator::check`, bounding the two 32-byte accesses to `acc`.
+        unsafe {
+            let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
+            let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
+            let inside = _mm256_and_si256(_mm256_cmpgt_epi32(e, lo), _mm256_cmpgt_epi32(hi, e));
+            let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32(b, 1), zero);
+            let ok = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)));
+            if ok == 0xff {
+                let x = _mm256_castsi256_ps(b);
+                let p = k.acc.as_mut_ptr().add(slot);
+                let a0 = _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+                let a1 = _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+                _mm256_storeu_pd(p, a0);
+                _mm256_storeu_pd(p.add(4), a1);
+            } else {
+                for j in i..i + 8 {
                     let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
                     k.add_term(first + j, FP32.decode(bits));
                 }
+                // add_term may have chosen a window for an unset tile.
+                cached = usize::MAX;
             }
         }
-        i += 4;
+        i += 8;
     }
     for j in i..n {
         let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
@@ -178,10 +174,9 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
 /// at a time, where all four qualify; `done[i]` says slot `first + i` was
 /// written (the caller rounds the others one by one, exactly).
 ///
-/// A slot qualifies when its value lives only in its i64 register (no limbs,
-/// no specials) and |value| < 2^51: the register converts exactly to f64, the
-/// scale 2^(base - 149) is exact, and one f64-to-f32 conversion rounds to
-/// nearest even -- subnormal results included.
+/// A slot qualifies when its whole state is its f64 register (no flags) and
+/// the value fits the width: one f64-to-f32 conversion rounds it to nearest
+/// even, subnormal results included, and keeps the sign of an exact zero.
 pub(crate) fn kulisch_round_fp32(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
@@ -194,35 +189,20 @@ pub(crate) fn kulisch_round_fp32(k: &KulischWindow, first: usize, n: usize, out:
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_round_fp32_avx2(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
     use std::arch::x86_64::*;
-    let blockers = _mm256_set1_epi64x((F_SLOW | F_NAN | F_POS_INF | F_NEG_INF) as i64);
     let zero = _mm256_setzero_si256();
-    let limit = _mm256_set1_epi64x(1 << 51);
-    let neg_limit = _mm256_set1_epi64x(-(1 << 51));
-    let magic_i = _mm256_set1_epi64x(0x4338_0000_0000_0000);
-    let magic_d = _mm256_castsi256_pd(magic_i);
-    let base_mask = _mm256_set1_epi64x(0xffff);
-    let bias = _mm256_set1_epi64x(1023 - 149);
+    let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    let limit = _mm256_set1_pd(k.fast_limit());
     let mut i = 0;
     while i + 4 <= n {
         let slot = first + i;
         // SAFETY: slot + 4 <= first + n <= slots (the caller's range), so the
-        // 32-byte loads stay inside `fast` and `meta`.
-        let (fast, meta) = unsafe {
-            (
-                _mm256_loadu_si256(k.fast.as_ptr().add(slot) as *const __m256i),
-                _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i),
-            )
-        };
-        let blocked = _mm256_cmpeq_epi64(_mm256_and_si256(meta, blockers), zero);
-        let nonzero = _mm256_xor_si256(_mm256_cmpeq_epi64(fast, zero), _mm256_set1_epi64x(-1));
-        let in_range = _mm256_and_si256(_mm256_cmpgt_epi64(limit, fast), _mm256_cmpgt_epi64(fast, neg_limit));
-        let ok = _mm256_and_si256(_mm256_and_si256(blocked, nonzero), in_range);
-        if _mm256_movemask_pd(_mm256_castsi256_pd(ok)) == 0xf {
-            let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(fast, magic_i)), magic_d);
-            let scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_and_si256(meta, base_mask), bias), 52));
-            let f = _mm256_cvtpd_ps(_mm256_mul_pd(d, scale));
+        // 32-byte loads stay inside `acc` and `meta`.
+        let (acc, meta) = unsafe { (_mm256_loadu_pd(k.acc.as_ptr().add(slot)), _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i)) };
+        let clean = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(meta, zero)));
+        let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
+        if clean & small == 0xf {
             // SAFETY: out holds 4 bytes per slot of the range; 16 bytes from 4 * i.
-            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, f) };
+            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc)) };
             done[i..i + 4].fill(true);
         }
         i += 4;

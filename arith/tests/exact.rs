@@ -343,3 +343,85 @@ fn fp32_sweep() {
         assert_eq!(got, want, "{code:#010x}");
     }
 }
+
+/// Ranges stream through a ring window as in the engine: runs at any offset
+/// and length, ranges released (cleared) and reused with values of very
+/// different magnitude each lap, so tile windows are chosen again; SIMD and
+/// scalar against the oracle.
+#[test]
+fn ring_reuse_with_changing_magnitudes() {
+    const RING: usize = 2904;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(77);
+    let width = min_kulisch_width(3) as u16;
+    let mut fast = Accumulator::new(Policy::Kulisch { width_bits: width }, RING);
+    let mut slow = Accumulator::new(Policy::Kulisch { width_bits: width }, RING);
+    let mut base = 0usize;
+    for lap in 0..12 {
+        let len = rng.gen_range(1..=1200usize);
+        let scale = 2f32.powi(rng.gen_range(-120..100));
+        let contributions: Vec<Vec<f32>> =
+            (0..3).map(|_| (0..len).map(|i| if i % 13 == 5 { 0.0 } else { (rng.gen::<f32>() - 0.5) * scale * if lap % 3 == 0 { 2f32.powi(rng.gen_range(-30..30)) } else { 1.0 } }).collect()).collect();
+        for c in &contributions {
+            // Cut each contribution into runs that wrap around the ring.
+            let mut at = 0;
+            while at < len {
+                let n = rng.gen_range(1..=300usize).min(len - at);
+                let mut pos = (base + at) % RING;
+                let mut left = n;
+                let mut k = at;
+                while left > 0 {
+                    let m = left.min(RING - pos);
+                    let bytes: Vec<u8> = c[k..k + m].iter().flat_map(|v| v.to_le_bytes()).collect();
+                    fast.accumulate(pos, NumFormat::Fp32, &bytes).unwrap();
+                    slow.accumulate_scalar(pos, NumFormat::Fp32, &bytes).unwrap();
+                    pos = (pos + m) % RING;
+                    left -= m;
+                    k += m;
+                }
+                at += n;
+            }
+        }
+        for i in 0..len {
+            let slot = (base + i) % RING;
+            let terms: Vec<V> = contributions.iter().map(|c| oracle::of_f32_bits(c[i].to_bits())).collect();
+            let want = oracle::round(&oracle::sum(&terms), F32);
+            let mut run = [0u8; 4];
+            fast.write_fp32_run(slot, 1, &mut run).unwrap();
+            assert_eq!(u32::from_le_bytes(run), want, "lap {lap} element {i}");
+            assert_eq!(slow.round_fp32(slot).unwrap().bits, want, "scalar lap {lap} element {i}");
+        }
+        // Release the range, as the engine does after sending it.
+        let mut pos = base % RING;
+        let mut left = len;
+        while left > 0 {
+            let m = left.min(RING - pos);
+            fast.clear(pos, m);
+            slow.clear(pos, m);
+            pos = (pos + m) % RING;
+            left -= m;
+        }
+        base += len;
+    }
+}
+
+/// More runs into the same slots than the fast registers take between
+/// flushes: the sums stay exact (small integers, checked with i64).
+#[test]
+fn more_runs_than_a_register_holds_between_flushes() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let slots = 40;
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: min_kulisch_width(20_000) as u16 }, slots);
+    let mut want = vec![0i64; slots];
+    for _ in 0..20_000 {
+        let vals: Vec<f32> = (0..slots).map(|_| rng.gen_range(-1000..=1000) as f32 * 1024.0).collect();
+        for (w, v) in want.iter_mut().zip(&vals) {
+            *w += *v as i64;
+        }
+        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        acc.accumulate(0, NumFormat::Fp32, &bytes).unwrap();
+    }
+    for (slot, w) in want.iter().enumerate() {
+        let got = f32::from_bits(acc.round_fp32(slot).unwrap().bits);
+        assert_eq!(got, *w as f32, "slot {slot}");
+    }
+}
