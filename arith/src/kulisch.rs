@@ -140,13 +140,7 @@ impl KulischWindow {
             let t = slot / TILE;
             let end = ((t + 1) * TILE - first).min(n);
             if self.tiles[t] == UNSET {
-                let mut emax = 0u32;
-                for v in values[4 * at..4 * end].chunks_exact(4) {
-                    let e = (u32::from_le_bytes([v[0], v[1], v[2], v[3]]) >> 23) & 0xff;
-                    if e != 0xff {
-                        emax = emax.max(e);
-                    }
-                }
+                let emax = crate::simd::max_finite_exponent(&values[4 * at..4 * end]);
                 if emax > 0 {
                     self.tiles[t] = Window::around(emax);
                 }

@@ -144,8 +144,12 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
             let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
             let inside = _mm256_and_si256(_mm256_cmpgt_epi32(e, lo), _mm256_cmpgt_epi32(hi, e));
-            let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32(b, 1), zero);
-            let ok = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)));
+            let mut ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
+            if ok != 0xff {
+                // Zeros count as inside (checked only when something is outside).
+                let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32(b, 1), zero);
+                ok = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)));
+            }
             if ok == 0xff {
                 let x = _mm256_castsi256_ps(b);
                 let p = k.acc.as_mut_ptr().add(slot);
@@ -170,41 +174,140 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     }
 }
 
-/// Final FP32 rounding of Kulisch slots `[first, first + n)` into `out`, four
-/// at a time, where all four qualify; `done[i]` says slot `first + i` was
-/// written (the caller rounds the others one by one, exactly).
-///
-/// A slot qualifies when its whole state is its f64 register (no flags) and
-/// the value fits the width: one f64-to-f32 conversion rounds it to nearest
-/// even, subnormal results included, and keeps the sign of an exact zero.
-pub(crate) fn kulisch_round_fp32(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
+/// The largest FP32 exponent field among the finite values of a run (255,
+/// infinities and NaNs, excluded; 0 when there is none).
+pub(crate) fn max_finite_exponent(values: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
-        unsafe { kulisch_round_fp32_avx2(k, first, n, out, done) };
+        return unsafe { max_finite_exponent_avx2(values) };
     }
+    max_finite_exponent_scalar(values)
+}
+
+/// Scalar twin of `max_finite_exponent`.
+pub fn max_finite_exponent_scalar(values: &[u8]) -> u32 {
+    values
+        .chunks_exact(4)
+        .map(|v| (u32::from_le_bytes([v[0], v[1], v[2], v[3]]) >> 23) & 0xff)
+        .filter(|&e| e != 0xff)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn kulisch_round_fp32_avx2(k: &KulischWindow, first: usize, n: usize, out: &mut [u8], done: &mut [bool]) {
+unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    let n = values.len() / 4;
+    let c_exp = _mm256_set1_epi32(0xff);
+    let mut m = _mm256_setzero_si256();
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n bounds the 32-byte load.
+        let b = unsafe { _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i) };
+        let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
+        // Exponent 255 (not finite) counts as 0.
+        let e = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, c_exp), e);
+        m = _mm256_max_epu32(m, e);
+        i += 8;
+    }
+    let mut lanes = [0u32; 8];
+    // SAFETY: `lanes` is 32 bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, m) };
+    lanes.iter().copied().max().unwrap_or(0).max(max_finite_exponent_scalar(&values[4 * i..4 * n]))
+}
+
+/// Final FP32 rounding of Kulisch slots `[first, first + n)` into `out` (4
+/// bytes each). Four slots at a time where all four qualify -- their whole
+/// state is the f64 register (no flags) and the value fits the width: one
+/// f64-to-f32 conversion rounds each to nearest even, subnormal results
+/// included, keeping the sign of an exact zero. Any other slot goes through
+/// `slow`, which rounds it exactly.
+pub(crate) fn kulisch_write_fp32(
+    k: &mut KulischWindow,
+    first: usize,
+    n: usize,
+    out: &mut [u8],
+    slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
+) -> Result<(), crate::ArithError> {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time.
+        return unsafe { kulisch_write_fp32_avx2(k, first, n, out, slow) };
+    }
+    for i in 0..n {
+        out[4 * i..4 * i + 4].copy_from_slice(&slow(k, first + i)?.to_le_bytes());
+    }
+    Ok(())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn kulisch_write_fp32_avx2(
+    k: &mut KulischWindow,
+    first: usize,
+    n: usize,
+    out: &mut [u8],
+    slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
+) -> Result<(), crate::ArithError> {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_si256();
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let mut i = 0;
-    while i + 4 <= n {
+    while i < n {
         let slot = first + i;
-        // SAFETY: slot + 4 <= first + n <= slots (the caller's range), so the
-        // 32-byte loads stay inside `acc` and `meta`.
-        let (acc, meta) = unsafe { (_mm256_loadu_pd(k.acc.as_ptr().add(slot)), _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i)) };
-        let clean = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(meta, zero)));
-        let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
-        if clean & small == 0xf {
-            // SAFETY: out holds 4 bytes per slot of the range; 16 bytes from 4 * i.
-            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc)) };
-            done[i..i + 4].fill(true);
+        if i + 4 <= n {
+            // SAFETY: slot + 4 <= first + n <= slots (the caller checked the range), so
+            // the 32-byte loads stay inside `acc` and `meta`; `out` holds 4 bytes a slot.
+            let fast = unsafe {
+                let acc = _mm256_loadu_pd(k.acc.as_ptr().add(slot));
+                let meta = _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i);
+                let clean = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(meta, zero)));
+                let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
+                if clean & small == 0xf {
+                    _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
+                    true
+                } else {
+                    false
+                }
+            };
+            if !fast {
+                for j in i..i + 4 {
+                    out[4 * j..4 * j + 4].copy_from_slice(&slow(k, first + j)?.to_le_bytes());
+                }
+            }
+            i += 4;
+        } else {
+            out[4 * i..4 * i + 4].copy_from_slice(&slow(k, slot)?.to_le_bytes());
+            i += 1;
         }
-        i += 4;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_finite_exponent_matches_its_scalar_twin() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..100 {
+            let vals: Vec<u8> = (0..len)
+                .flat_map(|i| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    let v = match i % 7 {
+                        0 => 0x7f80_0000 | (s as u32 & 0x8000_0001), // inf or NaN
+                        _ => s as u32,
+                    };
+                    v.to_le_bytes()
+                })
+                .collect();
+            assert_eq!(max_finite_exponent(&vals), max_finite_exponent_scalar(&vals), "len {len}");
+        }
     }
 }

@@ -181,26 +181,11 @@ impl Accumulator {
                 }
             }
             Accumulator::Kulisch(k) => {
-                // Vectorised where every slot of a group of four qualifies; the rest one by one.
-                let mut done = [false; 512];
-                let mut at = 0;
-                while at < n {
-                    let m = (n - at).min(done.len());
-                    done[..m].fill(false);
-                    simd::kulisch_round_fp32(k, first + at, m, &mut out[4 * at..4 * (at + m)], &mut done[..m]);
-                    for i in 0..m {
-                        if done[i] {
-                            continue;
-                        }
-                        let slot = first + at + i;
-                        let bits = match k.round_fp32_fast(slot) {
-                            Some(b) => b,
-                            None => exact_round(&k.value(slot), slot, crate::term::FP32)?.bits,
-                        };
-                        out[4 * (at + i)..4 * (at + i) + 4].copy_from_slice(&bits.to_le_bytes());
-                    }
-                    at += m;
-                }
+                // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
+                simd::kulisch_write_fp32(k, first, n, out, &mut |k, slot| match k.round_fp32_fast(slot) {
+                    Some(b) => Ok(b),
+                    None => Ok(exact_round(&k.value(slot), slot, crate::term::FP32)?.bits),
+                })?;
             }
         }
         Ok(())
