@@ -19,10 +19,10 @@ log "building (release)"
 cargo build --release --locked -q -p prism-dataplane -p prism-pktgen -p prism-bench
 bin=target/release
 
-log "1/4 golden capture (prism-decode, first frames)"
+log "1/5 golden capture (prism-decode, first frames)"
 $bin/prism-decode 2>/dev/null | head -n 12
 
-log "2/4 prism-switch on veth pairs prdm0 <-> prdm0p, prdm1 <-> prdm1p"
+log "2/5 prism-switch on veth pairs prdm0 <-> prdm0p, prdm1 <-> prdm1p"
 cleanup() {
     [ -n "${sw:-}" ] && kill -TERM "$sw" 2>/dev/null && wait "$sw" 2>/dev/null || true
     ip link del prdm0 2>/dev/null || true
@@ -44,7 +44,7 @@ $bin/prism-switch --no-huge --no-pci -l 0 -m 256 --log-level lib.eal:error --fil
 sw=$!
 sleep 1.5
 
-log "3/4 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
+log "3/5 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
 gen=$(date +%s)
 for op in reduce allreduce; do
     for policy in fp32-arrival kulisch; do
@@ -60,6 +60,9 @@ sw=
 log "switch counters ($stats)"
 grep -E '"(data_applied|data_duplicates|results_sent|control_accepted)"' "$stats" | sed 's/^ */  /'
 
-log "4/4 software vs hardware switch, same frames: prism-bench report configs/bench/demo.toml"
+log "4/5 software vs hardware switch, same frames: prism-bench report configs/bench/demo.toml"
 $bin/prism-bench report configs/bench/demo.toml --out bench/out
 log "report: bench/out/demo/report.html (and report.md, summary.json, *.hlog, *.svg)"
+
+log "5/5 a spine-leaf tree: three prism-switch processes (S0 over L0, L1), 4 ranks, PROGRESS and retransmission, clean and 1% impaired links, a leaf killed mid-operation"
+$bin/prism-tree --len 300000 --impair drop=0.01,dup=0.01,corrupt=0.01,reorder=0.01 --kill 2>&1 | grep -vE "INFO|EAL:|TELEMETRY"
