@@ -61,6 +61,42 @@ impl Window {
     }
 }
 
+impl Window {
+    /// `holds` for a wider mantissa (Kulisch partials).
+    #[inline(always)]
+    fn holds64(self, mant: u64, shift: u32) -> bool {
+        let top = shift + (64 - mant.leading_zeros());
+        self != UNSET && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
+    }
+}
+
+/// `exponent_of` for a wider mantissa.
+#[inline(always)]
+fn exponent_of64(mant: u64, shift: u32) -> u32 {
+    (shift + (64 - mant.leading_zeros())).saturating_sub(23)
+}
+
+/// A non-zero little-endian two's-complement integer as (negative, odd
+/// magnitude, shift) when its magnitude has at most 64 significant bits.
+fn narrow_integer(bytes: &[u8]) -> Option<(bool, u64, u32)> {
+    let neg = bytes.last().is_some_and(|b| b & 0x80 != 0);
+    let lo = bytes.iter().position(|&b| b != 0)?;
+    // Magnitude bytes: two's complement negation keeps the zero bytes below
+    // the first non-zero one, negates that one, and inverts the rest.
+    let mag = |i: usize| if !neg { bytes[i] } else if i == lo { bytes[i].wrapping_neg() } else { !bytes[i] };
+    let hi = (lo..bytes.len()).rev().find(|&i| mag(i) != 0)?;
+    if hi - lo >= 9 {
+        return None;
+    }
+    let mut wide = 0u128;
+    for i in (lo..=hi).rev() {
+        wide = wide << 8 | mag(i) as u128;
+    }
+    let tz = wide.trailing_zeros();
+    let m = wide >> tz;
+    (m >> 64 == 0).then_some((neg, m as u64, 8 * lo as u32 + tz))
+}
+
 /// The FP32-equivalent exponent of a finite term (for choosing a window).
 #[inline(always)]
 fn exponent_of(mant: u32, shift: u32) -> u32 {
@@ -251,25 +287,40 @@ impl KulischWindow {
         self.note_run();
     }
 
-    /// Adds a run of Kulisch values of this window's width (already validated on the wire).
+    /// Adds a run of Kulisch values of this window's width (already validated
+    /// on the wire). A finite value with at most 64 significant bits that lies
+    /// inside its tile's window goes to the f64 register like any term (a
+    /// partial of a few nearby FP32 values usually does); others to the limbs.
     pub fn add_kulisch(&mut self, first: usize, values: &[u8]) {
         let w = 1 + self.width as usize / 8;
         for (i, v) in values.chunks_exact(w).enumerate() {
             let slot = first + i;
-            let meta = &mut self.meta[slot];
             match v[0] {
                 0 => {
-                    *meta |= F_NOT_NEGZERO | F_SLOW;
+                    if let Some((neg, mant, shift)) = narrow_integer(&v[1..]) {
+                        let tile = &mut self.tiles[slot / TILE];
+                        if *tile == UNSET {
+                            *tile = Window::around(exponent_of64(mant, shift));
+                        }
+                        if tile.holds64(mant, shift) {
+                            // Exact: the window's bounds keep mant below 2^41, and the scale is a power of two.
+                            let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
+                            self.acc[slot] += if neg { -x } else { x };
+                            continue;
+                        }
+                    }
+                    self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
                     let l = self.limbs_per;
                     bigint::add_le_bytes(&mut self.limbs[slot * l..(slot + 1) * l], &v[1..]);
                 }
-                1 => *meta |= F_NOT_NEGZERO,
+                1 => self.meta[slot] |= F_NOT_NEGZERO,
                 2 => self.acc[slot] += -0.0,
-                3 => *meta |= F_NOT_NEGZERO | F_POS_INF,
-                4 => *meta |= F_NOT_NEGZERO | F_NEG_INF,
-                _ => *meta |= F_NOT_NEGZERO | F_NAN,
+                3 => self.meta[slot] |= F_NOT_NEGZERO | F_POS_INF,
+                4 => self.meta[slot] |= F_NOT_NEGZERO | F_NEG_INF,
+                _ => self.meta[slot] |= F_NOT_NEGZERO | F_NAN,
             }
         }
+        self.note_run();
     }
 
     /// Whether the register's value is an FP32 value (rounding it is exact).
@@ -339,5 +390,49 @@ impl Exact<'_> {
             }
         };
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(v: i128, n: usize) -> Vec<u8> {
+        let mut b = v.to_le_bytes().to_vec();
+        b.resize(n, if v < 0 { 0xff } else { 0 });
+        b
+    }
+
+    #[test]
+    fn narrow_integers_read_back_exactly() {
+        for v in [1i128, -1, 256, -256, -257, 0x7fff_ffff_ffff_ffff, -(1 << 63), 12345 << 70, -(12345 << 70), (1 << 64) + 1] {
+            let got = narrow_integer(&le(v, 35));
+            let m = v.unsigned_abs();
+            let tz = m.trailing_zeros();
+            let want = ((m >> tz) >> 64 == 0).then_some((v < 0, (m >> tz) as u64, tz));
+            assert_eq!(got, want, "{v}");
+        }
+        assert_eq!(narrow_integer(&[0; 35]), None);
+    }
+
+    #[test]
+    fn a_narrow_partial_lands_in_the_register() {
+        let mut k = KulischWindow::new(280, 8);
+        // -3 * 2^-140: -(3 << 9) in units of 2^-149.
+        let mut v = vec![0u8];
+        v.extend(le(-(3i128 << 9), 35));
+        k.add_kulisch(0, &v);
+        assert_eq!(k.meta[0] & F_SLOW, 0, "no limbs used");
+        assert_eq!(k.acc[0], -3.0 * 2f64.powi(-140));
+        // A partial far outside the tile's window goes to the limbs.
+        let mut w = vec![0u8];
+        w.extend(le(1i128 << 120, 35));
+        k.add_kulisch(0, &w);
+        assert_ne!(k.meta[0] & F_SLOW, 0);
+        match k.value(0) {
+            // 2^120 - 3 * 2^9 units, from the limbs and the flushed register together.
+            Exact::Finite { limbs, .. } => assert_eq!((limbs[0], limbs[1], limbs[2]), (0u64.wrapping_sub(1536), (1 << 56) - 1, 0), "{limbs:?}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

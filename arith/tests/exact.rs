@@ -425,3 +425,45 @@ fn more_runs_than_a_register_holds_between_flushes() {
         assert_eq!(got, *w as f32, "slot {slot}");
     }
 }
+
+/// Leaves' Kulisch partials of gradient-like data (mostly narrow enough for
+/// the root's f64 registers), mixed at the root with direct FP32 terms and
+/// with a few wide partials; FP32 rounding by the vectorised writer and by
+/// the slot-by-slot path, against the oracle.
+#[test]
+fn narrow_kulisch_partials_take_the_register_path_exactly() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let gen = Normal::new(0.0f32, 1e-3).unwrap();
+    let ranks: Vec<Vec<f32>> = (0..6)
+        .map(|r| (0..SLOTS).map(|i| if r == 5 && i % 17 == 0 { full_range()(&mut rng, 0) } else { gen.sample(&mut rng) }).collect())
+        .collect();
+    let width = min_kulisch_width(6) as u16;
+    let k = NumFormat::Kulisch { width_bits: width };
+    let mut root = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+    // Two leaves of two ranks send partials; ranks 4 and 5 go straight to the root.
+    for leaf in ranks[..4].chunks(2) {
+        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+        for r in leaf {
+            acc.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        }
+        let mut partial = vec![0u8; SLOTS * k.value_bytes()];
+        for (slot, out) in partial.chunks_exact_mut(k.value_bytes()).enumerate() {
+            acc.write(slot, Output::Kulisch, out).unwrap();
+        }
+        root.accumulate(0, k, &partial).unwrap();
+    }
+    for r in &ranks[4..] {
+        root.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+    }
+    let mut run = vec![0u8; 4 * SLOTS];
+    root.write_fp32_run(0, SLOTS, &mut run).unwrap();
+    for slot in 0..SLOTS {
+        let exact = oracle::sum(&ranks.iter().map(|r| oracle::of_f32_bits(r[slot].to_bits())).collect::<Vec<_>>());
+        let want = oracle::round(&exact, F32);
+        assert_eq!(u32::from_le_bytes(run[4 * slot..4 * slot + 4].try_into().unwrap()), want, "vectorised slot {slot}");
+        assert_eq!(root.round_fp32(slot).unwrap().bits, want, "slot {slot}");
+        let mut buf = vec![0u8; 1 + width as usize / 8];
+        root.write(slot, Output::Kulisch, &mut buf).unwrap();
+        assert_eq!(decode_kulisch(&buf), exact, "Kulisch slot {slot}");
+    }
+}
