@@ -165,6 +165,20 @@ fn exact_ties_round_to_even() {
     }
 }
 
+/// A leaf's Kulisch partial of its ranks' FP32 vectors, as wire values.
+fn leaf_partial(leaf: &[Vec<f32>], width: u16) -> Vec<u8> {
+    let k = NumFormat::Kulisch { width_bits: width };
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+    for r in leaf {
+        acc.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+    }
+    let mut partial = vec![0u8; SLOTS * k.value_bytes()];
+    for (slot, out) in partial.chunks_exact_mut(k.value_bytes()).enumerate() {
+        acc.write(slot, Output::Kulisch, out).unwrap();
+    }
+    partial
+}
+
 #[test]
 fn kulisch_partials_summed_again_like_a_tree() {
     // Leaves sum 8 ranks each; the root sums the leaves' Kulisch partials.
@@ -174,15 +188,7 @@ fn kulisch_partials_summed_again_like_a_tree() {
     let k = NumFormat::Kulisch { width_bits: width };
     let mut root = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
     for leaf in ranks.chunks(8) {
-        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
-        for r in leaf {
-            acc.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
-        }
-        let mut partial = vec![0u8; SLOTS * k.value_bytes()];
-        for (slot, out) in partial.chunks_exact_mut(k.value_bytes()).enumerate() {
-            acc.write(slot, Output::Kulisch, out).unwrap();
-        }
-        root.accumulate(0, k, &partial).unwrap();
+        root.accumulate(0, k, &leaf_partial(leaf, width)).unwrap();
     }
     for slot in 0..SLOTS {
         let exact = oracle::sum(&ranks.iter().map(|r| oracle::of_f32_bits(r[slot].to_bits())).collect::<Vec<_>>());
@@ -442,15 +448,7 @@ fn narrow_kulisch_partials_take_the_register_path_exactly() {
     let mut root = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
     // Two leaves of two ranks send partials; ranks 4 and 5 go straight to the root.
     for leaf in ranks[..4].chunks(2) {
-        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
-        for r in leaf {
-            acc.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
-        }
-        let mut partial = vec![0u8; SLOTS * k.value_bytes()];
-        for (slot, out) in partial.chunks_exact_mut(k.value_bytes()).enumerate() {
-            acc.write(slot, Output::Kulisch, out).unwrap();
-        }
-        root.accumulate(0, k, &partial).unwrap();
+        root.accumulate(0, k, &leaf_partial(leaf, width)).unwrap();
     }
     for r in &ranks[4..] {
         root.accumulate(0, NumFormat::Fp32, &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
