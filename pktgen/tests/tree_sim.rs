@@ -119,3 +119,14 @@ fn impaired_in_process_tree_stays_exact() {
     let switch_retx: u64 = job.nodes().iter().map(|&n| link.core(n).node.stream_stats().retransmitted).sum();
     assert!(r.ranks.retransmitted + switch_retx > 0);
 }
+
+#[test]
+fn shipped_tree_configs_are_the_labs() {
+    use prism_dataplane::switch::config::SwitchConfig;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tree");
+    for (file, node) in [("root.toml", TreeNode::Root), ("leaf0.toml", TreeNode::Leaf(0)), ("leaf1.toml", TreeNode::Leaf(1))] {
+        let shipped = SwitchConfig::load(&dir.join(file)).unwrap();
+        let lab = SwitchConfig::parse(&prism_pktgen::lab::config_text(node)).unwrap();
+        assert_eq!(format!("{shipped:?}"), format!("{lab:?}"), "configs/tree/{file} differs from the lab's wiring");
+    }
+}
