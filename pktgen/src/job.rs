@@ -75,6 +75,9 @@ pub struct Job {
     pub packetization: Packetization,
     pub seed: u64,
     pub identity: Identity,
+    /// Frames each stream keeps until PROGRESS acknowledges them; 0: no
+    /// PROGRESS and no retransmission (the SINGLE prototype).
+    pub replay_depth: u16,
     /// The switch's MAC and, per rank, its port on the switch.
     pub switch_mac: Mac,
     pub rank_ports: Vec<u16>,
@@ -110,6 +113,7 @@ impl Job {
             packetization: Packetization::Full,
             seed: 1,
             identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
+            replay_depth: 0,
             switch_mac: DEFAULT_SWITCH_MAC,
             rank_ports: vec![0],
             am_mac: DEFAULT_AM_MAC,
@@ -176,7 +180,7 @@ impl Job {
             terms: self.ranks as u32,
             window_elements: self.window_elements(),
             window_intervals: 16,
-            replay_depth: 0,
+            replay_depth: self.replay_depth,
             window_bytes: 16 * (self.mtu as u32 + 18),
             binding_count: self.ranks,
         }

@@ -115,6 +115,10 @@ struct Args {
     op_id: u16,
     #[arg(long, default_value_t = 1)]
     generation: u32,
+    /// PROGRESS and local retransmission on every stream, each keeping up to
+    /// this many frames until acknowledged (0: none, the SINGLE prototype).
+    #[arg(long, default_value_t = 0)]
+    replay_depth: u16,
     /// Give up after this many ms without progress.
     #[arg(long, default_value_t = 5000)]
     timeout_ms: u64,
@@ -184,6 +188,7 @@ fn job_of(a: &Args) -> Result<Job, String> {
         packetization: a.packetization,
         seed: a.seed,
         identity: Identity { job: 1, group: 1, group_gen: 1, op: a.op_id, op_gen: a.generation },
+        replay_depth: a.replay_depth,
         switch_mac: mac("switch-mac", &a.switch_mac)?,
         rank_ports: a.rank_ports.clone(),
         am_mac: mac("am-mac", &a.am_mac)?,

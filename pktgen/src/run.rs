@@ -4,6 +4,8 @@
 use crate::job::Job;
 use crate::link::{Link, Rx};
 use crate::verify::{Check, Expected, Mismatch, Reassembly};
+use prism_dataplane::engine::stream::{emit_progress, Credit};
+use prism_dataplane::engine::{Replay, RxWindow, Sent};
 use hdrhistogram::Histogram;
 use prism_dataplane::pcap::Captured;
 use prism_dataplane::wire::*;
@@ -192,6 +194,10 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     let mut context = job.context();
     context.window_intervals = context.window_intervals.min(record.window_intervals);
     context.window_bytes = context.window_bytes.min(record.window_bytes);
+    if context.replay_depth > record.replay_depth {
+        // The switch keeps fewer frames of replay than asked: use what it has (0: no PROGRESS).
+        context.replay_depth = record.replay_depth;
+    }
     let bindings = job.bindings();
     let staged = transact(&mut s, job, 2, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })?;
     expect_ok(&staged, Command::STAGE)?;
@@ -223,62 +229,154 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     let mut results: Vec<(u16, Vec<u8>)> = Vec::new();
     let mut ignored = 0u64;
     let mut timed_out = false;
+    let feedback = context.replay_depth > 0;
+    // With feedback: each rank's DATA stream (replay, credits, timer) and RESULT window.
+    let mut streams: Vec<Replay> = (0..job.ranks)
+        .map(|r| Replay::new(job.rank_ports[r as usize % job.rank_ports.len()], context.replay_depth as usize, job.mtu as usize + 14, max_held as u32, max_bytes as u32, 5_000_000))
+        .collect();
+    let mut rx_windows: Vec<RxWindow> = receivers.iter().map(|_| RxWindow::new(64)).collect();
+    let mut out: Vec<Sent> = Vec::new();
+    let clock_ns = |now: Instant| now.saturating_duration_since(data_start).as_nanos() as u64;
     loop {
-        // The window's base as RESULTs show it: every receiver has everything below.
-        let base = per_rank.iter().map(|(_, r)| r.contiguous()).min().unwrap_or(0);
-        let allowed = opts.rate_pps.map_or(u64::MAX, |pps| (s.link.now().saturating_duration_since(data_start).as_secs_f64() * pps) as u64 + 1);
-        let mut progressed = false;
-        for r in 0..job.ranks as usize {
-            while held_lo[r] < next[r] && packets[r][held_lo[r]].1 <= base {
-                held_bytes[r] -= packets[r][held_lo[r]].2.len();
-                held_lo[r] += 1;
-            }
-            loop {
-                let Some((_, end, frame)) = packets[r].get(next[r]) else { break };
-                let held = next[r] - held_lo[r];
-                if *end > base + window || held >= max_held || held_bytes[r] + frame.len() > max_bytes || sent_data >= allowed {
-                    break;
+        let (progressed, done) = if feedback {
+            // Ranks queue what their replay depth allows; the streams send within the switch's credit.
+            let now = s.link.now();
+            for r in 0..job.ranks as usize {
+                if streams[r].deadline().is_some_and(|d| d <= clock_ns(now)) {
+                    streams[r].on_timeout(clock_ns(now), &mut out);
                 }
-                held_bytes[r] += frame.len();
-                sent_at[r].push(s.link.now());
-                s.send(job.rank_ports[r % job.rank_ports.len()], frame)?;
-                next[r] += 1;
-                sent_data += 1;
+                while streams[r].has_room() && next[r] < packets[r].len() && sent_data < allowed_at(opts, data_start, s.link.now()) {
+                    let (first, end, f) = &packets[r][next[r]];
+                    sent_at[r].push(s.link.now());
+                    streams[r].push(clock_ns(now), &mut out, Some((*first, *end)), f.len(), |pid, buf| {
+                        buf.copy_from_slice(f);
+                        DataPacket::new_unchecked(&mut buf[ETH_HEADER_LEN..]).set_packet_id(pid);
+                    });
+                    next[r] += 1;
+                    sent_data += 1;
+                }
+            }
+            let mut progressed = !out.is_empty();
+            for f in out.drain(..) {
+                s.send(f.port, &f.frame)?;
+            }
+            while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 1 }))? {
+                let now = clock_ns(s.link.now());
+                let parsed = parse_frame(&rx.frame, &Limits { mtu: job.mtu });
+                let Ok(ParsedFrame { eth, prism: Some(p) }) = parsed else {
+                    ignored += 1;
+                    continue;
+                };
+                match p {
+                    PrismRepr::Progress(pr) if pr.identity == job.identity && (pr.stream_id as usize) < streams.len() && crate::job::rank_mac(pr.stream_id) == eth.dst => {
+                        let acked = streams[pr.stream_id as usize].stats.acked;
+                        streams[pr.stream_id as usize].on_progress(now, &pr, &mut out);
+                        progressed |= streams[pr.stream_id as usize].stats.acked > acked;
+                    }
+                    PrismRepr::Data(d) if d.class == Class::RESULT && d.identity == job.identity => {
+                        let Some(i) = receivers.iter().position(|&r| crate::job::rank_mac(r) == eth.dst && d.stream_id == r) else {
+                            ignored += 1;
+                            continue;
+                        };
+                        let (a, b) = (d.first_element as u64, d.end_element());
+                        let digest = prism_dataplane::engine::digest::digest(a, b, d.body);
+                        let status = match rx_windows[i].check(d.packet_id, a, b, digest) {
+                            _ if d.is_inexact() => ProgressStatus::ACCEPTED,
+                            Ok(true) => {
+                                rx_windows[i].record(d.packet_id, a, b, digest);
+                                ProgressStatus::ACCEPTED
+                            }
+                            Ok(false) => ProgressStatus::DUPLICATE,
+                            Err(_) => ProgressStatus::REJECTED,
+                        };
+                        if status == ProgressStatus::ACCEPTED {
+                            let (rank, re) = &mut per_rank[i];
+                            if re.note(job, &d) {
+                                results.push((*rank, rx.frame.clone()));
+                            }
+                            if let Some(t) = last_data_sent(&packets, &sent_at, a, b) {
+                                let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
+                            }
+                            last_result = rx.at;
+                            progressed = true;
+                        }
+                        // PROGRESS back to the switch on this result path.
+                        let r = receivers[i];
+                        let bound = BindingRecord {
+                            directions: 0,
+                            peer_kind: PeerKind::SWITCH,
+                            stream_id: r,
+                            local_ep: 0x1000 + r,
+                            peer_ep: 0x0100 + r,
+                            peer_mac: job.switch_mac,
+                            port: job.rank_ports[r as usize % job.rank_ports.len()],
+                            rank: NO_RANK,
+                            terms: 0,
+                        };
+                        let cov = rx_windows[i].coverage();
+                        let credit = Credit { intervals: rx_windows[i].free_intervals(), bytes: 1 << 24 };
+                        emit_progress(&mut out, job.identity, crate::job::rank_mac(r), &bound, d.packet_id, status, 0, &cov, credit);
+                    }
+                    _ => ignored += 1,
+                }
+                for f in out.drain(..) {
+                    s.send(f.port, &f.frame)?;
+                }
+            }
+            let done = per_rank.iter().all(|(_, r)| r.complete()) && streams.iter().all(Replay::is_idle) && next.iter().zip(&packets).all(|(n, p)| *n == p.len());
+            (progressed, done)
+        } else {
+            // The window's base as RESULTs show it: every receiver has everything below.
+            let base = per_rank.iter().map(|(_, r)| r.contiguous()).min().unwrap_or(0);
+            let allowed = allowed_at(opts, data_start, s.link.now());
+            let mut progressed = false;
+            for r in 0..job.ranks as usize {
+                while held_lo[r] < next[r] && packets[r][held_lo[r]].1 <= base {
+                    held_bytes[r] -= packets[r][held_lo[r]].2.len();
+                    held_lo[r] += 1;
+                }
+                loop {
+                    let Some((_, end, frame)) = packets[r].get(next[r]) else { break };
+                    let held = next[r] - held_lo[r];
+                    if *end > base + window || held >= max_held || held_bytes[r] + frame.len() > max_bytes || sent_data >= allowed {
+                        break;
+                    }
+                    held_bytes[r] += frame.len();
+                    sent_at[r].push(s.link.now());
+                    s.send(job.rank_ports[r % job.rank_ports.len()], frame)?;
+                    next[r] += 1;
+                    sent_data += 1;
+                    progressed = true;
+                }
+            }
+            while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 2 }))? {
+                let parsed = parse_frame(&rx.frame, &Limits { mtu: job.mtu });
+                let Ok(ParsedFrame { eth, prism: Some(PrismRepr::Data(d)) }) = parsed else {
+                    ignored += 1;
+                    continue;
+                };
+                if d.class != Class::RESULT || d.identity != job.identity {
+                    ignored += 1;
+                    continue;
+                }
+                let Some((rank, re)) = per_rank.iter_mut().find(|(r, _)| crate::job::rank_mac(*r) == eth.dst && d.stream_id == *r) else {
+                    ignored += 1;
+                    continue;
+                };
+                if re.note(job, &d) {
+                    results.push((*rank, rx.frame.clone()));
+                }
+                // Latency: from the last DATA (any rank) covering this range.
+                let (a, b) = (d.first_element as u64, d.end_element());
+                if let Some(t) = last_data_sent(&packets, &sent_at, a, b) {
+                    let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
+                }
+                last_result = rx.at;
                 progressed = true;
             }
-        }
-        while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 2 }))? {
-            let parsed = parse_frame(&rx.frame, &Limits { mtu: job.mtu });
-            let Ok(ParsedFrame { eth, prism: Some(PrismRepr::Data(d)) }) = parsed else {
-                ignored += 1;
-                continue;
-            };
-            if d.class != Class::RESULT || d.identity != job.identity {
-                ignored += 1;
-                continue;
-            }
-            let Some((rank, re)) = per_rank.iter_mut().find(|(r, _)| crate::job::rank_mac(*r) == eth.dst && d.stream_id == *r) else {
-                ignored += 1;
-                continue;
-            };
-            if re.note(job, &d) {
-                results.push((*rank, rx.frame.clone()));
-            }
-            // Latency: from the last DATA (any rank) covering this range.
-            let (a, b) = (d.first_element as u64, d.end_element());
-            let last_data = (0..job.ranks as usize)
-                .filter_map(|q| {
-                    let i = packets[q][..sent_at[q].len()].partition_point(|p| p.1 <= a);
-                    (i..sent_at[q].len()).take_while(|&i| packets[q][i].0 < b).map(|i| sent_at[q][i]).max()
-                })
-                .max();
-            if let Some(t) = last_data {
-                let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
-            }
-            last_result = rx.at;
-            progressed = true;
-        }
-        if per_rank.iter().all(|(_, r)| r.complete()) {
+            (progressed, per_rank.iter().all(|(_, r)| r.complete()))
+        };
+        if done {
             break;
         }
         if progressed {
@@ -288,7 +386,8 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
             break;
         }
         if opts.progress && last_line.elapsed() > Duration::from_millis(500) {
-            eprint!("\r  sent {sent_data}/{total} DATA, received {} frames, {:.1} s   ", s.received, s.link.now().saturating_duration_since(data_start).as_secs_f64());
+            let again: u64 = streams.iter().map(|x| x.stats.retransmitted).sum();
+            eprint!("\r  sent {sent_data}/{total} DATA ({again} again), received {} frames, {:.1} s   ", s.received, s.link.now().saturating_duration_since(data_start).as_secs_f64());
             last_line = Instant::now();
         }
     }
@@ -325,4 +424,19 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
         capture: s.capture.take().unwrap_or_default(),
         timed_out,
     })
+}
+
+/// DATA frames the rate allows by `now` (all of them without a rate).
+fn allowed_at(opts: &RunOptions, data_start: Instant, now: Instant) -> u64 {
+    opts.rate_pps.map_or(u64::MAX, |pps| (now.saturating_duration_since(data_start).as_secs_f64() * pps) as u64 + 1)
+}
+
+/// When the last DATA frame (any rank) that covers part of `[a, b)` was first sent.
+fn last_data_sent(packets: &[Vec<(u64, u64, Vec<u8>)>], sent_at: &[Vec<Instant>], a: u64, b: u64) -> Option<Instant> {
+    (0..packets.len())
+        .filter_map(|q| {
+            let i = packets[q][..sent_at[q].len()].partition_point(|p| p.1 <= a);
+            (i..sent_at[q].len()).take_while(|&i| packets[q][i].0 < b).map(|i| sent_at[q][i]).max()
+        })
+        .max()
 }

@@ -64,3 +64,24 @@ fn unsupported_tuples_are_refused_before_stage() {
     assert_eq!(run(&j, &mut link, &RunOptions::default()).err(), Some(RunError::Unsupported));
     assert_eq!(link.node().counters.accepted, 1, "only the CAPS_QUERY reached the switch");
 }
+
+#[test]
+fn progress_and_replay_on_a_single_switch() {
+    for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+        for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+            let mut j = job(4, semantics, acc, OutputFormat::FP32);
+            j.replay_depth = 4;
+            j.vector_len = 20_000;
+            let mut link = SimLink::new(&config());
+            let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+            assert!(r.passed(), "{semantics:?} {acc:?}: missing {} {:?}", r.missing(), r.mismatches());
+            assert!(!r.timed_out);
+            let c = &link.node().counters;
+            // Every DATA and every RESULT was answered by PROGRESS, and the switch applied the ranks'.
+            assert!(c.progress_sent >= c.data_applied, "{c:?}");
+            assert!(c.progress_applied >= c.results_sent, "{c:?}");
+            assert_eq!(c.data_rejected.iter().sum::<u64>(), 0, "the ranks stayed within the credit: {c:?}");
+            assert_eq!(link.node().state(&j.identity), None, "COMPLETE and RELEASE went through");
+        }
+    }
+}

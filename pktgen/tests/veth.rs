@@ -216,3 +216,25 @@ fn every_format_and_output_through_the_dpdk_switch() {
     }
     sw.stop();
 }
+
+#[test]
+fn progress_and_replay_through_the_dpdk_switch() {
+    let _serial = serial();
+    let v = Veths::new(&format!("pr{}", std::process::id() % 10000));
+    let stats = std::env::temp_dir().join(format!("prism-vethp-stats-{}.json", std::process::id()));
+    let sw = Switch::start(&v, stats);
+    let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+    let mut link = AfPacketLink::open(&ifaces).unwrap();
+    for (i, acc) in [AccumulatorPolicy::KULISCH_FIXED, AccumulatorPolicy::FP32_ARRIVAL].into_iter().enumerate() {
+        let mut j = sim::job(4, Semantics::ALLREDUCE, acc, OutputFormat::FP32);
+        j.vector_len = 50_000;
+        j.replay_depth = 8;
+        j.identity.op = 200 + i as u16;
+        let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+        assert!(r.passed(), "{acc:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+    }
+    let stats = sw.stop();
+    assert!(stats["engine"]["progress_sent"].as_u64().unwrap() > 0);
+    assert!(stats["engine"]["progress_applied"].as_u64().unwrap() > 0, "the ranks' PROGRESS reached the switch's result paths");
+    assert_eq!(stats["engine"]["progress_rejected"].as_u64(), Some(0));
+}
