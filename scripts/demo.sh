@@ -8,8 +8,10 @@
 #   4. stop the switch (SIGTERM) and print its counters;
 #   5. software vs hardware: the same scenario (configs/bench/demo.toml) through
 #      prism-switch on a veth pair and through the RTL switch (Verilator),
-#      every RESULT exact on both, and the latency report with its plots.
-# Needs root (veth pairs). Safe to run twice.
+#      every RESULT exact on both, and the latency report with its plots;
+#   6. a spine-leaf tree of three prism-switch processes (prism-tree): clean
+#      links, 1% impaired links, and a leaf killed mid-operation.
+# Needs root (veth pairs, network namespaces). Safe to run twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh

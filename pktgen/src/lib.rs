@@ -1,5 +1,7 @@
 //! prism-pktgen as a library: jobs, links to switches, the run, verification.
 
+pub mod args;
+pub mod feedback;
 pub mod job;
 pub mod link;
 pub mod run;

@@ -1,6 +1,7 @@
 //! prism-pktgen: PRISM rank traffic with in-band setup and exact verification.
 
 use clap::{Parser, ValueEnum};
+use prism_pktgen::args::{Op, PolicyArg};
 use prism_arith::NumFormat;
 use prism_dataplane::pcap;
 use prism_dataplane::switch::config::SwitchConfig;
@@ -12,16 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Op {
-    Reduce,
-    Allreduce,
-}
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum PolicyArg {
-    Fp32Arrival,
-    Kulisch,
-}
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum OutArg {
     Fp32,
@@ -164,15 +155,9 @@ fn job_of(a: &Args) -> Result<Job, String> {
     }
     Ok(Job {
         ranks: a.ranks,
-        semantics: match a.op {
-            Op::Reduce => Semantics::REDUCE,
-            Op::Allreduce => Semantics::ALLREDUCE,
-        },
+        semantics: a.op.semantics(),
         dest_rank: a.dest,
-        accumulator: match a.policy {
-            PolicyArg::Fp32Arrival => AccumulatorPolicy::FP32_ARRIVAL,
-            PolicyArg::Kulisch => AccumulatorPolicy::KULISCH_FIXED,
-        },
+        accumulator: a.policy.accumulator(),
         output: match a.output {
             OutArg::Fp32 => OutputFormat::FP32,
             OutArg::Auto => OutputFormat::AUTO,

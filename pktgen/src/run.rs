@@ -4,7 +4,7 @@
 use crate::job::Job;
 use crate::link::{Link, Rx};
 use crate::verify::{Check, Expected, Mismatch, Reassembly};
-use prism_dataplane::engine::stream::{emit_progress, Credit};
+use crate::feedback;
 use prism_dataplane::engine::{Replay, RxWindow, Sent};
 use hdrhistogram::Histogram;
 use prism_dataplane::pcap::Captured;
@@ -248,10 +248,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
                 while streams[r].has_room() && next[r] < packets[r].len() && sent_data < allowed_at(opts, data_start, s.link.now()) {
                     let (first, end, f) = &packets[r][next[r]];
                     sent_at[r].push(s.link.now());
-                    streams[r].push(clock_ns(now), &mut out, Some((*first, *end)), f.len(), |pid, buf| {
-                        buf.copy_from_slice(f);
-                        DataPacket::new_unchecked(&mut buf[ETH_HEADER_LEN..]).set_packet_id(pid);
-                    });
+                    feedback::queue(&mut streams[r], clock_ns(now), &mut out, *first, *end, f);
                     next[r] += 1;
                     sent_data += 1;
                 }
@@ -279,16 +276,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
                             continue;
                         };
                         let (a, b) = (d.first_element as u64, d.end_element());
-                        let digest = prism_dataplane::engine::digest::digest(a, b, d.body);
-                        let status = match rx_windows[i].check(d.packet_id, a, b, digest) {
-                            _ if d.is_inexact() => ProgressStatus::ACCEPTED,
-                            Ok(true) => {
-                                rx_windows[i].record(d.packet_id, a, b, digest);
-                                ProgressStatus::ACCEPTED
-                            }
-                            Ok(false) => ProgressStatus::DUPLICATE,
-                            Err(_) => ProgressStatus::REJECTED,
-                        };
+                        let status = feedback::take_result(&mut rx_windows[i], &d);
                         if status == ProgressStatus::ACCEPTED {
                             let (rank, re) = &mut per_rank[i];
                             if re.note(job, &d) {
@@ -302,20 +290,8 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
                         }
                         // PROGRESS back to the switch on this result path.
                         let r = receivers[i];
-                        let bound = BindingRecord {
-                            directions: 0,
-                            peer_kind: PeerKind::SWITCH,
-                            stream_id: r,
-                            local_ep: 0x1000 + r,
-                            peer_ep: 0x0100 + r,
-                            peer_mac: job.switch_mac,
-                            port: job.rank_ports[r as usize % job.rank_ports.len()],
-                            rank: NO_RANK,
-                            terms: 0,
-                        };
-                        let cov = rx_windows[i].coverage();
-                        let credit = Credit { intervals: rx_windows[i].free_intervals(), bytes: 1 << 24 };
-                        emit_progress(&mut out, job.identity, crate::job::rank_mac(r), &bound, d.packet_id, status, 0, &cov, credit);
+                        let bound = feedback::to_switch(r, job.switch_mac, job.rank_ports[r as usize % job.rank_ports.len()]);
+                        feedback::answer(&mut out, job.identity, crate::job::rank_mac(r), &bound, &mut rx_windows[i], d.packet_id, status);
                     }
                     _ => ignored += 1,
                 }

@@ -9,10 +9,10 @@
 //! - leaf `i`: port 0 to pktgen (its ranks and the AM), port 1 up to the root;
 //! - root: port `i` down to leaf `i`; its AM port is 0 (behind leaf 0).
 
+use crate::feedback;
 use crate::link::Link;
 use crate::verify::oracle::{self, V, F32};
-use prism_dataplane::engine::digest::digest;
-use prism_dataplane::engine::stream::{emit_progress, Credit, StreamStats};
+use prism_dataplane::engine::stream::StreamStats;
 use prism_dataplane::engine::{Replay, RxWindow, Sent};
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::wire::*;
@@ -472,7 +472,6 @@ impl Am<'_> {
 /// One rank of the tree job.
 struct Rank {
     r: u16,
-    port: u16,
     pending: Vec<(u64, u64, Vec<u8>)>,
     replay: Replay,
     results: RxWindow,
@@ -512,22 +511,11 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
             pending.reverse();
             Rank {
                 r,
-                port: job.leaf_of(r),
                 pending,
                 replay: Replay::new(job.leaf_of(r), job.replay_depth as usize, 1518, job.window_intervals as u32, job.window_bytes(), job.rto.as_nanos() as u64),
                 results: RxWindow::new(64),
                 got: vec![false; job.vector_len as usize],
-                to_leaf: BindingRecord {
-                    directions: 0,
-                    peer_kind: PeerKind::SWITCH,
-                    stream_id: r,
-                    local_ep: 0x1000 + r,
-                    peer_ep: 0x0100 + r,
-                    peer_mac: leaf_mac(job.leaf_of(r)),
-                    port: job.leaf_of(r),
-                    rank: NO_RANK,
-                    terms: 0,
-                },
+                to_leaf: feedback::to_switch(r, leaf_mac(job.leaf_of(r)), job.leaf_of(r)),
                 inexact: false,
             }
         })
@@ -544,10 +532,7 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
     let fill = |rank: &mut Rank, now: u64, out: &mut Vec<Sent>| {
         while rank.replay.has_room() && !rank.pending.is_empty() {
             let (first, end, f) = rank.pending.pop().unwrap_or_default();
-            rank.replay.push(now, out, Some((first, end)), f.len(), |pid, buf| {
-                buf.copy_from_slice(&f);
-                DataPacket::new_unchecked(&mut buf[ETH_HEADER_LEN..]).set_packet_id(pid);
-            });
+            feedback::queue(&mut rank.replay, now, out, first, end, &f);
         }
     };
     for rank in &mut ranks {
@@ -604,41 +589,29 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
                     fill(rank, now, &mut out);
                 }
                 Some(PrismRepr::Data(d)) if d.class == Class::RESULT && d.identity == job.identity && d.stream_id == rank.r => {
-                    let (first, end) = (d.first_element as u64, d.end_element());
-                    let status = if d.is_inexact() {
+                    let status = feedback::take_result(&mut rank.results, &d);
+                    if d.is_inexact() {
                         rank.inexact = true;
                         report.inexact = true;
-                        ProgressStatus::ACCEPTED
-                    } else {
-                        match rank.results.check(d.packet_id, first, end, digest(first, end, d.body)) {
-                            Ok(true) => {
-                                rank.results.record(d.packet_id, first, end, digest(first, end, d.body));
-                                report.result_frames += 1;
-                                last_progress = Instant::now();
-                                let mut pos = first as usize;
-                                for g in d.groups() {
-                                    for val in g.values.chunks_exact(g.format.value_bytes()) {
-                                        let got = oracle::decode(g.format, val);
-                                        let exp = oracle::of_f32_bits(want[pos]);
-                                        if got != exp && report.mismatches.len() < 16 {
-                                            report.mismatches.push(format!("rank {} element {pos}: got {got:?}, want {exp:?}", rank.r));
-                                        }
-                                        rank.got[pos] = true;
-                                        pos += 1;
-                                    }
+                    } else if status == ProgressStatus::ACCEPTED {
+                        report.result_frames += 1;
+                        last_progress = Instant::now();
+                        let mut pos = d.first_element as usize;
+                        for g in d.groups() {
+                            for val in g.values.chunks_exact(g.format.value_bytes()) {
+                                let got = oracle::decode(g.format, val);
+                                let exp = oracle::of_f32_bits(want[pos]);
+                                if got != exp && report.mismatches.len() < 16 {
+                                    report.mismatches.push(format!("rank {} element {pos}: got {got:?}, want {exp:?}", rank.r));
                                 }
-                                ProgressStatus::ACCEPTED
+                                rank.got[pos] = true;
+                                pos += 1;
                             }
-                            Ok(false) => {
-                                report.result_duplicates += 1;
-                                ProgressStatus::DUPLICATE
-                            }
-                            Err(_) => ProgressStatus::REJECTED,
                         }
-                    };
-                    let cov = rank.results.coverage();
-                    emit_progress(&mut out, job.identity, rank_mac(rank.r), &rank.to_leaf, d.packet_id, status, 0, &cov, Credit { intervals: rank.results.free_intervals(), bytes: 1 << 24 });
-                    let _ = rank.port;
+                    } else if status == ProgressStatus::DUPLICATE {
+                        report.result_duplicates += 1;
+                    }
+                    feedback::answer(&mut out, job.identity, rank_mac(rank.r), &rank.to_leaf, &mut rank.results, d.packet_id, status);
                 }
                 _ => {}
             }

@@ -336,6 +336,10 @@ impl OpData {
 
     /// When the earliest retransmission timer of the operation expires.
     pub fn deadline(&self) -> Option<u64> {
+        // Called every polling loop: operations without feedback have no timers.
+        if !self.feedback {
+            return None;
+        }
         let paths = self.paths.iter().filter_map(|p| p.replay.deadline());
         paths.chain(self.parent.iter().filter_map(|p| p.out.replay.deadline())).min()
     }

@@ -122,15 +122,6 @@ impl Replay {
         }
     }
 
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// Whether frames are kept until acknowledged.
-    pub fn reliable(&self) -> bool {
-        self.depth > 0
-    }
-
     /// Whether another frame may be queued now.
     pub fn has_room(&self) -> bool {
         self.depth == 0 || self.entries.len() < self.depth
@@ -149,10 +140,6 @@ impl Replay {
     /// Every frame acknowledged.
     pub fn is_idle(&self) -> bool {
         self.entries.is_empty()
-    }
-
-    pub fn next_packet_id(&self) -> u32 {
-        self.next_packet_id
     }
 
     /// Queues (or, without feedback, sends) one new frame of `len` bytes that
@@ -245,10 +232,11 @@ impl Replay {
             if let Some(i) = self.entries.iter().position(|e| e.packet_id == p.packet_id) {
                 match p.status {
                     ProgressStatus::ACCEPTED | ProgressStatus::DUPLICATE => {
-                        acked_seq = Some(self.entries[i].seq);
-                        // Acknowledged: the watermark rule below removes it.
-                        self.entries[i].first = 0;
-                        self.entries[i].end = 0;
+                        if let Some(e) = self.entries.remove(i) {
+                            acked_seq = Some(e.seq);
+                            self.pool.push(e.frame);
+                            self.stats.acked += 1;
+                        }
                     }
                     _ => {
                         let e = &mut self.entries[i];
@@ -262,6 +250,7 @@ impl Replay {
                 }
             }
         }
+        // Everything below the receiver's watermark arrived (terminal frames have no range).
         let before = self.entries.len();
         let pool = &mut self.pool;
         self.entries.retain_mut(|e| {
@@ -271,9 +260,8 @@ impl Replay {
             }
             !done
         });
-        let acked = before - self.entries.len();
-        self.stats.acked += acked as u64;
-        if acked > 0 {
+        self.stats.acked += (before - self.entries.len()) as u64;
+        if acked_seq.is_some() || self.entries.len() < before {
             self.rto = self.rto_base;
         }
         self.credit_intervals = p.interval_credits as u32;

@@ -4,6 +4,7 @@
 //! and the time to recover from a killed leaf. Needs root and iproute2.
 
 use clap::{Parser, ValueEnum};
+use prism_pktgen::args::{Op, PolicyArg};
 use prism_dataplane::wire::*;
 use prism_pktgen::lab::{Lab, LabOptions};
 use prism_pktgen::tree::{run_tree, run_tree_observed, TreeJob, TreeNode, TreeReport};
@@ -14,16 +15,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Op {
-    Reduce,
-    Allreduce,
-}
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum PolicyArg {
-    Fp32Arrival,
-    Kulisch,
-}
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum PartialArg {
     Fp32,
@@ -74,16 +65,7 @@ struct Args {
 }
 
 fn job(args: &Args) -> TreeJob {
-    let (semantics, acc) = (
-        match args.op {
-            Op::Reduce => Semantics::REDUCE,
-            Op::Allreduce => Semantics::ALLREDUCE,
-        },
-        match args.policy {
-            PolicyArg::Kulisch => AccumulatorPolicy::KULISCH_FIXED,
-            PolicyArg::Fp32Arrival => AccumulatorPolicy::FP32_ARRIVAL,
-        },
-    );
+    let (semantics, acc) = (args.op.semantics(), args.policy.accumulator());
     let partial = match (args.partial, acc) {
         (Some(PartialArg::Fp32), _) => PartialPolicy::FP32,
         (Some(PartialArg::Kulisch), _) => PartialPolicy::KULISCH,
