@@ -58,7 +58,7 @@ pub struct RtlSwitch {
     ins: Vec<Beat>,
     outs: Vec<Beat>,
     partial_first: Vec<u64>,
-    /// Cycles with m_axis_tready low, as a repeating pattern (backpressure).
+    /// Cycles with m_axis_tready low, as a repeating pattern (backpressure); port p runs it 5p cycles later.
     pub out_stall: Vec<bool>,
 }
 
@@ -102,9 +102,16 @@ impl RtlSwitch {
 
     /// One clock with the beats in `self.ins` (valid = 0: none on that port); the ports that took theirs.
     fn clock_ins(&mut self, out: &mut Vec<Egress>) -> u32 {
-        let stalled = !self.out_stall.is_empty() && self.out_stall[(self.cycle as usize) % self.out_stall.len()];
+        // Port p follows the pattern 5p cycles later: the ports stall at different times.
+        let mut ready = u32::MAX;
+        if !self.out_stall.is_empty() {
+            for p in 0..self.ports {
+                if self.out_stall[(self.cycle as usize + 5 * p) % self.out_stall.len()] {
+                    ready &= !(1 << p);
+                }
+            }
+        }
         let mut c = 0u64;
-        let ready = if stalled { 0 } else { u32::MAX };
         // SAFETY: model is live; both arrays hold `ports` Beats; c a valid out-pointer.
         let took = unsafe { prism_switch_cycle(self.model, self.ins.as_ptr(), ready, self.outs.as_mut_ptr(), &mut c) };
         self.cycle = c + 1;

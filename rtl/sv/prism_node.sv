@@ -7,12 +7,16 @@
 //            STAGE validation in the engine's order, COMMIT/COMPLETE/RELEASE/
 //            ABORT, CAPS_QUERY from the capability ROM; ACKs out.
 //   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
-//            accumulation 16 lanes per cycle (prism_fp32_add), coverage, and
-//            canonical FP32 RESULT packets on every result path; or
-//            KULISCH_FIXED: 16 exact KW-bit lanes (prism_kulisch_lane), one
-//            rounding to FP32 per value on the way out (prism_kulisch_round).
-// Frames leave through one 512-bit AXI4-Stream, a whole frame at a time
-// (CONTROL replies and RESULTs never interleave).
+//            accumulation FLANES (64) lanes per cycle (prism_fp32_add),
+//            coverage, and canonical FP32 RESULT packets on every result
+//            path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
+//            (prism_kulisch_lane), one rounding to FP32 per value on the way
+//            out (prism_kulisch_round). A 363-value frame takes 8 engine
+//            cycles (10 under KULISCH_FIXED): one engine keeps up with two
+//            ports at one beat per cycle each.
+// Frames leave through one 512-bit AXI4-Stream a port, a whole frame at a
+// time on each (CONTROL replies and RESULTs never interleave); the ports
+// send in parallel.
 //
 // Hardware limits, advertised through the capability ROM: one operation
 // context, FP32 input, FP32_ARRIVAL or KULISCH_FIXED (widths 280..KW),
@@ -35,7 +39,12 @@ module prism_node #(
     parameter int MAX_HELD = 16,
     parameter int TXN_SLOTS = 16,
     parameter int RETIRED_SLOTS = 8,
-    parameter int PORTS = 1
+    parameter int PORTS = 1,
+    // FP32_ARRIVAL lanes: values added a cycle (four beats' worth, so that
+    // one engine keeps up with two busy ports).
+    parameter int FLANES = 4 * DATA_W / 32,
+    // KULISCH_FIXED lanes (each a KW-bit exact adder).
+    parameter int KLANES = 3 * DATA_W / 32
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -57,15 +66,15 @@ module prism_node #(
     input  logic [PORTS-1:0]  v_body_walk,
     input  logic [7:0]        v_reason [PORTS],
 
-    output logic [DATA_W-1:0] m_axis_tdata,
-    output logic [KEEP_W-1:0] m_axis_tkeep,
-    output logic              m_axis_tvalid,
-    output logic              m_axis_tlast,
-    input  logic              m_axis_tready,
-    output logic [15:0]       m_port,
+    // One egress stream a port: each sends its frames whole, in request order.
+    output logic [DATA_W-1:0] m_axis_tdata [PORTS],
+    output logic [KEEP_W-1:0] m_axis_tkeep [PORTS],
+    output logic [PORTS-1:0]  m_axis_tvalid,
+    output logic [PORTS-1:0]  m_axis_tlast,
+    input  logic [PORTS-1:0]  m_axis_tready,
 
     output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
-    // Nothing in flight: no frame buffered, the engine and the sender idle.
+    // Nothing in flight: no frame buffered, the engine and the senders idle.
     output logic              m_idle
 );
     import prism_pkg::*;
@@ -82,7 +91,9 @@ module prism_node #(
     localparam int PI_W = $clog2(MAX_PATHS + 1);
     localparam int PSLOTS = 2 ** PI_W;
     localparam int HW = $clog2(MAX_HELD);
-    localparam int LANES = DATA_W / 32;
+    localparam int LANES = DATA_W / 32;          // RESULT values a line
+    localparam int FB_VIEW = FLANES * 4 / 64;     // frame-buffer lines under the FP32 lanes' view
+    localparam int RN_W = $clog2(FLANES + 1);
     localparam int RB = $clog2(RING);
     localparam logic [31:0] NEG_ZERO = 32'h8000_0000;
 
@@ -207,13 +218,17 @@ module prism_node #(
     logic [2*DATA_W-1:0] hdr;
     assign hdr = {fbuf[proc_buf][1], fbuf[proc_buf][0]};
 
-    // A 64-byte view of the buffered frame from any byte offset.
+    // A view of the buffered frame from any byte offset: FLANES * 4 bytes
+    // for the FP32 lanes, its first 64 bytes (win) for everything else.
     logic [15:0]       win_off;
     logic [DATA_W-1:0] win;
+    logic [32*FLANES-1:0] wv;
     always_comb begin
-        logic [2*DATA_W-1:0] two;
-        two = {fbuf[proc_buf][FB'(win_off[15:6] + 10'd1)], fbuf[proc_buf][FB'(win_off[15:6])]};
-        win = DATA_W'(two >> {win_off[5:0], 3'b000});
+        logic [DATA_W*(FB_VIEW+1)-1:0] lines;
+        for (int k = 0; k <= FB_VIEW; k++)
+            lines[DATA_W*k +: DATA_W] = fbuf[proc_buf][FB'(win_off[15:6] + 10'(k))];
+        wv = (32*FLANES)'(lines >> {win_off[5:0], 3'b000});
+        win = wv[DATA_W-1:0];
     end
 
     // Fields of the frame being handled.
@@ -309,14 +324,16 @@ module prism_node #(
     logic [31:0] acc [RING];
     logic [KW-1:0] acc_k [RING];
     logic [4:0]  acc_f [RING];
-    logic [KW-1:0] klane_sum [LANES], kint;
-    logic [4:0]  klane_f [LANES];
+    logic [KW-1:0] klane_sum [KLANES], kint;
+    logic [4:0]  klane_f [KLANES];
     logic [RB-1:0] lane_slot;
-    logic [31:0] lane_in [LANES], lane_sum [LANES];
+    logic [31:0] lane_in [FLANES], lane_sum [FLANES];
     genvar gl;
     generate
-        for (gl = 0; gl < LANES; gl++) begin : g_lane
+        for (gl = 0; gl < FLANES; gl++) begin : g_lane
             prism_fp32_add add (.a(acc[RB'(lane_slot + RB'(gl))]), .b(lane_in[gl]), .sum(lane_sum[gl]));
+        end
+        for (gl = 0; gl < KLANES; gl++) begin : g_klane
             prism_kulisch_lane #(.KW(KW)) kadd (
                 .acc(acc_k[RB'(lane_slot + RB'(gl))]), .flags(acc_f[RB'(lane_slot + RB'(gl))]),
                 .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
@@ -331,16 +348,6 @@ module prism_node #(
     logic [15:0] vals_left;
     logic [3:0]  g_fmt;
     logic [32:0] pos;
-    logic [32:0] res_base;
-    logic [31:0] res_pid;
-    logic        res_last;
-    logic        res_auto;           // the body is in obytes (AUTO)
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [8:0]  res_groups;         // at most 255
-    /* verilator lint_on UNUSEDSIGNAL */
-    logic [15:0] res_blen;
-    logic [15:0] res_count;
-    logic        res_inexact;
     logic [RB-1:0] clr_slot;
     logic [15:0] clr_left;
     logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
@@ -353,39 +360,91 @@ module prism_node #(
     logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
     // ---------------------------------------------------------------- egress
-    // A sender of its own, one frame at a time (CONTROL replies and RESULTs
-    // never interleave), taking requests in order from the engine: a CONTROL
-    // reply in cbuf, or a RESULT packet for every path. The first path
-    // streams straight from the ring (rounded under KULISCH_FIXED), copies
-    // each line for the other paths and clears the slots it read; the engine
-    // goes on with the next frame meanwhile.
+    // Requests from the engine, in order, into RQ slots: a CONTROL reply
+    // (cbuf; the engine builds one only while every slot is free) or a
+    // RESULT packet for every path. A builder streams each FP32 RESULT's
+    // values out of the ring (rounded once under KULISCH_FIXED) into the
+    // slot's lines, a line a cycle, clearing the ring slots it reads; an
+    // AUTO body is in obytes already. One sender a port sends the slots'
+    // frames for its port in request order (a RESULT's paths in path order),
+    // at most a line behind the builder, so ports send in parallel and no
+    // two frames interleave on a port. The engine goes on meanwhile.
     logic [8*192-1:0] cbuf;          // a CONTROL reply, built whole, byte i at [8i +: 8]
-    logic        q_seq, t_seq;       // a request is pending while they differ
-    logic        q_res;              // the pending request is a RESULT (else cbuf)
-    logic [15:0] q_len, q_port;
-    logic        tx_idle;
-    // The RESULT being sent (copied from the engine when taken).
-    logic [32:0] j_base;
-    logic [15:0] j_count;
-    logic        j_inexact, j_last, j_auto;
-    logic [31:0] j_pid;
-    logic [7:0]  j_groups;
-    logic [15:0] j_blen;
-    typedef enum logic [1:0] { T_IDLE, T_CTL, T_RES } tst_t;
-    tst_t        tst;
-    logic [15:0] o_len, t_line, t_port;
-    logic [PI_W-1:0] t_pi;
-    logic [DATA_W-1:0] obuf [LINES];
-    logic [DATA_W-1:0] tx_data;
-    assign tx_idle = tst == T_IDLE && q_seq == t_seq;
+    logic [15:0] q_len;              // its length
+    localparam int RQ = 2;
+    logic        rq_w;               // the engine's next slot
+    // Toggles: issued (engine), built and retired (egress), each port done (egress).
+    logic        rq_tog [RQ], bt_tog [RQ], rt_tog [RQ];
+    logic [PORTS-1:0] pd_tog [RQ];
+    logic        rq_valid [RQ], rq_built [RQ];
+    logic [PORTS-1:0] rq_pdone [RQ];
+    logic        rq_ctl [RQ], rq_auto [RQ], rq_inexact [RQ], rq_last [RQ];
+    logic [32:0] rq_base [RQ];
+    logic [15:0] rq_count [RQ], rq_blen [RQ], rq_olen [RQ], rq_port [RQ];
+    logic [31:0] rq_pid [RQ];
+    logic [7:0]  rq_groups [RQ];
+    logic [DATA_W-1:0] rbuf [RQ][LINES];
+    logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
+    logic        tx_idle, rq_free;
+    always_comb begin
+        tx_idle = 1'b1;
+        for (int s = 0; s < RQ; s++) begin
+            rq_valid[s] = rq_tog[s] != rt_tog[s];
+            rq_built[s] = bt_tog[s] != rt_tog[s];
+            rq_pdone[s] = pd_tog[s] ^ {PORTS{rt_tog[s]}};
+            if (rq_valid[s]) tx_idle = 1'b0;
+        end
+        rq_free = !rq_valid[rq_w];
+    end
 
-    // Header byte i of the RESULT on path t_pi.
-    function automatic logic [7:0] res_hdr_byte(input int i);
+    // The builder: line bl_line of slot bl_s.
+    logic        bl_s;
+    logic [15:0] bl_line;
+    logic        bl_on;              // an FP32 RESULT line is built (and its slots cleared) this cycle
+    logic        bl_end;             // its last line
+    logic [15:0] bl_idx [LANES];
+    logic [RB-1:0] bl_slot [LANES];
+    logic        bl_has [LANES];
+    logic [31:0] bl_val [LANES];
+    logic [DATA_W-1:0] bl_vals;
+    genvar gr;
+    generate
+        for (gr = 0; gr < LANES; gr++) begin : g_round
+            logic [31:0] kr;
+            /* verilator lint_off PINCONNECTEMPTY */
+            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[bl_slot[gr]]), .flags(acc_f[bl_slot[gr]]), .fp32(kr), .exact());
+            /* verilator lint_on PINCONNECTEMPTY */
+            assign bl_val[gr] = ctx_kulisch ? kr : acc[bl_slot[gr]];
+        end
+    endgenerate
+    always_comb begin
+        bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
+        bl_end = 16'(64) * (bl_line + 16'd1) >= 16'd60 + 16'd4 * rq_count[bl_s];
+        for (int j = 0; j < LANES; j++) begin
+            bl_idx[j] = 16'(16 * int'(bl_line) - 15 + j);
+            bl_slot[j] = bl_line == 0 ? RB'(rq_base[bl_s]) : RB'(rq_base[bl_s] + 33'(bl_idx[j]));
+            bl_has[j] = bl_on && (bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s]);
+        end
+    end
+    always_comb begin
+        bl_vals = '0;
+        for (int j = 0; j < LANES; j++) if (bl_has[j]) bl_vals[32*j +: 32] = bl_val[j];
+    end
+
+    // Header byte i of slot s's RESULT on path pi.
+    function automatic logic [7:0] res_hdr_byte(input int i, input logic s, input logic [PI_W-1:0] pi);
         logic [7:0] v;
-        logic [15:0] blen;
-        blen = j_inexact ? 16'd0 : (j_auto ? j_blen : 16'(4 + 4 * j_count));
+        logic [15:0] blen, cnt_;
+        logic [32:0] rb;
+        logic [31:0] pid;
+        logic ix;
+        ix = rq_inexact[s];
+        cnt_ = rq_count[s];
+        rb = rq_base[s];
+        pid = rq_pid[s];
+        blen = ix ? 16'd0 : (rq_auto[s] ? rq_blen[s] : 16'(4 + 4 * cnt_));
         case (i)
-            0, 1, 2, 3, 4, 5: v = p_mac[t_pi][8*(5-i) +: 8];
+            0, 1, 2, 3, 4, 5: v = p_mac[pi][8*(5-i) +: 8];
             6, 7, 8, 9, 10, 11: v = node_mac[8*(11-i) +: 8];
             12: v = ETHERTYPE[15:8];
             13: v = ETHERTYPE[7:0];
@@ -396,124 +455,126 @@ module prism_node #(
             26, 27: v = ctx_gen[8*(31-i) +: 8];
             28, 29: v = ctx_op[8*(29-i) +: 8];
             30, 31, 32, 33: v = ctx_gen[8*(33-i) +: 8];
-            34, 35: v = p_lep[t_pi][8*(35-i) +: 8];
-            36, 37: v = p_pep[t_pi][8*(37-i) +: 8];
-            38, 39, 40, 41: v = j_pid[8*(41-i) +: 8];
-            42, 43, 44, 45: v = j_inexact ? 8'd0 : j_base[8*(45-i) +: 8];
-            46, 47: v = j_inexact ? 8'd0 : j_count[8*(47-i) +: 8];
-            48: v = j_inexact ? 8'd0 : (j_auto ? j_groups : 8'd1);
-            49: v = j_inexact ? (FLAG_LAST | FLAG_INEXACT) : (j_last ? FLAG_LAST : 8'd0);
+            34, 35: v = p_lep[pi][8*(35-i) +: 8];
+            36, 37: v = p_pep[pi][8*(37-i) +: 8];
+            38, 39, 40, 41: v = pid[8*(41-i) +: 8];
+            42, 43, 44, 45: v = ix ? 8'd0 : rb[8*(45-i) +: 8];
+            46, 47: v = ix ? 8'd0 : cnt_[8*(47-i) +: 8];
+            48: v = ix ? 8'd0 : (rq_auto[s] ? rq_groups[s] : 8'd1);
+            49: v = ix ? (FLAG_LAST | FLAG_INEXACT) : (rq_last[s] ? FLAG_LAST : 8'd0);
             50, 51: v = blen[8*(51-i) +: 8];
-            52, 53: v = p_stream[t_pi][8*(53-i) +: 8];
-            56: v = j_inexact ? 8'd0 : {FMT_FP32, 4'b0};
+            52, 53: v = p_stream[pi][8*(53-i) +: 8];
+            56: v = ix ? 8'd0 : {FMT_FP32, 4'b0};
             57: v = 8'd0;
-            58, 59: v = j_inexact ? 8'd0 : j_count[8*(59-i) +: 8];
+            58, 59: v = ix ? 8'd0 : cnt_[8*(59-i) +: 8];
             default: v = 8'd0;
         endcase
         return v;
     endfunction
 
-    // The 16 slots of line t_line on the first path, and their values.
-    logic [15:0] tx_idx [LANES];
-    logic [RB-1:0] tx_slot [LANES];
-    logic        tx_has [LANES];
-    logic [31:0] tx_val [LANES];
-    genvar gr;
-    generate
-        for (gr = 0; gr < LANES; gr++) begin : g_round
-            logic [31:0] kr;
-            /* verilator lint_off PINCONNECTEMPTY */
-            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[tx_slot[gr]]), .flags(acc_f[tx_slot[gr]]), .fp32(kr), .exact());
-            /* verilator lint_on PINCONNECTEMPTY */
-            assign tx_val[gr] = ctx_kulisch ? kr : acc[tx_slot[gr]];
-        end
-    endgenerate
+    // The senders: port p is on slot sp_s[p], at path sp_pi[p] or after, line sp_line[p].
+    logic        sp_s [PORTS];
+    logic [PI_W-1:0] sp_pi [PORTS];
+    logic [15:0] sp_line [PORTS];
+    logic        sx_has [PORTS];     // the slot has a frame for the port (from sp_pi on)
+    logic        sx_more [PORTS];    // and another after it
+    logic [PI_W-1:0] sx_pi [PORTS];  // its path
     always_comb
-        for (int j = 0; j < LANES; j++) begin
-            tx_idx[j] = 16'(16 * int'(t_line) - 15 + j);
-            tx_slot[j] = t_line == 0 ? RB'(j_base) : RB'(j_base + 33'(tx_idx[j]));
-            tx_has[j] = !j_inexact && (t_line == 0 ? j == 0 : tx_idx[j] < j_count);
+        for (int p = 0; p < PORTS; p++) begin
+            logic s;
+            logic [15:0] o_len, rem;
+            logic [DATA_W-1:0] d;
+            s = sp_s[p];
+            sx_has[p] = 1'b0;
+            sx_more[p] = 1'b0;
+            sx_pi[p] = '0;
+            if (rq_ctl[s]) sx_has[p] = rq_port[s] == 16'(p) && sp_pi[p] == 0;
+            else
+                for (int i = MAX_PATHS - 1; i >= 0; i--)
+                    if (PI_W'(i) < n_paths && PI_W'(i) >= sp_pi[p] && p_port[i] == 16'(p)) begin
+                        if (sx_has[p]) sx_more[p] = 1'b1;
+                        sx_has[p] = 1'b1;
+                        sx_pi[p] = PI_W'(i);
+                    end
+            m_axis_tvalid[p] = rq_valid[s] && !rq_pdone[s][p] && sx_has[p]
+                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || sp_line[p] < rq_lines[s]);
+            o_len = rq_ctl[s] ? q_len : rq_olen[s];
+            rem = o_len - 16'(64 * int'(sp_line[p]));
+            d = '0;
+            if (rq_ctl[s]) d = DATA_W'(cbuf >> (DATA_W * int'(sp_line[p][1:0])));   // replies are at most three beats
+            else if (sp_line[p] == 0) begin
+                for (int i = 0; i < 60; i++) d[8*i +: 8] = res_hdr_byte(i, s, sx_pi[p]);
+                if (rq_auto[s]) d[448 +: 64] = obytes[63:0];
+                else if (!rq_inexact[s]) d[480 +: 32] = rbuf[s][0][31:0];
+            end else if (rq_auto[s]) d = obytes[8 * (64 * int'(sp_line[p]) - 56) +: DATA_W];
+            else d = rbuf[s][FB'(sp_line[p])];
+            for (int i = 0; i < 64; i++) if (16'(i) >= rem) d[8*i +: 8] = 8'd0;
+            m_axis_tdata[p] = d;
+            m_axis_tlast[p] = rem <= 16'd64;
+            m_axis_tkeep[p] = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
         end
-
-    // The first path's value words of this line (what obuf keeps for the others).
-    logic [DATA_W-1:0] tx_vals;
-    always_comb begin
-        tx_vals = '0;
-        for (int j = 0; j < LANES; j++)
-            if (tx_has[j]) tx_vals[32*j +: 32] = tx_val[j];
-    end
-
-    always_comb begin
-        logic [DATA_W-1:0] vals;
-        tx_data = '0;
-        vals = t_pi == 0 ? tx_vals : obuf[FB'(t_line)];
-        if (tst == T_RES) begin
-            if (t_line == 0) begin
-                for (int i = 0; i < 60; i++) tx_data[8*i +: 8] = res_hdr_byte(i);
-                if (j_auto) tx_data[448 +: 64] = obytes[63:0];
-                else tx_data[480 +: 32] = vals[31:0];
-            end else if (j_auto) tx_data = obytes[8 * (64 * int'(t_line) - 56) +: DATA_W];
-            else tx_data = vals;
-        end else begin
-            // Replies are at most three beats.
-            tx_data = DATA_W'(cbuf >> (DATA_W * int'(t_line[1:0])));
-        end
-    end
-
-    always_comb begin
-        logic [15:0] rem;
-        rem = o_len - 16'(64 * int'(t_line));
-        m_axis_tvalid = tst != T_IDLE;
-        m_axis_tdata  = tx_data;
-        m_axis_tlast  = rem <= 16'd64;
-        m_axis_tkeep  = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
-        for (int i = 0; i < 64; i++) if (16'(i) >= rem) m_axis_tdata[8*i +: 8] = 8'd0;
-        m_port = tst == T_RES ? p_port[t_pi] : t_port;
-    end
-
-    // The first path clears what it read as the beat leaves (the engine's
-    // always block does the writes: the ring has one owner).
-    logic        t_clear;
-    assign t_clear = tst == T_RES && t_pi == 0 && m_axis_tready && !j_auto;
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            tst <= T_IDLE;
-            t_seq <= 1'b0;
-            t_line <= '0;
-            o_len <= '0;
-            t_pi <= '0;
-        end else case (tst)
-            T_IDLE: if (q_seq != t_seq) begin
-                t_seq <= q_seq;
-                t_line <= '0;
-                t_pi <= '0;
-                t_port <= q_port;
-                if (q_res) begin
-                    j_base <= res_base;
-                    j_count <= res_count;
-                    j_inexact <= res_inexact;
-                    j_last <= res_last;
-                    j_pid <= res_pid;
-                    j_auto <= res_auto;
-                    j_groups <= res_groups[7:0];
-                    j_blen <= res_blen;
-                    o_len <= res_inexact ? ETH_MIN_FRAME : (res_auto ? 16'd56 + res_blen : 16'd60 + 16'd4 * res_count);
-                    tst <= T_RES;
-                end else begin
-                    o_len <= q_len;
-                    tst <= T_CTL;
+            bl_s <= 1'b0;
+            bl_line <= '0;
+            for (int s = 0; s < RQ; s++) begin
+                bt_tog[s] <= 1'b0;
+                rt_tog[s] <= 1'b0;
+                pd_tog[s] <= '0;
+                rq_lines[s] <= '0;
+            end
+            for (int p = 0; p < PORTS; p++) begin
+                sp_s[p] <= 1'b0;
+                sp_pi[p] <= '0;
+                sp_line[p] <= '0;
+            end
+        end else begin
+            // Build.
+            if (rq_valid[bl_s] && !rq_built[bl_s]) begin
+                if (bl_on) begin
+                    rbuf[bl_s][FB'(bl_line)] <= bl_vals;
+                    rq_lines[bl_s] <= bl_line + 16'd1;
+                end
+                if (!bl_on || bl_end) begin
+                    bt_tog[bl_s] <= !bt_tog[bl_s];
+                    bl_s <= !bl_s;
+                    bl_line <= '0;
+                end else bl_line <= bl_line + 16'd1;
+            end
+            // Send.
+            for (int p = 0; p < PORTS; p++) begin
+                logic s;
+                s = sp_s[p];
+                if (rq_valid[s] && !rq_pdone[s][p]) begin
+                    if (!sx_has[p]) begin
+                        // Nothing (more) for this port in the slot.
+                        pd_tog[s][p] <= !pd_tog[s][p];
+                        sp_s[p] <= !s;
+                        sp_pi[p] <= '0;
+                    end else if (m_axis_tvalid[p] && m_axis_tready[p]) begin
+                        if (!m_axis_tlast[p]) begin
+                            sp_line[p] <= sp_line[p] + 16'd1;
+                            sp_pi[p] <= sx_pi[p];
+                        end else begin
+                            sp_line[p] <= '0;
+                            if (sx_more[p]) sp_pi[p] <= sx_pi[p] + 1'b1;
+                            else begin
+                                pd_tog[s][p] <= !pd_tog[s][p];
+                                sp_s[p] <= !s;
+                                sp_pi[p] <= '0;
+                            end
+                        end
+                    end
                 end
             end
-            default: if (m_axis_tready) begin
-                if (tst == T_RES && t_pi == 0 && int'(t_line) < LINES) obuf[FB'(t_line)] <= tx_vals;
-                if (!m_axis_tlast) t_line <= t_line + 16'd1;
-                else if (tst == T_RES && PI_W'(t_pi + 1'b1) != n_paths) begin
-                    t_pi <= t_pi + 1'b1;
-                    t_line <= '0;
-                end else tst <= T_IDLE;
-            end
-        endcase
+            // Retire a slot every port has sent.
+            for (int s = 0; s < RQ; s++)
+                if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) begin
+                    rt_tog[s] <= !rt_tog[s];
+                    rq_lines[s] <= '0;
+                end
+        end
     end
 
     always_comb begin
@@ -527,27 +588,30 @@ module prism_node #(
 
     // ---------------------------------------------------------------- lanes
     // Up to LANES values of the current group from byte offset `off`.
-    logic [4:0]  run_n;
+    logic [RN_W-1:0] run_n;
     logic [15:0] run_bytes;
     logic [3:0]  g_w;
     always_comb begin
+        logic [15:0] lanes;
         g_w = g_fmt == FMT_INT8 ? 4'd1 : (g_fmt == FMT_FP32 ? 4'd4 : 4'd2);
-        run_n = vals_left > 16'(LANES) ? 5'(LANES) : 5'(vals_left);
+        // FP32_ARRIVAL runs FLANES lanes; KULISCH_FIXED its KLANES exact lanes.
+        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
+        run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
         run_bytes = 16'(run_n) * 16'(g_w);
         // A Kulisch value a cycle: state byte, then W bits sign-extended to KW.
         kint = KW'($signed(win[8 +: KW] << (KW - 8 * (int'(g_kw) + 1))) >>> (KW - 8 * (int'(g_kw) + 1)));
         if (g_fmt == FMT_KULISCH) begin
-            run_n = 5'd1;
+            run_n = RN_W'(1);
             run_bytes = 16'd2 + {7'b0, g_kw};
         end
         // In DISPATCH the view is already on a DATA frame's first descriptor.
         win_off = st == DISPATCH ? DATA_BODY : off;
-        for (int j = 0; j < LANES; j++) begin
+        for (int j = 0; j < FLANES; j++) begin
             logic [31:0] raw;
             case (g_w)
-                4'd1: raw = {24'b0, win[8*j +: 8]};
-                4'd2: raw = {16'b0, win[16*j +: 16]};
-                default: raw = win[32*j +: 32];
+                4'd1: raw = {24'b0, wv[8*j +: 8]};
+                4'd2: raw = {16'b0, wv[16*j +: 16]};
+                default: raw = wv[32*j +: 32];
             endcase
             lane_in[j] = to_fp32(g_fmt, raw);
         end
@@ -741,7 +805,7 @@ module prism_node #(
     // decided a cycle with its eight-value lookahead (candidate sets from
     // eight ring slots), the packet's groups kept until it closes; then its
     // body is written into obytes a value a cycle (slots cleared as read)
-    // and handed to the sender, which sends the same bytes on every path.
+    // and handed to egress, which sends the same bytes on every path.
     localparam int LOOK = 8;
     localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
     logic [15:0] a_i;                // values of the packet decided so far (from base)
@@ -975,26 +1039,35 @@ module prism_node #(
         q_len <= 16'(48 + ROM_RECORDS * 36);
     endtask
 
-    // Hands the reply in cbuf to the sender (which is idle: CONTROL waits for it).
+    // A request into the next egress slot (free: the callers check).
+    task automatic issue(input logic ctl, input logic auto_, input logic inexact, input logic [32:0] from,
+                         input logic [15:0] count_, input logic last, input logic [15:0] olen);
+        rq_ctl[rq_w] <= ctl;
+        rq_auto[rq_w] <= auto_;
+        rq_inexact[rq_w] <= inexact;
+        rq_base[rq_w] <= from;
+        rq_count[rq_w] <= count_;
+        rq_last[rq_w] <= last;
+        rq_olen[rq_w] <= olen;
+        rq_port[rq_w] <= rx_port;
+        rq_tog[rq_w] <= !rq_tog[rq_w];
+        rq_w <= !rq_w;
+        if (!ctl) begin
+            rq_pid[rq_w] <= next_pid;
+            next_pid <= next_pid + 32'd1;
+            cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+        end
+    endtask
+
+    // Hands the reply in cbuf to its port's sender (every slot is free: CONTROL waits for that).
     task automatic send(input st_t ret);
-        q_res <= 1'b0;
-        q_port <= rx_port;
-        q_seq <= !q_seq;
+        issue(1'b1, 1'b0, 1'b0, '0, '0, 1'b0, '0);
         st <= ret;
     endtask
 
-    // Hands a RESULT packet (or the terminal INEXACT) to the sender, for every path.
+    // A RESULT packet (or the terminal INEXACT) for every path.
     task automatic send_result(input logic [32:0] from, input logic [32:0] to, input logic inexact);
-        res_base <= from;
-        res_count <= 16'(to - from);
-        res_inexact <= inexact;
-        res_auto <= 1'b0;
-        res_last <= to == {1'b0, ctx_vlen};
-        res_pid <= next_pid;
-        next_pid <= next_pid + 32'd1;
-        q_res <= 1'b1;
-        q_seq <= !q_seq;
-        cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+        issue(1'b0, 1'b0, inexact, from, 16'(to - from), to == {1'b0, ctx_vlen}, inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * 16'(to - from));
     endtask
 
     // The frame is done: its buffer goes back to its port, and the next frame
@@ -1023,8 +1096,8 @@ module prism_node #(
     endtask
 
     // The next canonical RESULT packet, if every contributor covers it: handed
-    // to the sender (waiting while it is busy), then released at once — the
-    // window moves on; the sender clears the slots as it reads them.
+    // to egress (waiting for a free request slot), then released at once — the
+    // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
         logic [32:0] e;
         if (ctx_auto) begin
@@ -1034,7 +1107,7 @@ module prism_node #(
         e = base + 33'(ctx_cap);
         if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
         if (ready_now > base && ready_now >= e) begin
-            if (tx_idle) begin
+            if (rq_free) begin
                 send_result(base, e, 1'b0);
                 release_to(e);
                 st <= D_READY;
@@ -1151,7 +1224,7 @@ module prism_node #(
         else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
         else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
         else if ((f_flags & FLAG_INEXACT) != 0) begin
-            // A child's terminal INEXACT fails the whole operation (once the sender is free).
+            // A child's terminal INEXACT fails the whole operation (once egress is idle).
             if (!tx_idle) st <= D_OP;
             else begin
                 count(CNT_DATA_APPLIED);
@@ -1214,10 +1287,8 @@ module prism_node #(
             n_paths <= '0;
             t_next <= '0;
             r_next <= '0;
-            q_seq <= 1'b0;
-            q_res <= 1'b0;
-            res_inexact <= 1'b0;
-            res_auto <= 1'b0;
+            rq_w <= 1'b0;
+            for (int s = 0; s < RQ; s++) rq_tog[s] <= 1'b0;
             ctx_auto <= 1'b0;
             a_i <= '0;
             a_open <= 1'b0;
@@ -1230,13 +1301,13 @@ module prism_node #(
                 for (int k = 0; k < MAX_HELD; k++) h_valid[c][k] <= 1'b0;
         end else begin
             free_buf <= 1'b0;
-            if (t_clear)
-                for (int j = 0; j < LANES; j++)
-                    if (tx_has[j]) begin
-                        acc[tx_slot[j]] <= NEG_ZERO;
-                        acc_k[tx_slot[j]] <= '0;
-                        acc_f[tx_slot[j]] <= '0;
-                    end
+            // The builder clears what it read.
+            for (int j = 0; j < LANES; j++)
+                if (bl_has[j]) begin
+                    acc[bl_slot[j]] <= NEG_ZERO;
+                    acc_k[bl_slot[j]] <= '0;
+                    acc_f[bl_slot[j]] <= '0;
+                end
             case (st)
             IDLE: if (o_head != o_tail && b_ready[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
@@ -1470,14 +1541,14 @@ module prism_node #(
             end
             C_CLEAR: begin
                 // A fresh accumulator: every slot -0 (an ABORT may have left values).
-                for (int j = 0; j < LANES; j++) begin
+                for (int j = 0; j < FLANES; j++) begin
                     acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
                     acc_k[RB'(clr_slot + RB'(j))] <= '0;
                     acc_f[RB'(clr_slot + RB'(j))] <= '0;
                 end
-                clr_slot <= RB'(clr_slot + RB'(LANES));
-                clr_left <= clr_left - 16'(LANES);
-                if (clr_left <= 16'(LANES)) st <= C_REPLY;
+                clr_slot <= RB'(clr_slot + RB'(FLANES));
+                clr_left <= clr_left - 16'(FLANES);
+                if (clr_left <= 16'(FLANES)) st <= C_REPLY;
             end
             C_REPLY: begin
                 count(CNT_ACCEPTED);
@@ -1567,14 +1638,16 @@ module prism_node #(
                 end
             end
             D_RUN: begin
-                // Up to LANES consecutive slots, one value each: distinct banks.
-                for (int j = 0; j < LANES; j++)
-                    if (5'(j) < run_n) begin
-                        if (ctx_kulisch) begin
+                // Up to FLANES (KLANES) consecutive slots, one value each: distinct banks.
+                if (ctx_kulisch) begin
+                    for (int j = 0; j < KLANES; j++)
+                        if (RN_W'(j) < run_n) begin
                             acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[j];
                             acc_f[RB'(lane_slot + RB'(j))] <= klane_f[j];
-                        end else acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
-                    end
+                        end
+                end else
+                    for (int j = 0; j < FLANES; j++)
+                        if (RN_W'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
                 pos <= pos + 33'(run_n);
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
@@ -1639,19 +1712,10 @@ module prism_node #(
             end
             A_EMIT: begin
                 if (e_g == a_ng) begin
-                    // The body is complete: to the sender, and the window moves on.
-                    res_base <= base;
-                    res_count <= a_i;
-                    res_inexact <= 1'b0;
-                    res_auto <= 1'b1;
-                    res_groups <= a_ng;
-                    res_blen <= e_off;
-                    res_last <= base + 33'(a_i) == {1'b0, ctx_vlen};
-                    res_pid <= next_pid;
-                    next_pid <= next_pid + 32'd1;
-                    q_res <= 1'b1;
-                    q_seq <= !q_seq;
-                    cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+                    // The body is complete: to egress, and the window moves on.
+                    issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
+                    rq_groups[rq_w] <= a_ng[7:0];
+                    rq_blen[rq_w] <= e_off;
                     release_to(base + 33'(a_i));
                     a_i <= '0;
                     a_open <= 1'b0;

@@ -2,8 +2,8 @@
 // port pairs — one frame validator (prism_rx_validate) per ingress port and
 // the engine (prism_node) behind them. Each validator sees exactly the beats
 // the node takes on its port, so its verdicts (two cycles after each tlast)
-// come in that port's frame order. The node sends one frame at a time;
-// its port number steers it to one egress port, so frames never interleave.
+// come in that port's frame order. The node has a sender per egress port:
+// ports send in parallel, and frames never interleave on a port.
 
 module prism_switch #(
     parameter int DATA_W = 512,
@@ -37,10 +37,6 @@ module prism_switch #(
 );
     logic [PORTS-1:0]  v_valid, v_prism, v_ok, v_walk;
     logic [7:0]        v_reason [PORTS];
-    logic [DATA_W-1:0] tdata;
-    logic [KEEP_W-1:0] tkeep;
-    logic              tvalid, tlast, tready;
-    logic [15:0]       port;
 
     genvar gp;
     generate
@@ -56,13 +52,8 @@ module prism_switch #(
                 .m_verdict_reason(v_reason[gp]), .m_verdict_offset()
             );
             /* verilator lint_on PINCONNECTEMPTY */
-            assign m_axis_tdata[gp] = tdata;
-            assign m_axis_tkeep[gp] = tkeep;
-            assign m_axis_tlast[gp] = tlast;
-            assign m_axis_tvalid[gp] = tvalid && port == 16'(gp);
         end
     endgenerate
-    assign tready = m_axis_tready[port[$clog2(PORTS > 1 ? PORTS : 2)-1:0]];
 
     prism_node #(
         .DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU),
@@ -71,8 +62,7 @@ module prism_switch #(
         .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
         .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
-        .m_axis_tdata(tdata), .m_axis_tkeep(tkeep), .m_axis_tvalid(tvalid), .m_axis_tlast(tlast),
-        .m_axis_tready(tready), .m_port(port),
+        .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready,
         .m_counters, .m_idle
     );
 endmodule

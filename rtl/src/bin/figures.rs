@@ -21,14 +21,22 @@ struct Figures {
     data_frames: usize,
     beats_in: u64,
     beats_out: u64,
+    /// From the first DATA beat in to the last RESULT beat out.
     cycles: u64,
+    /// From the first DATA beat in to the last DATA beat in.
+    in_cycles: u64,
     latency: Vec<u64>,
 }
 
 impl Figures {
-    /// Beats per cycle per busy port.
+    /// Beats per cycle per busy port, over the whole run (fill and drain included).
     fn per_port(&self, beats: u64) -> f64 {
         beats as f64 / self.cycles as f64 / self.ports as f64
+    }
+
+    /// DATA beats per cycle per busy port while DATA was coming in: the sustained ingress rate.
+    fn sustained(&self) -> f64 {
+        self.beats_in as f64 / self.in_cycles as f64 / self.ports as f64
     }
 
     fn latency_range(&self) -> (u64, u64) {
@@ -70,6 +78,8 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     let ingress: Vec<u64> = (0..packets[0].len())
         .map(|k| (0..ports).filter(|&p| ranks_on(p) > 0).map(|p| seen[p][(k + 1) * ranks_on(p) - 1].last_cycle).max().unwrap_or(0))
         .collect();
+    let in_first = seen.iter().flatten().map(|i| i.first_cycle).min().unwrap_or(start);
+    let in_last = seen.iter().flatten().map(|i| i.last_cycle).max().unwrap_or(start);
     sw.drain(1000, &mut out);
     let results: Vec<&Egress> = out.iter().filter(|e| e.frame.get(15) == Some(&3)).collect();
     let end = results.last().map_or(sw.cycle(), |e| e.last_cycle);
@@ -79,7 +89,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     let latency = results
         .chunks(paths)
         .enumerate()
-        .map(|(k, r)| r[0].first_cycle - ingress[k])
+        .map(|(k, r)| r.iter().map(|e| e.first_cycle).min().unwrap_or(ingress[k]) - ingress[k])
         .collect();
     Figures {
         ports,
@@ -90,6 +100,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
         beats_in,
         beats_out: results.iter().map(|e| e.frame.len().div_ceil(64) as u64).sum(),
         cycles: end - start,
+        in_cycles: in_last + 1 - in_first,
         latency,
     }
 }
@@ -118,13 +129,14 @@ fn main() {
             .map(|f| {
                 let (lo, hi) = f.latency_range();
                 format!(
-                    "{{\"ports\":{},\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{lo},\"latency_cycles_max\":{hi}}}",
+                    "{{\"ports\":{},\"accumulator\":\"{}\",\"ranks\":{},\"semantics\":\"{}\",\"data_frames\":{},\"beats_in_per_cycle\":{:.4},\"beats_in_per_cycle_sustained\":{:.4},\"beats_out_per_cycle\":{:.4},\"latency_cycles_min\":{lo},\"latency_cycles_max\":{hi}}}",
                     f.ports,
                     f.accumulator.name(),
                     f.ranks,
                     f.semantics.name(),
                     f.data_frames,
                     f.per_port(f.beats_in),
+                    f.sustained(),
                     f.per_port(f.beats_out),
                 )
             })
@@ -133,17 +145,18 @@ fn main() {
         return;
     }
     println!("prism_switch (FP32 in and out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
-    println!("| ports busy | accumulator | ranks | semantics | DATA frames | beats in / cycle / port | beats out / cycle / port | cycles / DATA frame | latency (cycles) | latency (ns) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| ports busy | accumulator | ranks | semantics | DATA frames | beats in / cycle / port (sustained) | beats in / cycle / port (whole run) | beats out / cycle / port | cycles / DATA frame | latency (cycles) | latency (ns) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for f in &rows {
         let (lo, hi) = f.latency_range();
         println!(
-            "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
+            "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.1} | {lo}..{hi} | {:.1}..{:.1} |",
             f.ports,
             f.accumulator.name(),
             f.ranks,
             f.semantics.name(),
             f.data_frames,
+            f.sustained(),
             f.per_port(f.beats_in),
             f.per_port(f.beats_out),
             f.cycles as f64 / f.data_frames as f64,
