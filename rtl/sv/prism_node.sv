@@ -53,9 +53,9 @@ module prism_node #(
     input  logic [15:0]       am_port,
     input  logic [15:0]       control_ep,
 
-    // One ingress stream a port, each with its validator's verdicts.
-    input  logic [DATA_W-1:0] s_axis_tdata [PORTS],
-    input  logic [KEEP_W-1:0] s_axis_tkeep [PORTS],
+    // One ingress stream a port (port p at [p*DATA_W +: DATA_W]), each with its validator's verdicts.
+    input  logic [PORTS*DATA_W-1:0] s_axis_tdata,
+    input  logic [PORTS*KEEP_W-1:0] s_axis_tkeep,
     input  logic [PORTS-1:0]  s_axis_tvalid,
     input  logic [PORTS-1:0]  s_axis_tlast,
     output logic [PORTS-1:0]  s_axis_tready,
@@ -64,16 +64,16 @@ module prism_node #(
     input  logic [PORTS-1:0]  v_prism,
     input  logic [PORTS-1:0]  v_ok,
     input  logic [PORTS-1:0]  v_body_walk,
-    input  logic [7:0]        v_reason [PORTS],
+    input  logic [PORTS*8-1:0] v_reason,
 
     // One egress stream a port: each sends its frames whole, in request order.
-    output logic [DATA_W-1:0] m_axis_tdata [PORTS],
-    output logic [KEEP_W-1:0] m_axis_tkeep [PORTS],
+    output logic [PORTS*DATA_W-1:0] m_axis_tdata,
+    output logic [PORTS*KEEP_W-1:0] m_axis_tkeep,
     output logic [PORTS-1:0]  m_axis_tvalid,
     output logic [PORTS-1:0]  m_axis_tlast,
     input  logic [PORTS-1:0]  m_axis_tready,
 
-    output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
+    output logic [32*prism_pkg::CNT_TOTAL-1:0] m_counters,   // counter i at [32*i +: 32]
     // Nothing in flight: no frame buffered, the engine and the senders idle.
     output logic              m_idle
 );
@@ -99,34 +99,36 @@ module prism_node #(
 
     // ---------------------------------------------------------------- helpers
     function automatic logic [31:0] crc32c(input logic [31:0] c, input logic [DATA_W-1:0] d);
-        logic [31:0] x = c;
+        logic [31:0] x;
+        logic fb;
+        x = c;
         for (int i = 0; i < DATA_W; i++) begin
-            logic fb = x[0] ^ d[i];
+            fb = x[0] ^ d[i];
             x = x >> 1;
             if (fb) x = x ^ 32'h82F6_3B78;
         end
-        return x;
+        crc32c = x;
     endfunction
 
     // Big-endian fields of a 128-byte header view.
     function automatic logic [7:0] b8(input logic [2*DATA_W-1:0] h, input int i);
-        return h[8*i +: 8];
+        b8 = h[8*i +: 8];
     endfunction
     function automatic logic [15:0] b16(input logic [2*DATA_W-1:0] h, input int i);
-        return {h[8*i +: 8], h[8*(i+1) +: 8]};
+        b16 = {h[8*i +: 8], h[8*(i+1) +: 8]};
     endfunction
     function automatic logic [31:0] b32(input logic [2*DATA_W-1:0] h, input int i);
-        return {b16(h, i), b16(h, i + 2)};
+        b32 = {b16(h, i), b16(h, i + 2)};
     endfunction
     function automatic logic [47:0] b48(input logic [2*DATA_W-1:0] h, input int i);
-        return {b16(h, i), b32(h, i + 2)};
+        b48 = {b16(h, i), b32(h, i + 2)};
     endfunction
     // The same on a 64-byte window.
     function automatic logic [15:0] w16(input logic [DATA_W-1:0] w, input int i);
-        return {w[8*i +: 8], w[8*(i+1) +: 8]};
+        w16 = {w[8*i +: 8], w[8*(i+1) +: 8]};
     endfunction
     function automatic logic [31:0] w32(input logic [DATA_W-1:0] w, input int i);
-        return {w16(w, i), w16(w, i + 2)};
+        w32 = {w16(w, i), w16(w, i + 2)};
     endfunction
 
     // A native value as FP32 (exact for INT8, FP16, BF16).
@@ -158,7 +160,7 @@ module prism_node #(
             FMT_BF16: r = {raw[15:0], 16'b0};
             default: r = raw;
         endcase
-        return r;
+        to_fp32 = r;
     endfunction
 
     // ---------------------------------------------------------------- state
@@ -421,7 +423,7 @@ module prism_node #(
         bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
         bl_end = 16'(64) * (bl_line + 16'd1) >= 16'd60 + 16'd4 * rq_count[bl_s];
         for (int j = 0; j < LANES; j++) begin
-            bl_idx[j] = 16'(16 * int'(bl_line) - 15 + j);
+            bl_idx[j] = 16'(16 * $signed(32'(bl_line)) - 15 + j);
             bl_slot[j] = bl_line == 0 ? RB'(rq_base[bl_s]) : RB'(rq_base[bl_s] + 33'(bl_idx[j]));
             bl_has[j] = bl_on && (bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s]);
         end
@@ -469,7 +471,7 @@ module prism_node #(
             58, 59: v = ix ? 8'd0 : cnt_[8*(59-i) +: 8];
             default: v = 8'd0;
         endcase
-        return v;
+        res_hdr_byte = v;
     endfunction
 
     // The senders: port p is on slot sp_s[p], at path sp_pi[p] or after, line sp_line[p].
@@ -499,19 +501,19 @@ module prism_node #(
             m_axis_tvalid[p] = rq_valid[s] && !rq_pdone[s][p] && sx_has[p]
                 && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || sp_line[p] < rq_lines[s]);
             o_len = rq_ctl[s] ? q_len : rq_olen[s];
-            rem = o_len - 16'(64 * int'(sp_line[p]));
+            rem = o_len - 16'(64 * $signed(32'(sp_line[p])));
             d = '0;
-            if (rq_ctl[s]) d = DATA_W'(cbuf >> (DATA_W * int'(sp_line[p][1:0])));   // replies are at most three beats
+            if (rq_ctl[s]) d = DATA_W'(cbuf >> (DATA_W * $signed(32'(sp_line[p][1:0]))));   // replies are at most three beats
             else if (sp_line[p] == 0) begin
                 for (int i = 0; i < 60; i++) d[8*i +: 8] = res_hdr_byte(i, s, sx_pi[p]);
                 if (rq_auto[s]) d[448 +: 64] = obytes[63:0];
                 else if (!rq_inexact[s]) d[480 +: 32] = rbuf[s][0][31:0];
-            end else if (rq_auto[s]) d = obytes[8 * (64 * int'(sp_line[p]) - 56) +: DATA_W];
+            end else if (rq_auto[s]) d = obytes[8 * (64 * $signed(32'(sp_line[p])) - 56) +: DATA_W];
             else d = rbuf[s][FB'(sp_line[p])];
             for (int i = 0; i < 64; i++) if (16'(i) >= rem) d[8*i +: 8] = 8'd0;
-            m_axis_tdata[p] = d;
+            m_axis_tdata[DATA_W*p +: DATA_W] = d;
             m_axis_tlast[p] = rem <= 16'd64;
-            m_axis_tkeep[p] = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
+            m_axis_tkeep[KEEP_W*p +: KEEP_W] = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
         end
 
     always_ff @(posedge clk) begin
@@ -584,7 +586,7 @@ module prism_node #(
             if (b_busy[{PW'(p), 1'b0}] || b_busy[{PW'(p), 1'b1}] || in_beat[p] != 0) m_idle = 1'b0;
         end
     end
-    assign m_counters = cnt;
+    always_comb for (int i = 0; i < CNT_TOTAL; i++) m_counters[32*i +: 32] = cnt[i];
 
     // ---------------------------------------------------------------- lanes
     // Up to LANES values of the current group from byte offset `off`.
@@ -599,7 +601,7 @@ module prism_node #(
         run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
         run_bytes = 16'(run_n) * 16'(g_w);
         // A Kulisch value a cycle: state byte, then W bits sign-extended to KW.
-        kint = KW'($signed(win[8 +: KW] << (KW - 8 * (int'(g_kw) + 1))) >>> (KW - 8 * (int'(g_kw) + 1)));
+        kint = KW'($signed(win[8 +: KW] << (KW - 8 * ($signed(32'(g_kw)) + 1))) >>> (KW - 8 * ($signed(32'(g_kw)) + 1)));
         if (g_fmt == FMT_KULISCH) begin
             run_n = RN_W'(1);
             run_bytes = 16'd2 + {7'b0, g_kw};
@@ -716,7 +718,7 @@ module prism_node #(
             32, 33, 34, 35: v = 8'(WINDOW_BYTES >> (8 * (35 - i)));
             default: v = 8'd0;
         endcase
-        return v;
+        rom_byte = v;
     endfunction
 
     // One binding record in the 64-byte window at its offset.
@@ -843,13 +845,13 @@ module prism_node #(
     function automatic logic [15:0] fp16_trunc(input logic [31:0] v);
         logic [15:0] h;
         int e;
-        e = int'(v[30:23]) - 127;
+        e = $signed(32'(v[30:23])) - 127;
         if (v[30:23] == 8'hFF) h = {v[31], 5'h1F, v[22:13]};
         else if (v[30:23] == 0 || e < -25) h = {v[31], 15'b0};
         else if (e > 15) h = {v[31], 5'h1F, 10'b0};
         else if (e >= -14) h = {v[31], 5'(e + 15), v[22:13]};
         else h = {v[31], 5'b0, 10'({1'b1, v[22:0]} >> (-1 - e))};
-        return h;
+        fp16_trunc = h;
     endfunction
 
     // Candidate set of an FP32 value (exact: it is the slot's value exactly).
@@ -861,27 +863,27 @@ module prism_node #(
             m[3] = 1'b1;
             if ((v[30:23] == 8'hFF && v[22:0] != 0) || to_fp32(FMT_FP16, {16'b0, fp16_trunc(v)}) == v) m[1] = 1'b1;
             if ((v[30:23] == 8'hFF && v[22:0] != 0) || v[15:0] == 0) m[2] = 1'b1;
-            e = int'(v[30:23]) - 127;
+            e = $signed(32'(v[30:23])) - 127;
             if (v == 32'h0) m[0] = 1'b1;
             else if (v[30:23] != 8'hFF && v[30:23] != 0 && e >= 0 && e <= 6 && (v[22:0] & 23'((32'd1 << (23 - e)) - 1)) == 0) m[0] = 1'b1;
             else if (v == 32'hC300_0000) m[0] = 1'b1;
         end
-        return m;
+        cands = m;
     endfunction
 
     /* verilator lint_off UNUSEDSIGNAL */
     function automatic logic [15:0] pad4(input logic [16:0] b);
-        return {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
+        pad4 = {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 
     // Bytes a value takes in each format.
     function automatic logic [15:0] fw(input int f);
         case (f)
-            0: return 16'd1;
-            1, 2: return 16'd2;
-            3: return 16'd4;
-            default: return 16'd2 + {7'b0, ctx_kwf};
+            0: fw = 16'd1;
+            1, 2: fw = 16'd2;
+            3: fw = 16'd4;
+            default: fw = 16'd2 + {7'b0, ctx_kwf};
         endcase
     endfunction
 
@@ -904,20 +906,20 @@ module prism_node #(
                                 if (au_m[i][g]) begin
                                     int c, nm;
                                     if (g == f) begin
-                                        c = cost[f][m] + int'(fw(g));
-                                        nm = (m + int'(fw(g))) % 4;
+                                        c = cost[f][m] + $signed(32'(fw(g)));
+                                        nm = (m + $signed(32'(fw(g)))) % 4;
                                     end else begin
-                                        c = cost[f][m] + (4 - m) % 4 + 4 + int'(fw(g));
-                                        nm = int'(fw(g)) % 4;
+                                        c = cost[f][m] + (4 - m) % 4 + 4 + $signed(32'(fw(g)));
+                                        nm = $signed(32'(fw(g))) % 4;
                                     end
                                     if (c < nxt[g][nm]) nxt[g][nm] = c;
                                 end
-                cost = nxt;
+                for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) cost[f][m] = nxt[f][m];
             end
         end
         best = 1 << 28;
         for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) if (cost[f][m] + (4 - m) % 4 < best) best = cost[f][m] + (4 - m) % 4;
-        return best;
+        rest_cost = best;
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -932,22 +934,22 @@ module prism_node #(
         close = 0;
         ad_avail = 16'(ready_now - base);
         ad_end = ready_now == {1'b0, ctx_vlen};
-        n = int'(ad_avail) - int'(a_i);
+        n = $signed(32'(ad_avail)) - $signed(32'(a_i));
         if (n > LOOK) n = LOOK;
         ad_cont = 1'b0;
         ad_f = '0;
         best = 1 << 30;
         if (st == A_PLAN && n > 0) begin
             if (a_open && au_m[0][a_f] && a_count < 17'd65535) begin
-                c = int'(fw(int'(a_f))) + rest_cost(n, int'(a_f), (int'(a_bytes[1:0]) + int'(fw(int'(a_f)))) % 4);
+                c = $signed(32'(fw($signed(32'(a_f))))) + rest_cost(n, $signed(32'(a_f)), ($signed(32'(a_bytes[1:0])) + $signed(32'(fw($signed(32'(a_f)))))) % 4);
                 best = c;
                 ad_cont = 1'b1;
                 ad_f = a_f;
             end
-            close = a_open ? int'(pad4(a_bytes)) : 0;
+            close = a_open ? $signed(32'(pad4(a_bytes))) : 0;
             for (int f = 0; f < 5; f++)
                 if (au_m[0][f]) begin
-                    c = close + 4 + int'(fw(f)) + rest_cost(n, f, int'(fw(f)) % 4);
+                    c = close + 4 + $signed(32'(fw(f))) + rest_cost(n, f, $signed(32'(fw(f))) % 4);
                     if (c < best) begin
                         best = c;
                         ad_cont = 1'b0;
@@ -987,9 +989,9 @@ module prism_node #(
     function automatic logic [7:0] to_int8(input logic [31:0] v);
         logic [7:0] mag;
         int e;
-        e = int'(v[30:23]) - 127;
+        e = $signed(32'(v[30:23])) - 127;
         mag = (v[30:0] == 0) ? 8'd0 : 8'({1'b1, v[22:0]} >> (23 - e));   // -128: mag 0x80, negated 0x80
-        return v[31] ? 8'(-mag) : mag;
+        to_int8 = v[31] ? 8'(-mag) : mag;
     endfunction
 
     // ---------------------------------------------------------------- FSM
@@ -1100,13 +1102,10 @@ module prism_node #(
     // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
         logic [32:0] e;
-        if (ctx_auto) begin
-            st <= ready_now > base ? A_PLAN : DONE;
-            return;
-        end
         e = base + 33'(ctx_cap);
         if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
-        if (ready_now > base && ready_now >= e) begin
+        if (ctx_auto) st <= ready_now > base ? A_PLAN : DONE;
+        else if (ready_now > base && ready_now >= e) begin
             if (rq_free) begin
                 send_result(base, e, 1'b0);
                 release_to(e);
@@ -1147,27 +1146,27 @@ module prism_node #(
                     he = hs_end[p];
                     if (in_beat[p] == 0) begin
                         // The hashed range: the CONTROL request, or the DATA body.
-                        if (s_axis_tdata[p][8*15 +: 8] == CLASS_CONTROL) begin
+                        if (s_axis_tdata[DATA_W*p + 8*15 +: 8] == CLASS_CONTROL) begin
                             hs = 16'd14;
-                            he = 16'd48 + {s_axis_tdata[p][8*44 +: 8], s_axis_tdata[p][8*45 +: 8]};
+                            he = 16'd48 + {s_axis_tdata[DATA_W*p + 8*44 +: 8], s_axis_tdata[DATA_W*p + 8*45 +: 8]};
                         end else begin
                             hs = 16'd56;
-                            he = 16'd56 + {s_axis_tdata[p][8*50 +: 8], s_axis_tdata[p][8*51 +: 8]};
+                            he = 16'd56 + {s_axis_tdata[DATA_W*p + 8*50 +: 8], s_axis_tdata[DATA_W*p + 8*51 +: 8]};
                         end
                         hs_start[p] <= hs;
                         hs_end[p] <= he;
                     end
-                    masked = s_axis_tdata[p];
+                    masked = s_axis_tdata[DATA_W*p +: DATA_W];
                     for (int i = 0; i < KEEP_W; i++) begin
                         logic [15:0] a;
-                        a = 16'(64 * int'(in_beat[p]) + i);
-                        if (!s_axis_tkeep[p][i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
+                        a = 16'(64 * $signed(32'(in_beat[p])) + i);
+                        if (!s_axis_tkeep[KEEP_W*p + i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
                     end
-                    if (int'(in_beat[p]) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[p];
+                    if ($signed(32'(in_beat[p])) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[DATA_W*p +: DATA_W];
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
-                        b_len[id] <= 16'(64 * int'(in_beat[p])) + 16'($countones(s_axis_tkeep[p]));
+                        b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
                         b_crc[id] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         b_busy[id] <= 1'b1;
                         in_half[p] <= !in_half[p];
@@ -1185,7 +1184,7 @@ module prism_node #(
                     b_ok[{PW'(p), q0}] <= v_ok[p];
                     b_prism[{PW'(p), q0}] <= v_prism[p];
                     b_walk[{PW'(p), q0}] <= v_body_walk[p];
-                    b_reason[{PW'(p), q0}] <= v_reason[p];
+                    b_reason[{PW'(p), q0}] <= v_reason[8*p +: 8];
                     b_ready[{PW'(p), q0}] <= 1'b1;
                     q0 = q1;
                     n = n - 2'd1;
@@ -1271,7 +1270,7 @@ module prism_node #(
                 st <= D_RUN;
             end
         end
-        if (r != 8'hFF) count(CNT_DATA_REJECTED + int'(r));
+        if (r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(r)));
     endtask
 
     always_ff @(posedge clk) begin
@@ -1314,7 +1313,7 @@ module prism_node #(
             DISPATCH: begin
                 st <= DONE;
                 if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && !tx_idle) st <= DISPATCH;
-                else if (!b_ok[proc_buf]) count(CNT_MALFORMED + int'(b_reason[proc_buf]));
+                else if (!b_ok[proc_buf]) count(CNT_MALFORMED + $signed(32'(b_reason[proc_buf])));
                 else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
@@ -1348,7 +1347,7 @@ module prism_node #(
                     he2 = hf + {1'b0, w32(win, 4)};
                     if (bi == nholes) st <= ROUTE;
                     else if (w32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000) begin
-                        count(CNT_MALFORMED + int'(R_BAD_HOLES));
+                        count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
                         st <= DONE;
                     end else begin
                         pos <= he2 + 33'd1;
@@ -1358,7 +1357,7 @@ module prism_node #(
                 end else if (f_cmd == CMD_STAGE) begin
                     if (bi == f_bcount) st <= ROUTE;
                     else if ((win[7:0] & DIR_RESERVED) != 0) begin
-                        count(CNT_MALFORMED + int'(R_RESERVED_NONZERO));
+                        count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
                         st <= DONE;
                     end else begin
                         bi <= bi + 16'd1;
@@ -1367,7 +1366,7 @@ module prism_node #(
                 end else if (f_cmd == CMD_CAPS_RESPONSE) begin
                     if (off >= CONTROL_BODY + f_body_len) st <= ROUTE;
                     else if (win[8*7 +: 8] != 0) begin
-                        count(CNT_MALFORMED + int'(R_RESERVED_NONZERO));
+                        count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
                         st <= DONE;
                     end else off <= off + CAPS_RECORD_LEN;
                 end else st <= ROUTE;
@@ -1386,7 +1385,7 @@ module prism_node #(
                         count(CNT_RETRIES);
                         build_ack(t_status[t_idx], t_detail[t_idx]);
                     end else begin
-                        count(CNT_REFUSED + int'(ACK_TXN_CONFLICT));
+                        count(CNT_REFUSED + $signed(32'(ACK_TXN_CONFLICT)));
                         build_ack(ACK_TXN_CONFLICT, 16'd0);
                     end
                     send(DONE);
@@ -1444,7 +1443,7 @@ module prism_node #(
                 if (bi == f_bcount) st <= C_BIND_END;
                 else begin
                     logic bad;
-                    bad = int'(bd_port) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
+                    bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
                     if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bad = 1'b1;
                     if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bad = 1'b1;
                     if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bad = 1'b1;
@@ -1458,7 +1457,7 @@ module prism_node #(
                         if ((bd_dir & DIR_DATA_IN) != 0) begin
                             terms_sum <= terms_sum + {16'b0, bd_terms};
                             contribs <= contribs + 16'd1;
-                            if (int'(contribs) < MAX_CONTRIB) begin
+                            if ($signed(32'(contribs)) < MAX_CONTRIB) begin
                                 s_stream[CI_W'(contribs)] <= bd_stream;
                                 s_lep[CI_W'(contribs)] <= bd_lep;
                                 s_pep[CI_W'(contribs)] <= bd_pep;
@@ -1469,7 +1468,7 @@ module prism_node #(
                         if ((bd_dir & DIR_RESULT_OUT) != 0) begin
                             paths <= paths + 16'd1;
                             if (bd_rank == x_dest) dest_paths <= dest_paths + 16'd1;
-                            if (int'(paths) < MAX_PATHS) begin
+                            if ($signed(32'(paths)) < MAX_PATHS) begin
                                 sp_stream[PI_W'(paths)] <= bd_stream;
                                 sp_lep[PI_W'(paths)] <= bd_lep;
                                 sp_pep[PI_W'(paths)] <= bd_pep;
@@ -1552,7 +1551,7 @@ module prism_node #(
             end
             C_REPLY: begin
                 count(CNT_ACCEPTED);
-                if (ack_status != ACK_OK) count(CNT_REFUSED + int'(ack_status));
+                if (ack_status != ACK_OK) count(CNT_REFUSED + $signed(32'(ack_status)));
                 build_ack(ack_status, ack_detail);
                 // A STAGE whose generation is installed drops older generations' records.
                 if (f_cmd == CMD_STAGE && ctx_key_match && ctx_gen == f_gen)
@@ -1587,7 +1586,7 @@ module prism_node #(
                     if (k_left == n) begin
                         vals_left <= vals_left - 16'd1;
                         if (k_state > KSTATE_NAN || ((k_state == KSTATE_FINITE) != nz)) begin
-                            count(CNT_MALFORMED + int'(R_BAD_KULISCH_VALUE));
+                            count(CNT_MALFORMED + $signed(32'(R_BAD_KULISCH_VALUE)));
                             st <= DONE;
                         end
                     end
@@ -1661,7 +1660,7 @@ module prism_node #(
                 logic [15:0] nu;
                 logic [16:0] nb;
                 logic fits;
-                if (a_i == ad_avail || (!ad_end && int'(ad_avail) - int'(a_i) < LOOK)) begin
+                if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
                     // Planned as far as the lookahead allows: the vector's end closes the packet.
                     if (a_i == ad_avail && ad_end && a_i != 0) begin
                         if (tx_idle) begin
@@ -1675,11 +1674,11 @@ module prism_node #(
                     end else st <= DONE;
                 end else begin
                     if (ad_cont) begin
-                        nu = a_used + fw(int'(ad_f));
-                        nb = a_bytes + 17'(fw(int'(ad_f)));
+                        nu = a_used + fw($signed(32'(ad_f)));
+                        nb = a_bytes + 17'(fw($signed(32'(ad_f))));
                     end else begin
-                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fw(int'(ad_f));
-                        nb = 17'(fw(int'(ad_f)));
+                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fw($signed(32'(ad_f)));
+                        nb = 17'(fw($signed(32'(ad_f))));
                     end
                     fits = nu + pad4(nb) <= ctx_budget && (ad_cont || a_ng < 9'd255);
                     if (!fits) begin
@@ -1727,13 +1726,13 @@ module prism_node #(
                     logic [31:0] d;
                     f = a_gf[e_g[7:0]];
                     d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
-                    for (int i = 0; i < 4; i++) obytes[8 * (int'(e_off) + i) +: 8] <= d[8 * (3 - i) +: 8];
+                    for (int i = 0; i < 4; i++) obytes[8 * ($signed(32'(e_off)) + i) +: 8] <= d[8 * (3 - i) +: 8];
                     e_off <= e_off + 16'd4;
                     e_desc <= 1'b1;
                 end else begin
                     logic [15:0] w, gbytes, pd;
-                    w = fw(int'(a_gf[e_g[7:0]]));
-                    for (int i = 0; i < 41; i++) if (16'(i) < w) obytes[8 * (int'(e_off) + i) +: 8] <= ev_bytes[8*i +: 8];
+                    w = fw($signed(32'(a_gf[e_g[7:0]])));
+                    for (int i = 0; i < 41; i++) if (16'(i) < w) obytes[8 * ($signed(32'(e_off)) + i) +: 8] <= ev_bytes[8*i +: 8];
                     acc[au_slot[0]] <= NEG_ZERO;
                     acc_k[au_slot[0]] <= '0;
                     acc_f[au_slot[0]] <= '0;
@@ -1741,7 +1740,7 @@ module prism_node #(
                     if (e_v + 16'd1 == a_gc[e_g[7:0]]) begin
                         gbytes = 16'(32'(a_gc[e_g[7:0]]) * 32'(w));
                         pd = pad4({1'b0, gbytes});
-                        for (int i = 0; i < 3; i++) if (16'(i) < pd) obytes[8 * (int'(e_off) + int'(w) + i) +: 8] <= 8'd0;
+                        for (int i = 0; i < 3; i++) if (16'(i) < pd) obytes[8 * ($signed(32'(e_off)) + $signed(32'(w)) + i) +: 8] <= 8'd0;
                         e_off <= e_off + w + pd;
                         e_g <= e_g + 9'd1;
                         e_v <= '0;

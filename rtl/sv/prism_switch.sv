@@ -36,7 +36,12 @@ module prism_switch #(
     output logic              m_idle
 );
     logic [PORTS-1:0]  v_valid, v_prism, v_ok, v_walk;
-    logic [7:0]        v_reason [PORTS];
+    logic [PORTS*8-1:0] v_reason;
+    // The node's flat buses (port p at [p*W +: W]).
+    logic [PORTS*DATA_W-1:0] s_tdata, m_tdata;
+    logic [PORTS*KEEP_W-1:0] s_tkeep, m_tkeep;
+    logic [32*prism_pkg::CNT_TOTAL-1:0] counters;
+    always_comb for (int i = 0; i < prism_pkg::CNT_TOTAL; i++) m_counters[i] = counters[32*i +: 32];
 
     genvar gp;
     generate
@@ -49,9 +54,13 @@ module prism_switch #(
                 .s_axis_tready(),
                 .m_verdict_valid(v_valid[gp]), .m_verdict_prism(v_prism[gp]), .m_verdict_local(),
                 .m_verdict_ok(v_ok[gp]), .m_verdict_body_walk(v_walk[gp]), .m_verdict_class(),
-                .m_verdict_reason(v_reason[gp]), .m_verdict_offset()
+                .m_verdict_reason(v_reason[8*gp +: 8]), .m_verdict_offset()
             );
             /* verilator lint_on PINCONNECTEMPTY */
+            assign s_tdata[DATA_W*gp +: DATA_W] = s_axis_tdata[gp];
+            assign s_tkeep[KEEP_W*gp +: KEEP_W] = s_axis_tkeep[gp];
+            assign m_axis_tdata[gp] = m_tdata[DATA_W*gp +: DATA_W];
+            assign m_axis_tkeep[gp] = m_tkeep[KEEP_W*gp +: KEEP_W];
         end
     endgenerate
 
@@ -60,9 +69,9 @@ module prism_switch #(
         .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(PORTS)
     ) node (
         .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
-        .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
+        .s_axis_tdata(s_tdata), .s_axis_tkeep(s_tkeep), .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
         .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
-        .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready,
-        .m_counters, .m_idle
+        .m_axis_tdata(m_tdata), .m_axis_tkeep(m_tkeep), .m_axis_tvalid, .m_axis_tlast, .m_axis_tready,
+        .m_counters(counters), .m_idle
     );
 endmodule
