@@ -15,6 +15,15 @@
 //! into its limbs before `MAX_FAST_RUNS` runs. IEEE addition also keeps the
 //! sign of an exact zero as PRISM wants it: -0 only when every input was -0
 //! (registers start at -0, the identity).
+//!
+//! A finite FP32 term outside the window goes to the slot's carry-save
+//! digits: `DIGITS` signed 64-bit digits of 32 bits each. Its 24-bit
+//! significand, shifted by its exponent, touches two digits; each gets less
+//! than 2^32 in magnitude, so no carry moves and no branch depends on the
+//! value (full-range data would otherwise ripple carries through the
+//! sign-extension limbs). Digits are folded into the limbs when the value is
+//! read, and at every flush; between flushes fewer than 2^13 terms reach a
+//! digit, far below the 2^31 it holds.
 
 use crate::bigint;
 use crate::term::{decode_native, Term};
@@ -33,8 +42,11 @@ pub(crate) const F_NOT_NEGZERO: u64 = 1 << 17;
 pub(crate) const F_NAN: u64 = 1 << 18;
 pub(crate) const F_POS_INF: u64 = 1 << 19;
 pub(crate) const F_NEG_INF: u64 = 1 << 20;
-/// The slot's limbs hold part of its value.
+/// The slot's limbs or digits hold part of its value.
 pub(crate) const F_SLOW: u64 = 1 << 22;
+/// Carry-save digits a slot: bit positions 0..288 in units of 2^-149 (an
+/// FP32 term reaches bit 277 at most).
+pub(crate) const DIGITS: usize = 9;
 
 /// A tile's window, as FP32 biased exponents; `UNSET` until a finite value arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +125,8 @@ pub struct KulischWindow {
     pub(crate) meta: Vec<u64>,
     pub(crate) tiles: Vec<Window>,
     limbs: Vec<u64>,
+    /// `DIGITS` carry-save digits a slot (out-of-window FP32 terms).
+    digits: Vec<i64>,
     runs_since_flush: u32,
 }
 
@@ -128,6 +142,7 @@ impl KulischWindow {
             meta: vec![0; slots],
             tiles: vec![UNSET; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],
+            digits: vec![0; slots * DIGITS],
             runs_since_flush: 0,
         }
     }
@@ -148,6 +163,7 @@ impl KulischWindow {
             for slot in first..first + n {
                 if self.meta[slot] & F_SLOW != 0 {
                     self.limbs[slot * l..(slot + 1) * l].fill(0);
+                    self.digits[slot * DIGITS..(slot + 1) * DIGITS].fill(0);
                 }
             }
         }
@@ -219,8 +235,18 @@ impl KulischWindow {
         }
     }
 
-    /// Moves the register's value into the limbs (exactly) and its zero sign into the flags.
+    /// Moves the register's value and the digits into the limbs (exactly),
+    /// and the register's zero sign into the flags.
     fn flush(&mut self, slot: usize) {
+        if self.meta[slot] & F_SLOW != 0 {
+            let l = self.limbs_per;
+            let (limbs, digits) = (&mut self.limbs[slot * l..(slot + 1) * l], &mut self.digits[slot * DIGITS..(slot + 1) * DIGITS]);
+            for (i, d) in digits.iter_mut().enumerate() {
+                if *d != 0 {
+                    bigint::add_signed_shifted(limbs, std::mem::take(d), 32 * i as u32);
+                }
+            }
+        }
         let v = std::mem::replace(&mut self.acc[slot], -0.0);
         if v.to_bits() == (-0.0f64).to_bits() {
             return;
@@ -262,17 +288,23 @@ impl KulischWindow {
                     let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
                     self.acc[slot] += if neg { -x } else { x };
                 } else {
-                    self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
-                    let l = self.limbs_per;
-                    let limbs = &mut self.limbs[slot * l..(slot + 1) * l];
-                    if neg {
-                        bigint::sub_shifted(limbs, mant as u64, shift)
-                    } else {
-                        bigint::add_shifted(limbs, mant as u64, shift)
-                    }
+                    self.add_digits(slot, neg, mant, shift);
                 }
             }
         }
+    }
+
+    /// Adds `(-1)^neg * mant * 2^shift` units (mant < 2^24, shift <= 253) to
+    /// the slot's carry-save digits: no carries, no value-dependent branch.
+    #[inline(always)]
+    pub(crate) fn add_digits(&mut self, slot: usize, neg: bool, mant: u32, shift: u32) {
+        self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
+        let v = (mant as u64) << (shift % 32);
+        let sign = -(neg as i64);
+        let (lo, hi) = ((v & 0xffff_ffff) as i64, (v >> 32) as i64);
+        let d = &mut self.digits[slot * DIGITS + (shift / 32) as usize..][..2];
+        d[0] += (lo ^ sign) - sign;
+        d[1] += (hi ^ sign) - sign;
     }
 
     /// Adds a run of native values (scalar reference path).
