@@ -26,7 +26,8 @@
 //! digit, far below the 2^31 it holds.
 
 use crate::bigint;
-use crate::term::{decode_native, Term};
+use crate::round::Rounded;
+use crate::term::{decode_native, Term, FP32};
 use crate::NumFormat;
 
 /// Slots per tile (one exponent window each).
@@ -44,6 +45,8 @@ pub(crate) const F_POS_INF: u64 = 1 << 19;
 pub(crate) const F_NEG_INF: u64 = 1 << 20;
 /// The slot's limbs or digits hold part of its value.
 pub(crate) const F_SLOW: u64 = 1 << 22;
+/// The slot's limbs hold part of its value (a wide Kulisch partial, or a flush).
+pub(crate) const F_LIMBS: u64 = 1 << 23;
 /// Carry-save digits a slot: bit positions 0..288 in units of 2^-149 (an
 /// FP32 term reaches bit 277 at most).
 pub(crate) const DIGITS: usize = 9;
@@ -218,6 +221,75 @@ impl KulischWindow {
         (v.abs() < self.fast_limit()).then(|| (v as f32).to_bits())
     }
 
+    /// FP32 rounding of a slot whose value is its register plus its digits
+    /// (no limbs, no specials): the digits and the register are normalised
+    /// into a 320-bit integer in straight-line code and rounded once. `None`
+    /// for any other slot, or a value the width might not hold.
+    pub(crate) fn round_fp32_digits(&self, slot: usize) -> Option<Rounded> {
+        let meta = self.meta[slot];
+        if meta & (F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
+            return None;
+        }
+        const N: usize = DIGITS + 1;
+        let mut d = [0i64; N];
+        d[..DIGITS].copy_from_slice(&self.digits[slot * DIGITS..(slot + 1) * DIGITS]);
+        let v = self.acc[slot];
+        if v != 0.0 {
+            // v = mant * 2^(exp - 1075), a multiple of 2^-149: mant * 2^(exp - 926) units.
+            let bits = v.to_bits();
+            let exp = ((bits >> 52) & 0x7ff) as i32;
+            let mut mant = (bits & ((1 << 52) - 1)) | if exp == 0 { 0 } else { 1 << 52 };
+            let mut shift = exp.max(1) - 926;
+            if shift < 0 {
+                mant >>= -shift;
+                shift = 0;
+            }
+            let k = shift as usize / 32;
+            if k + 3 > N {
+                return None;
+            }
+            let wide = (mant as u128) << (shift % 32);
+            let sign = -((v < 0.0) as i64);
+            for (j, dj) in d[k..k + 3].iter_mut().enumerate() {
+                let part = ((wide >> (32 * j)) & 0xffff_ffff) as i64;
+                *dj += (part ^ sign) - sign;
+            }
+        }
+        // Carries: 32-bit digits and the sign of what is left above them.
+        let mut n = [0u32; N];
+        let mut c = 0i64;
+        for (x, &di) in n.iter_mut().zip(&d) {
+            let t = di + c;
+            *x = t as u32;
+            c = t >> 32;
+        }
+        if c != 0 && c != -1 {
+            return None;
+        }
+        let neg = c < 0;
+        if neg {
+            let mut carry = 1u64;
+            for x in n.iter_mut() {
+                let t = (!*x) as u64 + carry;
+                *x = t as u32;
+                carry = t >> 32;
+            }
+        }
+        let mut mag = [0u64; N / 2];
+        for (i, m) in mag.iter_mut().enumerate() {
+            *m = n[2 * i] as u64 | (n[2 * i + 1] as u64) << 32;
+        }
+        match bigint::highest_bit(&mag) {
+            None => {
+                let negzero = v.to_bits() == (-0.0f64).to_bits() && meta & F_NOT_NEGZERO == 0;
+                Some(Rounded { bits: if negzero { 0x8000_0000 } else { 0 }, exact: true })
+            }
+            // Magnitudes of W - 1 bits or more take the exact path (which knows the width rule).
+            Some(h) if h + 2 > self.width as u32 => None,
+            Some(_) => Some(FP32.round(neg, &mag)),
+        }
+    }
+
     /// Register values below this fit the width (2^(W - 150), at most 2^1000).
     pub(crate) fn fast_limit(&self) -> f64 {
         f64::from_bits(((self.width as u64).min(1150) - 150 + 1023) << 52)
@@ -239,6 +311,7 @@ impl KulischWindow {
     /// and the register's zero sign into the flags.
     fn flush(&mut self, slot: usize) {
         if self.meta[slot] & F_SLOW != 0 {
+            self.meta[slot] |= F_LIMBS;
             let l = self.limbs_per;
             let (limbs, digits) = (&mut self.limbs[slot * l..(slot + 1) * l], &mut self.digits[slot * DIGITS..(slot + 1) * DIGITS]);
             for (i, d) in digits.iter_mut().enumerate() {
@@ -264,7 +337,7 @@ impl KulischWindow {
             mant >>= -shift; // exact: the value is a multiple of 2^-149
             shift = 0;
         }
-        self.meta[slot] |= F_SLOW;
+        self.meta[slot] |= F_SLOW | F_LIMBS;
         let l = self.limbs_per;
         let signed = if v < 0.0 { -(mant as i64) } else { mant as i64 };
         bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], signed, shift as u32);
@@ -341,7 +414,7 @@ impl KulischWindow {
                             continue;
                         }
                     }
-                    self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
+                    self.meta[slot] |= F_NOT_NEGZERO | F_SLOW | F_LIMBS;
                     let l = self.limbs_per;
                     bigint::add_le_bytes(&mut self.limbs[slot * l..(slot + 1) * l], &v[1..]);
                 }

@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, TILE, UNSET};
+use crate::kulisch::{KulischWindow, F_NAN, F_NEG_INF, F_NOT_NEGZERO, F_POS_INF, TILE, UNSET};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -106,8 +106,8 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 
 /// Eight values at a time: when all eight lie inside their tile's window (or
 /// are zeros), they are widened to f64 and added to the slots' registers;
-/// otherwise the eight go through the scalar `add_term`, which sends each to
-/// its register or to the limbs. A block of eight may straddle two tiles:
+/// otherwise each goes, by the same test, to its register, to the slot's
+/// carry-save digits or (infinities, NaN) to its flags. A block of eight may straddle two tiles:
 /// each lane then takes its own tile's bounds.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -158,12 +158,22 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 _mm256_storeu_pd(p, a0);
                 _mm256_storeu_pd(p.add(4), a1);
             } else {
-                for j in i..i + 8 {
-                    let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
-                    k.add_term(first + j, FP32.decode(bits));
+                // Lane by lane: inside (or zero) to the register, finite
+                // outside to the carry-save digits, specials to the flags.
+                let mut lane = [0u32; 8];
+                _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
+                for (j, &bits) in lane.iter().enumerate() {
+                    let slot = slot + j;
+                    let e = (bits >> 23) & 0xff;
+                    if ok >> j & 1 == 1 {
+                        k.acc[slot] += f32::from_bits(bits) as f64;
+                    } else if e == 0xff {
+                        k.meta[slot] |= F_NOT_NEGZERO
+                            | if bits & 0x7f_ffff != 0 { F_NAN } else if bits >> 31 == 1 { F_NEG_INF } else { F_POS_INF };
+                    } else {
+                        k.add_digits(slot, bits >> 31 == 1, bits & 0x7f_ffff | ((e != 0) as u32) << 23, e.max(1) - 1);
+                    }
                 }
-                // add_term may have chosen a window for an unset tile.
-                cached = usize::MAX;
             }
         }
         i += 8;

@@ -166,7 +166,10 @@ impl Accumulator {
             }
             Accumulator::Kulisch(k) => match k.round_fp32_fast(slot) {
                 Some(bits) => Ok(Rounded { bits, exact: k.fast_is_exact_fp32(slot) }),
-                None => exact_round(&k.value(slot), slot, crate::term::FP32),
+                None => match k.round_fp32_digits(slot) {
+                    Some(r) => Ok(r),
+                    None => exact_round(&k.value(slot), slot, crate::term::FP32),
+                },
             },
         }
     }
@@ -184,7 +187,10 @@ impl Accumulator {
                 // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
                 simd::kulisch_write_fp32(k, first, n, out, &mut |k, slot| match k.round_fp32_fast(slot) {
                     Some(b) => Ok(b),
-                    None => Ok(exact_round(&k.value(slot), slot, crate::term::FP32)?.bits),
+                    None => match k.round_fp32_digits(slot) {
+                        Some(r) => Ok(r.bits),
+                        None => Ok(exact_round(&k.value(slot), slot, crate::term::FP32)?.bits),
+                    },
                 })?;
             }
         }
