@@ -164,8 +164,11 @@ impl KulischWindow {
         // Most ranges never touched their limbs: one OR over the flags (vectorised) says so.
         if self.meta[first..first + n].iter().fold(0, |a, m| a | m) & F_SLOW != 0 {
             for slot in first..first + n {
-                if self.meta[slot] & F_SLOW != 0 {
+                let m = self.meta[slot];
+                if m & F_LIMBS != 0 {
                     self.limbs[slot * l..(slot + 1) * l].fill(0);
+                }
+                if m & F_SLOW != 0 {
                     self.digits[slot * DIGITS..(slot + 1) * DIGITS].fill(0);
                 }
             }

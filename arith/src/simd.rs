@@ -158,22 +158,9 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 _mm256_storeu_pd(p, a0);
                 _mm256_storeu_pd(p.add(4), a1);
             } else {
-                // Lane by lane: inside (or zero) to the register, finite
-                // outside to the carry-save digits, specials to the flags.
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
-                for (j, &bits) in lane.iter().enumerate() {
-                    let slot = slot + j;
-                    let e = (bits >> 23) & 0xff;
-                    if ok >> j & 1 == 1 {
-                        k.acc[slot] += f32::from_bits(bits) as f64;
-                    } else if e == 0xff {
-                        k.meta[slot] |= F_NOT_NEGZERO
-                            | if bits & 0x7f_ffff != 0 { F_NAN } else if bits >> 31 == 1 { F_NEG_INF } else { F_POS_INF };
-                    } else {
-                        k.add_digits(slot, bits >> 31 == 1, bits & 0x7f_ffff | ((e != 0) as u32) << 23, e.max(1) - 1);
-                    }
-                }
+                mixed_block(k, slot, &lane, ok);
             }
         }
         i += 8;
@@ -181,6 +168,25 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     for j in i..n {
         let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
         k.add_term(first + j, FP32.decode(bits));
+    }
+}
+
+/// A block of eight with some lanes outside the window, lane by lane:
+/// inside (or zero, bit set in `inside`) to the register, finite outside to
+/// the carry-save digits, specials to the flags. Kept out of line so that
+/// the all-inside loop keeps its registers.
+#[inline(never)]
+fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32; 8], inside: i32) {
+    for (j, &bits) in lane.iter().enumerate() {
+        let slot = slot + j;
+        let e = (bits >> 23) & 0xff;
+        if inside >> j & 1 == 1 {
+            k.acc[slot] += f32::from_bits(bits) as f64;
+        } else if e == 0xff {
+            k.meta[slot] |= F_NOT_NEGZERO | if bits & 0x7f_ffff != 0 { F_NAN } else if bits >> 31 == 1 { F_NEG_INF } else { F_POS_INF };
+        } else {
+            k.add_digits(slot, bits >> 31 == 1, bits & 0x7f_ffff | ((e != 0) as u32) << 23, e.max(1) - 1);
+        }
     }
 }
 
