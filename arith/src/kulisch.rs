@@ -27,7 +27,7 @@
 
 use crate::bigint;
 use crate::round::Rounded;
-use crate::term::{decode_native, Term, FP32};
+use crate::term::{decode_native, Term};
 use crate::NumFormat;
 
 /// Slots per tile (one exponent window each).
@@ -278,19 +278,15 @@ impl KulischWindow {
                 carry = t >> 32;
             }
         }
-        let mut mag = [0u64; N / 2];
-        for (i, m) in mag.iter_mut().enumerate() {
-            *m = n[2 * i] as u64 | (n[2 * i + 1] as u64) << 32;
+        let Some(t) = n.iter().rposition(|&x| x != 0) else {
+            let negzero = v.to_bits() == (-0.0f64).to_bits() && meta & F_NOT_NEGZERO == 0;
+            return Some(Rounded { bits: if negzero { 0x8000_0000 } else { 0 }, exact: true });
+        };
+        // Magnitudes of W - 1 bits or more take the exact path (which knows the width rule).
+        if 32 * t as u32 + 32 - n[t].leading_zeros() + 1 > self.width as u32 {
+            return None;
         }
-        match bigint::highest_bit(&mag) {
-            None => {
-                let negzero = v.to_bits() == (-0.0f64).to_bits() && meta & F_NOT_NEGZERO == 0;
-                Some(Rounded { bits: if negzero { 0x8000_0000 } else { 0 }, exact: true })
-            }
-            // Magnitudes of W - 1 bits or more take the exact path (which knows the width rule).
-            Some(h) if h + 2 > self.width as u32 => None,
-            Some(_) => Some(FP32.round(neg, &mag)),
-        }
+        Some(round_fp32_digits32(neg, &n, t))
     }
 
     /// Register values below this fit the width (2^(W - 150), at most 2^1000).
@@ -458,6 +454,38 @@ impl KulischWindow {
     }
 }
 
+/// FP32 rounding (nearest, ties to even, subnormals kept) of the magnitude
+/// `sum n[i] * 2^(32 i)` units of 2^-149, whose highest non-zero digit is
+/// `n[t]`: the 24 kept bits and the round bit lie in the top three digits,
+/// so one 96-bit window and an OR of the digits below it decide it.
+/// `Ieee::round` on the same value is its twin (tests compare them).
+#[inline]
+pub(crate) fn round_fp32_digits32(neg: bool, n: &[u32], t: usize) -> Rounded {
+    let lo = t.saturating_sub(2);
+    let off = 32 * lo as u32;
+    let mut w = 0u128;
+    for i in (lo..=t).rev() {
+        w = w << 32 | n[i] as u128;
+    }
+    let below = n[..lo].iter().any(|&x| x != 0);
+    let h = 32 * t as u32 + 31 - n[t].leading_zeros();
+    let lsb = (h + 1).saturating_sub(24);
+    // lsb >= off except when t < 2, where off = 0 <= lsb as well.
+    let r = lsb - off;
+    let mut q = (w >> r) as u64 & ((1 << 24) - 1);
+    let round_bit = r > 0 && (w >> (r - 1)) & 1 == 1;
+    let sticky = below || (r > 1 && w & ((1u128 << (r - 1)) - 1) != 0);
+    if round_bit && (sticky || q & 1 == 1) {
+        q += 1;
+    }
+    let bits = ((lsb as u64) << 23) + q;
+    let sign = if neg { 0x8000_0000 } else { 0 };
+    if bits >= 0x7f80_0000 {
+        return Rounded { bits: 0x7f80_0000 | sign, exact: false };
+    }
+    Rounded { bits: bits as u32 | sign, exact: !round_bit && !sticky }
+}
+
 /// The exact value of a sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exact<'a> {
@@ -504,11 +532,47 @@ impl Exact<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::FP32;
 
     fn le(v: i128, n: usize) -> Vec<u8> {
         let mut b = v.to_le_bytes().to_vec();
         b.resize(n, if v < 0 { 0xff } else { 0 });
         b
+    }
+
+    #[test]
+    fn digit_rounding_matches_its_twin() {
+        // Random magnitudes of every length up to 320 bits, and values at ties,
+        // just above and below them, and at the overflow edge.
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for case in 0..200_000 {
+            let mut n = [0u32; 10];
+            let t = case % 10;
+            for x in n[..=t].iter_mut() {
+                *x = next() as u32;
+            }
+            if case % 3 == 0 {
+                // A tie or near-tie: few bits set below the top.
+                for x in n[..t].iter_mut() {
+                    *x = if next() % 4 == 0 { next() as u32 & 1 } else { 0 };
+                }
+            }
+            if n[t] == 0 {
+                n[t] = 1;
+            }
+            let neg = case % 2 == 1;
+            let mut mag = [0u64; 5];
+            for (i, m) in mag.iter_mut().enumerate() {
+                *m = n[2 * i] as u64 | (n[2 * i + 1] as u64) << 32;
+            }
+            assert_eq!(round_fp32_digits32(neg, &n, t), FP32.round(neg, &mag), "{n:x?}");
+        }
     }
 
     #[test]
