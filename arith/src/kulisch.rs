@@ -269,16 +269,16 @@ impl KulischWindow {
         if c != 0 && c != -1 {
             return None;
         }
+        // The magnitude, without a branch on the sign (random in full-range data).
         let neg = c < 0;
-        if neg {
-            let mut carry = 1u64;
-            for x in n.iter_mut() {
-                let t = (!*x) as u64 + carry;
-                *x = t as u32;
-                carry = t >> 32;
-            }
+        let flip = (c as u32) & u32::MAX;
+        let mut carry = neg as u64;
+        for x in n.iter_mut() {
+            let t = (*x ^ flip) as u64 + carry;
+            *x = t as u32;
+            carry = t >> 32;
         }
-        let Some(t) = n.iter().rposition(|&x| x != 0) else {
+        let Some(t) = highest_digit(&n) else {
             let negzero = v.to_bits() == (-0.0f64).to_bits() && meta & F_NOT_NEGZERO == 0;
             return Some(Rounded { bits: if negzero { 0x8000_0000 } else { 0 }, exact: true });
         };
@@ -461,17 +461,14 @@ impl KulischWindow {
 /// `Ieee::round` on the same value is its twin (tests compare them).
 #[inline]
 pub(crate) fn round_fp32_digits32(neg: bool, n: &[u32], t: usize) -> Rounded {
-    let lo = t.saturating_sub(2);
-    let off = 32 * lo as u32;
-    let mut w = 0u128;
-    for i in (lo..=t).rev() {
-        w = w << 32 | n[i] as u128;
-    }
-    let below = n[..lo].iter().any(|&x| x != 0);
+    // Digits t-2..=t (zeros below digit 0): bit 0 of w is bit 32 t - 64 of the value.
+    let at = |i: usize| if i >= 2 { n[i - 2] as u128 } else { 0 };
+    let w = at(t + 2) << 64 | at(t + 1) << 32 | at(t);
+    let below = n[..t.saturating_sub(2)].iter().fold(0, |a, &x| a | x) != 0;
     let h = 32 * t as u32 + 31 - n[t].leading_zeros();
     let lsb = (h + 1).saturating_sub(24);
-    // lsb >= off except when t < 2, where off = 0 <= lsb as well.
-    let r = lsb - off;
+    // lsb >= 32 t - 23 > 32 t - 64, so 41 <= r <= 72.
+    let r = lsb + 64 - 32 * t as u32;
     let mut q = (w >> r) as u64 & ((1 << 24) - 1);
     let round_bit = r > 0 && (w >> (r - 1)) & 1 == 1;
     let sticky = below || (r > 1 && w & ((1u128 << (r - 1)) - 1) != 0);
@@ -484,6 +481,13 @@ pub(crate) fn round_fp32_digits32(neg: bool, n: &[u32], t: usize) -> Rounded {
         return Rounded { bits: 0x7f80_0000 | sign, exact: false };
     }
     Rounded { bits: bits as u32 | sign, exact: !round_bit && !sticky }
+}
+
+/// Index of the highest non-zero digit, from a mask (no data-dependent loop exit).
+#[inline]
+fn highest_digit(n: &[u32]) -> Option<usize> {
+    let mask = n.iter().enumerate().fold(0u32, |m, (i, &x)| m | ((x != 0) as u32) << i);
+    (mask != 0).then(|| 31 - mask.leading_zeros() as usize)
 }
 
 /// The exact value of a sum.
