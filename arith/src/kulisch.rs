@@ -16,7 +16,7 @@
 //! sign of an exact zero as PRISM wants it: -0 only when every input was -0
 //! (registers start at -0, the identity).
 //!
-//! A finite FP32 term outside the window goes to the slot's carry-save
+//! A finite native term outside the window goes to the slot's carry-save
 //! digits: `DIGITS` signed 64-bit digits of 32 bits each. Its 24-bit
 //! significand, shifted by its exponent, touches two digits; each gets less
 //! than 2^32 in magnitude, so no carry moves and no branch depends on the
@@ -47,9 +47,10 @@ pub(crate) const F_NEG_INF: u64 = 1 << 20;
 pub(crate) const F_SLOW: u64 = 1 << 22;
 /// The slot's limbs hold part of its value (a wide Kulisch partial, or a flush).
 pub(crate) const F_LIMBS: u64 = 1 << 23;
-/// Carry-save digits a slot: bit positions 0..288 in units of 2^-149 (an
-/// FP32 term reaches bit 277 at most).
-pub(crate) const DIGITS: usize = 9;
+/// Carry-save digits a slot: bit positions 0..320 in units of 2^-149. A
+/// native term reaches bit 277 at most, but its shift alone can reach 269
+/// (a BF16 term has 8 significant bits): digits shift / 32 and the next.
+pub(crate) const DIGITS: usize = 10;
 
 /// A tile's window, as FP32 biased exponents; `UNSET` until a finite value arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +367,7 @@ impl KulischWindow {
         }
     }
 
-    /// Adds `(-1)^neg * mant * 2^shift` units (mant < 2^24, shift <= 253) to
+    /// Adds `(-1)^neg * mant * 2^shift` units (mant < 2^24, shift <= 269) to
     /// the slot's carry-save digits: no carries, no value-dependent branch.
     #[inline(always)]
     pub(crate) fn add_digits(&mut self, slot: usize, neg: bool, mant: u32, shift: u32) {
