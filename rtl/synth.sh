@@ -35,8 +35,9 @@ ports=$(param prism_switch PORTS)
 flanes=$(param prism_node FLANES)
 klanes=$(param prism_node KLANES)
 kw=$(param prism_node KW)
-ring=$(param prism_node RING)
 mtu=$(param prism_node MTU)
+# RING's default: 2^clog2(10 * ((MTU - 46) / 4)) (the window and two packets being built).
+ring=1; while [ $ring -lt $((10 * ((mtu - 46) / 4))) ]; do ring=$((ring * 2)); done
 lanes=16            # RESULT values a 512-bit line: the builder's rounding units
 look=8              # AUTO's eight-value lookahead: its rounding units
 echo
@@ -64,4 +65,4 @@ for row in "FP32 accumulator ring ($ring x 32) $((ring * 32))" \
     bits=${row##* }; name=${row% *}
     printf '  %-44s %9d %6d\n' "$name" "$bits" $(( (bits + 36863) / 36864 ))
 done
-echo "  not in the total: prism_group_walk (Yosys does not finish it; see docs/rtl.md) and prism_node's own control logic (Yosys 0.23 does not parse it)"
+echo "  not in the total: prism_group_walk (Yosys does not finish it; see docs/rtl.md) and prism_node's own control logic (Yosys 0.23 parses it but does not finish elaborating it; see docs/rtl.md)"

@@ -30,7 +30,9 @@ module prism_node #(
     parameter int DATA_W = 512,
     parameter int KEEP_W = DATA_W / 8,
     parameter int MTU = 1500,
-    parameter int RING = 4096,
+    // Accumulator slots: the window (eight packets of the MTU's FP32 capacity)
+    // plus two RESULT packets the builder may still be reading: 4,096 at 1500.
+    parameter int RING = 2 ** $clog2(10 * ((MTU - 46) / 4)),
     parameter int KW = 320,
     parameter int WINDOW = 8 * ((MTU - 46) / 4),
     parameter int WINDOW_BYTES = 24576,
