@@ -86,6 +86,21 @@ impl Window {
     }
 }
 
+/// A non-zero register value as `mant * 2^shift` units of 2^-149 (mant < 2^53).
+#[inline(always)]
+fn register_units(v: f64) -> (u64, u32) {
+    // v = mant * 2^(exp - 1075), a multiple of 2^-149: in units, mant * 2^(exp - 926).
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let mant = (bits & ((1 << 52) - 1)) | if exp == 0 { 0 } else { 1 << 52 };
+    let shift = exp.max(1) - 926;
+    if shift < 0 {
+        (mant >> -shift, 0) // exact: the value is a multiple of 2^-149
+    } else {
+        (mant, shift as u32)
+    }
+}
+
 /// `exponent_of` for a wider mantissa.
 #[inline(always)]
 fn exponent_of64(mant: u64, shift: u32) -> u32 {
@@ -239,15 +254,7 @@ impl KulischWindow {
         d[..DIGITS].copy_from_slice(&self.digits[slot * DIGITS..(slot + 1) * DIGITS]);
         let v = self.acc[slot];
         if v != 0.0 {
-            // v = mant * 2^(exp - 1075), a multiple of 2^-149: mant * 2^(exp - 926) units.
-            let bits = v.to_bits();
-            let exp = ((bits >> 52) & 0x7ff) as i32;
-            let mut mant = (bits & ((1 << 52) - 1)) | if exp == 0 { 0 } else { 1 << 52 };
-            let mut shift = exp.max(1) - 926;
-            if shift < 0 {
-                mant >>= -shift;
-                shift = 0;
-            }
+            let (mant, shift) = register_units(v);
             let k = shift as usize / 32;
             if k + 3 > N {
                 return None;
@@ -328,49 +335,49 @@ impl KulischWindow {
         if v == 0.0 {
             return;
         }
-        // v = mant * 2^(exp - 1075), a multiple of 2^-149: in units, mant * 2^(exp - 926).
-        let bits = v.to_bits();
-        let exp = ((bits >> 52) & 0x7ff) as i32;
-        let mut mant = (bits & ((1 << 52) - 1)) | if exp == 0 { 0 } else { 1 << 52 };
-        let mut shift = exp.max(1) - 926;
-        if shift < 0 {
-            mant >>= -shift; // exact: the value is a multiple of 2^-149
-            shift = 0;
-        }
+        let (mant, shift) = register_units(v);
         self.meta[slot] |= F_SLOW | F_LIMBS;
         let l = self.limbs_per;
         let signed = if v < 0.0 { -(mant as i64) } else { mant as i64 };
-        bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], signed, shift as u32);
+        bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], signed, shift);
     }
 
     /// Adds one native term to a slot (the scalar reference path).
     #[inline(always)]
     pub(crate) fn add_term(&mut self, slot: usize, t: Term) {
+        if let Term::Finite { neg, mant, shift } = t {
+            let tile = &mut self.tiles[slot / TILE];
+            if *tile == UNSET {
+                // Only zeros can be in the tile's registers: any window is right for them.
+                *tile = Window::around(exponent_of(mant, shift));
+            }
+            if tile.holds(mant, shift) {
+                // Exact: mant < 2^24 and the scale is a power of two in f64's range.
+                let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
+                self.acc[slot] += if neg { -x } else { x };
+                return;
+            }
+        }
+        self.add_outside(slot, t)
+    }
+
+    /// A term that is not for the window's register: a finite one to the
+    /// carry-save digits, specials to the flags (a zero, inside every window,
+    /// to the register).
+    #[inline(always)]
+    pub(crate) fn add_outside(&mut self, slot: usize, t: Term) {
         match t {
             Term::NaN => self.meta[slot] |= F_NOT_NEGZERO | F_NAN,
             Term::Inf { neg } => self.meta[slot] |= F_NOT_NEGZERO | if neg { F_NEG_INF } else { F_POS_INF },
             Term::Zero { neg } => self.acc[slot] += if neg { -0.0 } else { 0.0 },
-            Term::Finite { neg, mant, shift } => {
-                let tile = &mut self.tiles[slot / TILE];
-                if *tile == UNSET {
-                    // Only zeros can be in the tile's registers: any window is right for them.
-                    *tile = Window::around(exponent_of(mant, shift));
-                }
-                if tile.holds(mant, shift) {
-                    // Exact: mant < 2^24 and the scale is a power of two in f64's range.
-                    let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
-                    self.acc[slot] += if neg { -x } else { x };
-                } else {
-                    self.add_digits(slot, neg, mant, shift);
-                }
-            }
+            Term::Finite { neg, mant, shift } => self.add_digits(slot, neg, mant, shift),
         }
     }
 
     /// Adds `(-1)^neg * mant * 2^shift` units (mant < 2^24, shift <= 269) to
     /// the slot's carry-save digits: no carries, no value-dependent branch.
     #[inline(always)]
-    pub(crate) fn add_digits(&mut self, slot: usize, neg: bool, mant: u32, shift: u32) {
+    fn add_digits(&mut self, slot: usize, neg: bool, mant: u32, shift: u32) {
         self.meta[slot] |= F_NOT_NEGZERO | F_SLOW;
         let v = (mant as u64) << (shift % 32);
         let sign = -(neg as i64);
@@ -549,13 +556,9 @@ mod tests {
     fn digit_rounding_matches_its_twin() {
         // Random magnitudes of every length up to 320 bits, and values at ties,
         // just above and below them, and at the overflow edge.
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x9e37_79b9);
+        let mut next = move || rng.gen::<u64>();
         for case in 0..200_000 {
             let mut n = [0u32; 10];
             let t = case % 10;

@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, F_NAN, F_NEG_INF, F_NOT_NEGZERO, F_POS_INF, TILE, UNSET};
+use crate::kulisch::{KulischWindow, TILE, UNSET};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -178,14 +178,10 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
 #[inline(never)]
 fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32; 8], inside: i32) {
     for (j, &bits) in lane.iter().enumerate() {
-        let slot = slot + j;
-        let e = (bits >> 23) & 0xff;
         if inside >> j & 1 == 1 {
-            k.acc[slot] += f32::from_bits(bits) as f64;
-        } else if e == 0xff {
-            k.meta[slot] |= F_NOT_NEGZERO | if bits & 0x7f_ffff != 0 { F_NAN } else if bits >> 31 == 1 { F_NEG_INF } else { F_POS_INF };
+            k.acc[slot + j] += f32::from_bits(bits) as f64;
         } else {
-            k.add_digits(slot, bits >> 31 == 1, bits & 0x7f_ffff | ((e != 0) as u32) << 23, e.max(1) - 1);
+            k.add_outside(slot + j, FP32.decode(bits));
         }
     }
 }

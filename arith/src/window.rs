@@ -164,13 +164,7 @@ impl Accumulator {
                 let v = w.acc[slot];
                 Ok(Rounded { bits: if v.is_nan() { FP32_NAN } else { v.to_bits() }, exact: true })
             }
-            Accumulator::Kulisch(k) => match k.round_fp32_fast(slot) {
-                Some(bits) => Ok(Rounded { bits, exact: k.fast_is_exact_fp32(slot) }),
-                None => match k.round_fp32_digits(slot) {
-                    Some(r) => Ok(r),
-                    None => exact_round(&k.value(slot), slot, crate::term::FP32),
-                },
-            },
+            Accumulator::Kulisch(k) => kulisch_round_fp32(k, slot),
         }
     }
 
@@ -185,13 +179,7 @@ impl Accumulator {
             }
             Accumulator::Kulisch(k) => {
                 // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
-                simd::kulisch_write_fp32(k, first, n, out, &mut |k, slot| match k.round_fp32_fast(slot) {
-                    Some(b) => Ok(b),
-                    None => match k.round_fp32_digits(slot) {
-                        Some(r) => Ok(r.bits),
-                        None => Ok(exact_round(&k.value(slot), slot, crate::term::FP32)?.bits),
-                    },
-                })?;
+                simd::kulisch_write_fp32(k, first, n, out, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits))?;
             }
         }
         Ok(())
@@ -274,6 +262,18 @@ impl Accumulator {
             Accumulator::Kulisch(k) => k.width(),
         }
     }
+}
+
+/// A Kulisch slot rounded to FP32 by the cheapest path that holds it: the
+/// register alone, the register and the digits, or the exact limbs.
+fn kulisch_round_fp32(k: &mut KulischWindow, slot: usize) -> Result<Rounded, ArithError> {
+    if let Some(bits) = k.round_fp32_fast(slot) {
+        return Ok(Rounded { bits, exact: k.fast_is_exact_fp32(slot) });
+    }
+    if let Some(r) = k.round_fp32_digits(slot) {
+        return Ok(r);
+    }
+    exact_round(&k.value(slot), slot, crate::term::FP32)
 }
 
 /// Rounds an exact value with the given IEEE format (NaN canonical).
