@@ -889,41 +889,37 @@ module prism_node #(
         endcase
     endfunction
 
-    // Cheapest cost of window values 1..n-1 given the state after value 0
-    // (format f0, open group bytes mod 4 = m0); open groups pay padding at the end.
-    /* verilator lint_off UNUSEDSIGNAL */
-    function automatic int rest_cost(input int n, input int f0, input int m0);
-        int cost [5][4];
-        int nxt [5][4];
-        int best;
-        for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) cost[f][m] = 1 << 28;
-        cost[f0][m0] = 0;
-        for (int i = 1; i < LOOK; i++) begin
-            if (i < n) begin
-                for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) nxt[f][m] = 1 << 28;
-                for (int f = 0; f < 5; f++)
-                    for (int m = 0; m < 4; m++)
-                        if (cost[f][m] < (1 << 28))
-                            for (int g = 0; g < 5; g++)
-                                if (au_m[i][g]) begin
-                                    int c, nm;
-                                    if (g == f) begin
-                                        c = cost[f][m] + $signed(32'(fw(g)));
-                                        nm = (m + $signed(32'(fw(g)))) % 4;
-                                    end else begin
-                                        c = cost[f][m] + (4 - m) % 4 + 4 + $signed(32'(fw(g)));
-                                        nm = $signed(32'(fw(g))) % 4;
-                                    end
-                                    if (c < nxt[g][nm]) nxt[g][nm] = c;
-                                end
-                for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) cost[f][m] = nxt[f][m];
+    // Cheapest cost of window values i..n-1 given the state after value i-1
+    // (format f, open group bytes mod 4 = m), open groups paying their padding
+    // at the end: one backward pass over the lookahead, shared by every
+    // option of value 0 (a forward pass per option costs six times the logic).
+    logic [15:0] fwv [5];
+    always_comb for (int f = 0; f < 5; f++) fwv[f] = fw(f);
+    int to_go [LOOK + 1][5][4];
+    int ad_n;
+    always_comb begin
+        int c;
+        c = 0;
+        for (int f = 0; f < 5; f++)
+            for (int m = 0; m < 4; m++) begin
+                to_go[0][f][m] = 0;
+                to_go[LOOK][f][m] = (4 - m) % 4;
             end
-        end
-        best = 1 << 28;
-        for (int f = 0; f < 5; f++) for (int m = 0; m < 4; m++) if (cost[f][m] + (4 - m) % 4 < best) best = cost[f][m] + (4 - m) % 4;
-        rest_cost = best;
-    endfunction
-    /* verilator lint_on UNUSEDSIGNAL */
+        for (int i = LOOK - 1; i >= 1; i--)
+            for (int f = 0; f < 5; f++)
+                for (int m = 0; m < 4; m++) begin
+                    to_go[i][f][m] = (4 - m) % 4;
+                    if (i < ad_n) begin
+                        to_go[i][f][m] = 1 << 28;
+                        for (int g = 0; g < 5; g++)
+                            if (au_m[i][g]) begin
+                                if (g == f) c = $signed(32'(fwv[g])) + to_go[i + 1][g][(m + $signed(32'(fwv[g]))) % 4];
+                                else c = (4 - m) % 4 + 4 + $signed(32'(fwv[g])) + to_go[i + 1][g][$signed(32'(fwv[g])) % 4];
+                                if (c < to_go[i][f][m]) to_go[i][f][m] = c;
+                            end
+                    end
+                end
+    end
 
     // The decision for value a_i: its format and whether it continues the open group.
     logic        ad_cont;
@@ -931,19 +927,21 @@ module prism_node #(
     logic [15:0] ad_avail;
     logic        ad_end;
     always_comb begin
-        int n, best, c, close;
+        ad_n = $signed(32'(16'(ready_now - base))) - $signed(32'(a_i));
+        if (ad_n > LOOK) ad_n = LOOK;
+    end
+    always_comb begin
+        int best, c, close;
         c = 0;
         close = 0;
         ad_avail = 16'(ready_now - base);
         ad_end = ready_now == {1'b0, ctx_vlen};
-        n = $signed(32'(ad_avail)) - $signed(32'(a_i));
-        if (n > LOOK) n = LOOK;
         ad_cont = 1'b0;
         ad_f = '0;
         best = 1 << 30;
-        if (st == A_PLAN && n > 0) begin
+        if (st == A_PLAN && ad_n > 0) begin
             if (a_open && au_m[0][a_f] && a_count < 17'd65535) begin
-                c = $signed(32'(fw($signed(32'(a_f))))) + rest_cost(n, $signed(32'(a_f)), ($signed(32'(a_bytes[1:0])) + $signed(32'(fw($signed(32'(a_f)))))) % 4);
+                c = $signed(32'(fwv[a_f])) + to_go[1][a_f][($signed(32'(a_bytes[1:0])) + $signed(32'(fwv[a_f]))) % 4];
                 best = c;
                 ad_cont = 1'b1;
                 ad_f = a_f;
@@ -951,7 +949,7 @@ module prism_node #(
             close = a_open ? $signed(32'(pad4(a_bytes))) : 0;
             for (int f = 0; f < 5; f++)
                 if (au_m[0][f]) begin
-                    c = close + 4 + $signed(32'(fw(f))) + rest_cost(n, f, $signed(32'(fw(f))) % 4);
+                    c = close + 4 + $signed(32'(fwv[f])) + to_go[1][f][$signed(32'(fwv[f])) % 4];
                     if (c < best) begin
                         best = c;
                         ad_cont = 1'b0;
