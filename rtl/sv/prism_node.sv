@@ -839,7 +839,7 @@ module prism_node #(
             prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[au_slot[ga]]), .flags(acc_f[au_slot[ga]]), .fp32(kr), .exact(kx));
             assign au_v[ga] = ctx_kulisch ? kr : acc[au_slot[ga]];
             assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
-            assign au_m[ga] = cands(au_v[ga], au_x[ga], ctx_kulisch);
+            always_comb au_m[ga] = cands(au_v[ga], au_x[ga], ctx_kulisch);
         end
     endgenerate
 
@@ -856,6 +856,18 @@ module prism_node #(
         fp16_trunc = h;
     endfunction
 
+    // An FP32 value FP16 holds exactly (zeros and infinities included): in
+    // FP16's normal range with its low 13 significand bits zero, or in its
+    // subnormal range (2^-24 .. 2^-15) a multiple of 2^-24.
+    function automatic logic fp16_exact(input logic [30:0] v);
+        int e;
+        e = $signed(32'(v[30:23])) - 127;
+        if (v == 0 || v == 31'h7F80_0000) fp16_exact = 1'b1;
+        else if (v[30:23] == 8'hFF || v[30:23] == 0 || e > 15 || e < -24) fp16_exact = 1'b0;
+        else if (e >= -14) fp16_exact = v[12:0] == 0;
+        else fp16_exact = ({1'b1, v[22:0]} & ((24'd1 << (-1 - e)) - 24'd1)) == 0;
+    endfunction
+
     // Candidate set of an FP32 value (exact: it is the slot's value exactly).
     function automatic logic [4:0] cands(input logic [31:0] v, input logic exact, input logic kul);
         logic [4:0] m;
@@ -863,7 +875,7 @@ module prism_node #(
         m = {kul, 4'b0000};
         if (exact) begin
             m[3] = 1'b1;
-            if ((v[30:23] == 8'hFF && v[22:0] != 0) || to_fp32(FMT_FP16, {16'b0, fp16_trunc(v)}) == v) m[1] = 1'b1;
+            if ((v[30:23] == 8'hFF && v[22:0] != 0) || fp16_exact(v[30:0])) m[1] = 1'b1;
             if ((v[30:23] == 8'hFF && v[22:0] != 0) || v[15:0] == 0) m[2] = 1'b1;
             e = $signed(32'(v[30:23])) - 127;
             if (v == 32'h0) m[0] = 1'b1;
