@@ -839,7 +839,24 @@ module prism_node #(
             prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[au_slot[ga]]), .flags(acc_f[au_slot[ga]]), .fp32(kr), .exact(kx));
             assign au_v[ga] = ctx_kulisch ? kr : acc[au_slot[ga]];
             assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
-            always_comb au_m[ga] = cands(au_v[ga], au_x[ga], ctx_kulisch);
+            // Candidate formats of the slot's value (when it is exact): FP32
+            // always; FP16 in its normal range with 13 low bits zero, or in
+            // its subnormal range (2^-24..2^-15) a multiple of 2^-24; BF16
+            // with 16 low bits zero; INT8 when integral in -128..127 (not -0).
+            // Plain expressions: Yosys's mux generation for a function
+            // inlined eight times was quadratic.
+            logic [31:0] v;
+            logic [7:0] ex;
+            logic nan, f16, i8;
+            assign v = au_v[ga];
+            assign ex = v[30:23];
+            assign nan = ex == 8'hFF && v[22:0] != 0;
+            assign f16 = v[30:0] == 0 || v[30:0] == 31'h7F80_0000
+                || (ex >= 8'd113 && ex <= 8'd142 && v[12:0] == 0)
+                || (ex >= 8'd103 && ex < 8'd113 && ({1'b1, v[22:0]} & ((24'd1 << (8'd126 - ex)) - 24'd1)) == 0);
+            assign i8 = v == 32'h0 || v == 32'hC300_0000
+                || (ex >= 8'd127 && ex <= 8'd133 && (v[22:0] & ((23'd1 << (8'd150 - ex)) - 23'd1)) == 0);
+            assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
         end
     endgenerate
 
@@ -854,35 +871,6 @@ module prism_node #(
         else if (e >= -14) h = {v[31], 5'(e + 15), v[22:13]};
         else h = {v[31], 5'b0, 10'({1'b1, v[22:0]} >> (-1 - e))};
         fp16_trunc = h;
-    endfunction
-
-    // An FP32 value FP16 holds exactly (zeros and infinities included): in
-    // FP16's normal range with its low 13 significand bits zero, or in its
-    // subnormal range (2^-24 .. 2^-15) a multiple of 2^-24.
-    function automatic logic fp16_exact(input logic [30:0] v);
-        int e;
-        e = $signed(32'(v[30:23])) - 127;
-        if (v == 0 || v == 31'h7F80_0000) fp16_exact = 1'b1;
-        else if (v[30:23] == 8'hFF || v[30:23] == 0 || e > 15 || e < -24) fp16_exact = 1'b0;
-        else if (e >= -14) fp16_exact = v[12:0] == 0;
-        else fp16_exact = ({1'b1, v[22:0]} & ((24'd1 << (-1 - e)) - 24'd1)) == 0;
-    endfunction
-
-    // Candidate set of an FP32 value (exact: it is the slot's value exactly).
-    function automatic logic [4:0] cands(input logic [31:0] v, input logic exact, input logic kul);
-        logic [4:0] m;
-        int e;
-        m = {kul, 4'b0000};
-        if (exact) begin
-            m[3] = 1'b1;
-            if ((v[30:23] == 8'hFF && v[22:0] != 0) || fp16_exact(v[30:0])) m[1] = 1'b1;
-            if ((v[30:23] == 8'hFF && v[22:0] != 0) || v[15:0] == 0) m[2] = 1'b1;
-            e = $signed(32'(v[30:23])) - 127;
-            if (v == 32'h0) m[0] = 1'b1;
-            else if (v[30:23] != 8'hFF && v[30:23] != 0 && e >= 0 && e <= 6 && (v[22:0] & 23'((32'd1 << (23 - e)) - 1)) == 0) m[0] = 1'b1;
-            else if (v == 32'hC300_0000) m[0] = 1'b1;
-        end
-        cands = m;
     endfunction
 
     /* verilator lint_off UNUSEDSIGNAL */
