@@ -985,6 +985,46 @@ module prism_node #(
         endcase
     end
 
+    // What A_EMIT writes into obytes this cycle at e_off: a group's
+    // descriptor, or a value (and, after a group's last value, its padding).
+    // One shifted, masked write of the whole body: a part-select at a
+    // run-time offset per byte would be a case over every offset per byte.
+    localparam int EM = 48;                       // bytes a cycle at most: 41 of value, 3 of padding
+    logic [8*EM-1:0] em_bytes;
+    logic [EM-1:0]   em_mask;
+    logic [15:0]     em_w, em_pad;
+    logic            em_last;
+    always_comb begin
+        logic [2:0] f;
+        logic [31:0] d;
+        f = a_gf[e_g[7:0]];
+        d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
+        em_w = fwv[f];
+        em_last = e_v + 16'd1 == a_gc[e_g[7:0]];
+        em_pad = pad4({1'b0, 16'(32'(a_gc[e_g[7:0]]) * 32'(em_w))});
+        em_bytes = '0;
+        em_mask = '0;
+        if (st == A_EMIT && e_g != a_ng) begin
+            if (!e_desc) begin
+                for (int i = 0; i < 4; i++) em_bytes[8*i +: 8] = d[8 * (3 - i) +: 8];
+                em_mask[3:0] = '1;
+            end else begin
+                // The value's bytes; after them, up to three zero bytes of padding.
+                for (int i = 0; i < 41; i++)
+                    if (16'(i) < em_w) begin
+                        em_bytes[8*i +: 8] = ev_bytes[8*i +: 8];
+                        em_mask[i] = 1'b1;
+                    end
+                if (em_last) em_mask = em_mask | EM'((EM'(1) << (em_w + em_pad)) - EM'(1));
+            end
+        end
+    end
+    logic [8*EM-1:0] em_bits;
+    always_comb for (int i = 0; i < EM; i++) em_bits[8*i +: 8] = {8{em_mask[i]}};
+    always_ff @(posedge clk)
+        if (!rst && em_mask != 0)
+            obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * e_off))) | ((8*OB)'(em_bytes) << (8 * e_off));
+
     // An INT8-exact FP32 value (integral, -128..127) as a two's-complement byte.
     function automatic logic [7:0] to_int8(input logic [31:0] v);
         logic [7:0] mag;
@@ -1722,25 +1762,17 @@ module prism_node #(
                     a_ng <= '0;
                     st <= D_READY;
                 end else if (!e_desc) begin
-                    logic [2:0] f;
-                    logic [31:0] d;
-                    f = a_gf[e_g[7:0]];
-                    d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
-                    for (int i = 0; i < 4; i++) obytes[8 * ($signed(32'(e_off)) + i) +: 8] <= d[8 * (3 - i) +: 8];
                     e_off <= e_off + 16'd4;
                     e_desc <= 1'b1;
                 end else begin
-                    logic [15:0] w, gbytes, pd;
-                    w = fw($signed(32'(a_gf[e_g[7:0]])));
-                    for (int i = 0; i < 41; i++) if (16'(i) < w) obytes[8 * ($signed(32'(e_off)) + i) +: 8] <= ev_bytes[8*i +: 8];
+                    logic [15:0] w, pd;
+                    w = em_w;
+                    pd = em_pad;
                     acc[au_slot[0]] <= NEG_ZERO;
                     acc_k[au_slot[0]] <= '0;
                     acc_f[au_slot[0]] <= '0;
                     e_k <= e_k + 16'd1;
-                    if (e_v + 16'd1 == a_gc[e_g[7:0]]) begin
-                        gbytes = 16'(32'(a_gc[e_g[7:0]]) * 32'(w));
-                        pd = pad4({1'b0, gbytes});
-                        for (int i = 0; i < 3; i++) if (16'(i) < pd) obytes[8 * ($signed(32'(e_off)) + $signed(32'(w)) + i) +: 8] <= 8'd0;
+                    if (em_last) begin
                         e_off <= e_off + w + pd;
                         e_g <= e_g + 9'd1;
                         e_v <= '0;
