@@ -12,7 +12,7 @@
 //! 2^(ehi - 126 + log2 K) <= 2^(elo - 150 + 53) while `log2 K <= 29 - SPAN`.
 //! A sum that is a multiple of 2^q and below 2^(q + 53) in magnitude is an
 //! `f64` value, so no addition rounds. The window flushes every register
-//! into its limbs before `MAX_FAST_RUNS` runs. IEEE addition also keeps the
+//! into its limbs before `MAX_FAST_RUNS` runs reach it. IEEE addition also keeps the
 //! sign of an exact zero as PRISM wants it: -0 only when every input was -0
 //! (registers start at -0, the identity).
 //!
@@ -34,19 +34,21 @@ use crate::NumFormat;
 pub(crate) const TILE: usize = 64;
 /// Binades a tile's window spans above its lowest exponent.
 pub(crate) const SPAN: u32 = 16;
+/// Values of a tile's first run whose largest exponent sets the window.
+const SCAN: usize = 16;
 /// Headroom above the largest exponent the window was chosen from.
 const ABOVE: u32 = 3;
 /// Runs added between flushes: 2^(29 - SPAN) - 1.
 pub(crate) const MAX_FAST_RUNS: u32 = (1 << (29 - SPAN)) - 1;
 
-pub(crate) const F_NOT_NEGZERO: u64 = 1 << 17;
-pub(crate) const F_NAN: u64 = 1 << 18;
-pub(crate) const F_POS_INF: u64 = 1 << 19;
-pub(crate) const F_NEG_INF: u64 = 1 << 20;
+pub(crate) const F_NOT_NEGZERO: u8 = 1 << 0;
+pub(crate) const F_NAN: u8 = 1 << 1;
+pub(crate) const F_POS_INF: u8 = 1 << 2;
+pub(crate) const F_NEG_INF: u8 = 1 << 3;
 /// The slot's limbs or digits hold part of its value.
-pub(crate) const F_SLOW: u64 = 1 << 22;
+pub(crate) const F_SLOW: u8 = 1 << 4;
 /// The slot's limbs hold part of its value (a wide Kulisch partial, or a flush).
-pub(crate) const F_LIMBS: u64 = 1 << 23;
+pub(crate) const F_LIMBS: u8 = 1 << 5;
 /// Carry-save digits a slot: bit positions 0..320 in units of 2^-149. A
 /// native term reaches bit 277 at most, but its shift alone can reach 269
 /// (a BF16 term has 8 significant bits): digits shift / 32 and the next.
@@ -141,12 +143,13 @@ pub struct KulischWindow {
     limbs_per: usize,
     pub(crate) acc: Vec<f64>,
     /// F_* flags of the limbs path and of specials.
-    pub(crate) meta: Vec<u64>,
+    pub(crate) meta: Vec<u8>,
     pub(crate) tiles: Vec<Window>,
     limbs: Vec<u64>,
     /// `DIGITS` carry-save digits a slot (out-of-window FP32 terms).
     digits: Vec<i64>,
-    runs_since_flush: u32,
+    /// Runs that reached each tile since its registers were last empty or flushed.
+    tile_runs: Vec<u16>,
 }
 
 impl KulischWindow {
@@ -162,7 +165,7 @@ impl KulischWindow {
             tiles: vec![UNSET; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],
             digits: vec![0; slots * DIGITS],
-            runs_since_flush: 0,
+            tile_runs: vec![0; slots.div_ceil(TILE)],
         }
     }
 
@@ -200,12 +203,17 @@ impl KulischWindow {
                 || (self.acc[range.clone()].iter().all(|a| a.to_bits() == (-0.0f64).to_bits()) && self.meta[range].iter().all(|&m| m == 0));
             if clean {
                 self.tiles[t] = UNSET;
+                self.tile_runs[t] = 0;
             }
         }
     }
 
     /// Chooses the window of every unset tile that `[first, first + n)` of a
-    /// run of FP32 values reaches, from the largest finite exponent it brings.
+    /// run of FP32 values reaches, from the largest finite exponent among the
+    /// first `SCAN` values it brings there (a sample: the window only decides
+    /// which terms take the fast register, never the result; the headroom
+    /// above the sample's largest value keeps later ones of the same data
+    /// inside).
     pub(crate) fn prepare_fp32(&mut self, first: usize, values: &[u8]) {
         let n = values.len() / 4;
         let mut at = 0;
@@ -214,7 +222,7 @@ impl KulischWindow {
             let t = slot / TILE;
             let end = ((t + 1) * TILE - first).min(n);
             if self.tiles[t] == UNSET {
-                let emax = crate::simd::max_finite_exponent(&values[4 * at..4 * end]);
+                let emax = crate::simd::max_finite_exponent(&values[4 * at..4 * end.min(at + SCAN)]);
                 if emax > 0 {
                     self.tiles[t] = Window::around(emax);
                 }
@@ -302,15 +310,22 @@ impl KulischWindow {
         f64::from_bits(((self.width as u64).min(1150) - 150 + 1023) << 52)
     }
 
-    /// Counts one more run into the registers; flushes all of them when due.
-    pub(crate) fn note_run(&mut self) {
-        self.runs_since_flush += 1;
-        if self.runs_since_flush >= MAX_FAST_RUNS {
-            for slot in 0..self.slots() {
-                self.flush(slot);
+    /// Counts one more run into the tiles that `[first, first + n)` reaches;
+    /// flushes a tile's registers when it is due. Counted per tile, so a
+    /// window whose ranges are cleared as they complete never flushes.
+    pub(crate) fn note_run(&mut self, first: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        for t in first / TILE..=(first + n - 1) / TILE {
+            self.tile_runs[t] += 1;
+            if self.tile_runs[t] as u32 >= MAX_FAST_RUNS {
+                for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
+                    self.flush(slot);
+                }
+                self.tiles[t] = UNSET;
+                self.tile_runs[t] = 0;
             }
-            self.tiles.fill(UNSET);
-            self.runs_since_flush = 0;
         }
     }
 
@@ -396,7 +411,7 @@ impl KulischWindow {
         for (i, v) in values.chunks_exact(w).enumerate() {
             self.add_term(first + i, decode_native(format, v));
         }
-        self.note_run();
+        self.note_run(first, values.len() / w);
     }
 
     /// Adds a run of Kulisch values of this window's width (already validated
@@ -432,7 +447,7 @@ impl KulischWindow {
                 _ => self.meta[slot] |= F_NOT_NEGZERO | F_NAN,
             }
         }
-        self.note_run();
+        self.note_run(first, values.len() / w);
     }
 
     /// Whether the register's value is an FP32 value (rounding it is exact).

@@ -98,7 +98,7 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
         k.prepare_fp32(first, values);
         // SAFETY: AVX2 support was detected at run time.
         unsafe { kulisch_fp32_avx2(k, first, values) };
-        k.note_run();
+        k.note_run(first, values.len() / 4);
         return;
     }
     k.add_native_scalar(first, NumFormat::Fp32, values)
@@ -107,8 +107,10 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 /// Eight values at a time: when all eight lie inside their tile's window (or
 /// are zeros), they are widened to f64 and added to the slots' registers;
 /// otherwise each goes, by the same test, to its register, to the slot's
-/// carry-save digits or (infinities, NaN) to its flags. A block of eight may straddle two tiles:
-/// each lane then takes its own tile's bounds.
+/// carry-save digits or (infinities, NaN) to its flags. The loop runs tile by
+/// tile with the tile's bounds in registers; a block that straddles two
+/// tiles takes each lane's own bounds, and the run's last block (fewer than
+/// eight values) pads its missing lanes with -0, which touch nothing.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
@@ -119,64 +121,95 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     // A window never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
     let bounds = |w: crate::kulisch::Window| if w == UNSET { (256, -1) } else { (w.elo as i32 - 1, w.ehi as i32 + 1) };
-    let mut cached = usize::MAX;
-    let (mut lo, mut hi) = (zero, zero);
-    let mut i = 0;
-    while i + 8 <= n {
-        let slot = first + i;
-        let (t0, t1) = (slot / TILE, (slot + 7) / TILE);
-        if t0 != t1 {
-            let ((l0, h0), (l1, h1)) = (bounds(k.tiles[t0]), bounds(k.tiles[t1]));
-            // Lanes at or past the tile boundary take the second tile's bounds.
-            let second = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((t1 * TILE - slot) as i32 - 1));
-            lo = _mm256_blendv_epi8(_mm256_set1_epi32(l0), _mm256_set1_epi32(l1), second);
-            hi = _mm256_blendv_epi8(_mm256_set1_epi32(h0), _mm256_set1_epi32(h1), second);
-            cached = usize::MAX;
-        } else if cached != t0 {
-            let (l, h) = bounds(k.tiles[t0]);
-            lo = _mm256_set1_epi32(l);
-            hi = _mm256_set1_epi32(h);
-            cached = t0;
-        }
-        // SAFETY: i + 8 <= n bounds the 32-byte load from `values`; slot + 8 <= slots was
-        // checked by `Accumulator::check`, bounding the two 32-byte accesses to `acc`.
-        unsafe {
-            let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
-            let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
-            let inside = _mm256_and_si256(_mm256_cmpgt_epi32(e, lo), _mm256_cmpgt_epi32(hi, e));
-            let mut ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
-            if ok != 0xff {
-                // Zeros count as inside (checked only when something is outside).
-                let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32(b, 1), zero);
-                ok = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)));
-            }
+    // Which lanes of block `b` lie inside (lo, hi), zeros counted as inside
+    // (a macro: closures do not inherit the function's target features).
+    macro_rules! test {
+        ($b:expr, $lo:expr, $hi:expr) => {{
+            let e = _mm256_and_si256(_mm256_srli_epi32($b, 23), c_exp);
+            let inside = _mm256_and_si256(_mm256_cmpgt_epi32(e, $lo), _mm256_cmpgt_epi32($hi, e));
+            let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
             if ok == 0xff {
+                ok
+            } else {
+                let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32($b, 1), zero);
+                _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)))
+            }
+        }};
+    }
+    let mut i = 0;
+    while i < n {
+        let t = (first + i) / TILE;
+        let tile_end = ((t + 1) * TILE - first).min(n);
+        let (l, h) = bounds(k.tiles[t]);
+        let (lo, hi) = (_mm256_set1_epi32(l), _mm256_set1_epi32(h));
+        while i + 8 <= tile_end {
+            let slot = first + i;
+            // SAFETY: i + 8 <= n bounds the 32-byte load from `values`; slot + 8 <= slots was
+            // checked by `Accumulator::check`, bounding the two 32-byte accesses to `acc`.
+            unsafe {
+                let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
+                let ok = test!(b, lo, hi);
+                if ok == 0xff {
+                    let x = _mm256_castsi256_ps(b);
+                    let p = k.acc.as_mut_ptr().add(slot);
+                    let a0 = _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+                    let a1 = _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+                    _mm256_storeu_pd(p, a0);
+                    _mm256_storeu_pd(p.add(4), a1);
+                } else {
+                    let mut lane = [0u32; 8];
+                    _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
+                    mixed_block(k, slot, &lane, ok);
+                }
+            }
+            i += 8;
+        }
+        if i == n {
+            break;
+        }
+        if i == tile_end {
+            continue;
+        }
+        // A block across the tile boundary, or the run's last few values.
+        let m = (n - i).min(8);
+        let slot = first + i;
+        let mut lane = [0x8000_0000u32; 8];
+        // SAFETY: 4 * (i + m) <= values.len(); `lane` holds 32 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr().add(4 * i), lane.as_mut_ptr() as *mut u8, 4 * m) };
+        let t1 = (slot + m - 1) / TILE;
+        let (l1, h1) = bounds(k.tiles[t1]);
+        // Lanes at or past the tile boundary take the second tile's bounds.
+        let second = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((tile_end - i) as i32 - 1));
+        let lo2 = _mm256_blendv_epi8(lo, _mm256_set1_epi32(l1), second);
+        let hi2 = _mm256_blendv_epi8(hi, _mm256_set1_epi32(h1), second);
+        // SAFETY: a whole block is read straight from `values` (i + 8 <= n); `lane` is 32 bytes.
+        let b = unsafe { _mm256_loadu_si256(if m == 8 { values.as_ptr().add(4 * i) } else { lane.as_ptr() as *const u8 } as *const __m256i) };
+        let ok = test!(b, lo2, hi2);
+        if ok == 0xff && m == 8 {
+            // SAFETY: slot + 8 <= slots (checked by `Accumulator::check`) bounds the 32-byte accesses to `acc`.
+            unsafe {
                 let x = _mm256_castsi256_ps(b);
                 let p = k.acc.as_mut_ptr().add(slot);
-                let a0 = _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
-                let a1 = _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
-                _mm256_storeu_pd(p, a0);
-                _mm256_storeu_pd(p.add(4), a1);
-            } else {
-                let mut lane = [0u32; 8];
-                _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
-                mixed_block(k, slot, &lane, ok);
+                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+                _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
             }
+        } else if ok == 0xff {
+            for (a, &v) in k.acc[slot..slot + m].iter_mut().zip(&lane) {
+                *a += f32::from_bits(v) as f64;
+            }
+        } else {
+            mixed_block(k, slot, &lane[..m], ok);
         }
-        i += 8;
-    }
-    for j in i..n {
-        let bits = u32::from_le_bytes([values[4 * j], values[4 * j + 1], values[4 * j + 2], values[4 * j + 3]]);
-        k.add_term(first + j, FP32.decode(bits));
+        i += m;
     }
 }
 
-/// A block of eight with some lanes outside the window, lane by lane:
+/// A block of up to eight with some lanes outside the window, lane by lane:
 /// inside (or zero, bit set in `inside`) to the register, finite outside to
 /// the carry-save digits, specials to the flags. Kept out of line so that
 /// the all-inside loop keeps its registers.
 #[inline(never)]
-fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32; 8], inside: i32) {
+fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
     for (j, &bits) in lane.iter().enumerate() {
         if inside >> j & 1 == 1 {
             k.acc[slot + j] += f32::from_bits(bits) as f64;
@@ -264,7 +297,6 @@ unsafe fn kulisch_write_fp32_avx2(
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
     use std::arch::x86_64::*;
-    let zero = _mm256_setzero_si256();
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let mut i = 0;
@@ -272,11 +304,11 @@ unsafe fn kulisch_write_fp32_avx2(
         let slot = first + i;
         if i + 4 <= n {
             // SAFETY: slot + 4 <= first + n <= slots (the caller checked the range), so
-            // the 32-byte loads stay inside `acc` and `meta`; `out` holds 4 bytes a slot.
+            // the 32-byte load from `acc` and the 4-byte read of `meta` stay inside them; `out` holds 4 bytes a slot.
             let fast = unsafe {
                 let acc = _mm256_loadu_pd(k.acc.as_ptr().add(slot));
-                let meta = _mm256_loadu_si256(k.meta.as_ptr().add(slot) as *const __m256i);
-                let clean = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(meta, zero)));
+                let meta = (k.meta.as_ptr().add(slot) as *const u32).read_unaligned();
+                let clean = if meta == 0 { 0xf } else { 0 };
                 let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
                 if clean & small == 0xf {
                     _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
