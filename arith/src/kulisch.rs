@@ -32,6 +32,7 @@ use crate::NumFormat;
 
 /// Slots per tile (one exponent window each).
 pub(crate) const TILE: usize = 64;
+const _: () = assert!(TILE <= 64, "a tile's used slots are one u64");
 /// Binades a tile's window spans above its lowest exponent.
 pub(crate) const SPAN: u32 = 16;
 /// Values of a tile's first run whose largest exponent sets the window.
@@ -150,6 +151,19 @@ pub struct KulischWindow {
     digits: Vec<i64>,
     /// Runs that reached each tile since its registers were last empty or flushed.
     tile_runs: Vec<u16>,
+    /// Per tile, a bit for each slot a run reached since it was last cleared
+    /// (a superset of the slots that hold anything): a tile with none left
+    /// chooses a new window.
+    tile_used: Vec<u64>,
+}
+
+/// The bits of tile `t`'s slots that `[first, first + n)` covers.
+#[inline(always)]
+fn tile_bits(t: usize, first: usize, n: usize) -> u64 {
+    let lo = first.max(t * TILE) - t * TILE;
+    let hi = (first + n).min((t + 1) * TILE) - t * TILE;
+    let upto = |b: usize| if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
+    upto(hi) & !upto(lo)
 }
 
 impl KulischWindow {
@@ -166,6 +180,7 @@ impl KulischWindow {
             limbs: vec![0; slots * limbs_per],
             digits: vec![0; slots * DIGITS],
             tile_runs: vec![0; slots.div_ceil(TILE)],
+            tile_used: vec![0; slots.div_ceil(TILE)],
         }
     }
 
@@ -198,10 +213,8 @@ impl KulischWindow {
             return;
         }
         for t in first / TILE..=(first + n - 1) / TILE {
-            let range = t * TILE..((t + 1) * TILE).min(self.slots());
-            let clean = range.start >= first && range.end <= first + n
-                || (self.acc[range.clone()].iter().all(|a| a.to_bits() == (-0.0f64).to_bits()) && self.meta[range].iter().all(|&m| m == 0));
-            if clean {
+            self.tile_used[t] &= !tile_bits(t, first, n);
+            if self.tile_used[t] == 0 {
                 self.tiles[t] = UNSET;
                 self.tile_runs[t] = 0;
             }
@@ -318,6 +331,7 @@ impl KulischWindow {
             return;
         }
         for t in first / TILE..=(first + n - 1) / TILE {
+            self.tile_used[t] |= tile_bits(t, first, n);
             self.tile_runs[t] += 1;
             if self.tile_runs[t] as u32 >= MAX_FAST_RUNS {
                 for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
