@@ -330,15 +330,31 @@ impl KulischWindow {
         if n == 0 {
             return;
         }
-        for t in first / TILE..=(first + n - 1) / TILE {
-            self.tile_used[t] |= tile_bits(t, first, n);
-            self.tile_runs[t] += 1;
-            if self.tile_runs[t] as u32 >= MAX_FAST_RUNS {
-                for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
-                    self.flush(slot);
+        let (t0, t1) = (first / TILE, (first + n - 1) / TILE);
+        let (lo, hi) = (u64::MAX << (first % TILE), u64::MAX >> (63 - (first + n - 1) % TILE));
+        let mut due = false;
+        let (used, runs) = (&mut self.tile_used[t0..t1 + 1], &mut self.tile_runs[t0..t1 + 1]);
+        let last = used.len() - 1;
+        if last == 0 {
+            used[0] |= lo & hi;
+        } else {
+            used[0] |= lo;
+            used[last] |= hi;
+            used[1..last].fill(u64::MAX);
+        }
+        for r in runs.iter_mut() {
+            *r += 1;
+            due |= *r as u32 >= MAX_FAST_RUNS;
+        }
+        if due {
+            for t in t0..=t1 {
+                if self.tile_runs[t] as u32 >= MAX_FAST_RUNS {
+                    for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
+                        self.flush(slot);
+                    }
+                    self.tiles[t] = UNSET;
+                    self.tile_runs[t] = 0;
                 }
-                self.tiles[t] = UNSET;
-                self.tile_runs[t] = 0;
             }
         }
     }
