@@ -323,6 +323,11 @@ impl KulischWindow {
         f64::from_bits(((self.width as u64).min(1150) - 150 + 1023) << 52)
     }
 
+    #[cfg(test)]
+    fn tile_bits_used(&self, t: usize) -> u64 {
+        self.tile_used[t]
+    }
+
     /// Counts one more run into the tiles that `[first, first + n)` reaches;
     /// flushes a tile's registers when it is due. Counted per tile, so a
     /// window whose ranges are cleared as they complete never flushes.
@@ -595,6 +600,27 @@ mod tests {
         let mut b = v.to_le_bytes().to_vec();
         b.resize(n, if v < 0 { 0xff } else { 0 });
         b
+    }
+
+    /// A tile chooses a new window only once every slot a run reached is
+    /// cleared: clearing part of it keeps the window of the values still there.
+    #[test]
+    fn a_tile_forgets_its_window_only_when_wholly_cleared() {
+        let mut k = KulischWindow::new(280, 256);
+        let ones: Vec<u8> = (0..90).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+        k.add_native_scalar(10, NumFormat::Fp32, &ones);
+        let set = k.tiles[0];
+        assert_ne!(set, UNSET);
+        k.clear(10, 40);
+        assert_eq!(k.tiles[0], set, "slots 50..64 still hold values");
+        assert_ne!(k.tiles[1], UNSET);
+        assert_eq!(k.tile_bits_used(0), ((1u64 << 14) - 1) << 50);
+        k.clear(50, 50);
+        assert_eq!((k.tiles[0], k.tiles[1]), (UNSET, UNSET));
+        assert_eq!((k.tile_runs[0], k.tile_runs[1]), (0, 0));
+        // A run inside one tile marks exactly its slots.
+        k.add_native_scalar(70, NumFormat::Fp32, &ones[..4 * 3]);
+        assert_eq!(k.tile_bits_used(1), 0b111 << 6);
     }
 
     #[test]
