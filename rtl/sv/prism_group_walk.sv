@@ -41,7 +41,9 @@ module prism_group_walk #(
     logic [31:0] beat_off_q, body_end_q, next_desc_q, val_end_q, elems_q, count_q;
     logic [8:0]  groups_q, group_count_q;
     logic        applies_q, err_q, kseen_q;
-    logic [7:0]  reason_q;
+    // Not a state machine: Yosys would try to extract one from it (with
+    // every descriptor check as a control input) and never finish.
+    (* fsm_encoding = "none" *) logic [7:0] reason_q;
     logic [31:0] off_q;
 
     // The state after this beat.
@@ -56,11 +58,12 @@ module prism_group_walk #(
 
     always_comb begin
         logic [7:0]  cls, flags, b0, b1;
-        logic [31:0] o, vlen, wbytes, gend, gcount;
+        logic [31:0] o, vlen, gend, gcount;
+        logic [9:0]  wbytes;
         logic [3:0]  fmt;
         logic [8:0]  wfield;
         cls = 8'd0; flags = 8'd0; b0 = 8'd0; b1 = 8'd0;
-        o = 32'd0; vlen = 32'd0; wbytes = 32'd0; gend = 32'd0; gcount = 32'd0;
+        o = 32'd0; vlen = 32'd0; wbytes = 10'd0; gend = 32'd0; gcount = 32'd0;
         fmt = 4'd0; wfield = 9'd0;
         beat_off      = first_q ? 32'd0 : beat_off_q;
         body_end_n    = body_end_q;
@@ -104,8 +107,8 @@ module prism_group_walk #(
                     gcount = 32'({byte_at(s_axis_tdata, 4 * w + 2), byte_at(s_axis_tdata, 4 * w + 3)});
                     fmt = b0[7:4];
                     wfield = {b0[0], b1};
-                    wbytes = (fmt == FMT_INT8) ? 32'd1 : (fmt == FMT_FP16 || fmt == FMT_BF16) ? 32'd2 : (fmt == FMT_FP32) ? 32'd4 : 32'(wfield) + 32'd2;
-                    vlen = gcount * wbytes;
+                    wbytes = (fmt == FMT_INT8) ? 10'd1 : (fmt == FMT_FP16 || fmt == FMT_BF16) ? 10'd2 : (fmt == FMT_FP32) ? 10'd4 : 10'(wfield) + 10'd2;
+                    vlen = 32'(gcount[15:0] * wbytes);   // at most 65,535 x 513: 26 bits
                     gend = o + 32'd4 + ((vlen + 32'd3) & ~32'd3);
                     if (groups_n == group_count_n) begin
                         err_n = 1'b1; reason_n = R_GROUP_COUNT_MISMATCH; off_n = o;
