@@ -65,7 +65,8 @@ pub fn run_naive(acc: &mut [f32], contribs: &[Vec<f32>], out: &mut [f32]) {
 }
 
 /// The switch's path: wire bytes in 363-value packets, the policy's accumulator,
-/// then final rounding of every slot to FP32 and clearing for the next range.
+/// then final rounding of every slot to FP32 and clearing for the next range
+/// (one pass: `take_fp32_run`).
 pub fn run_policy(acc: &mut Accumulator, contribs: &[Vec<u8>], out: &mut [u8]) {
     let len = contribs[0].len() / 4;
     let mut at = 0;
@@ -78,8 +79,7 @@ pub fn run_policy(acc: &mut Accumulator, contribs: &[Vec<u8>], out: &mut [u8]) {
                 let _ = acc.accumulate(p, NumFormat::Fp32, bytes);
             }
         }
-        let _ = acc.write_fp32_run(0, n, &mut out[4 * at..4 * (at + n)]);
-        acc.clear(0, n);
+        let _ = acc.take_fp32_run(0, n, &mut out[4 * at..4 * (at + n)]);
         at += n;
     }
 }

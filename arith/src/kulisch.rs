@@ -209,6 +209,26 @@ impl KulischWindow {
         }
         self.acc[first..first + n].fill(-0.0);
         self.meta[first..first + n].fill(0);
+        self.forget(first, n);
+    }
+
+    /// Clears one slot's register, flags, and digits and limbs where used.
+    pub(crate) fn clear_slot(&mut self, slot: usize) {
+        let m = self.meta[slot];
+        if m & F_LIMBS != 0 {
+            let l = self.limbs_per;
+            self.limbs[slot * l..(slot + 1) * l].fill(0);
+        }
+        if m & F_SLOW != 0 {
+            self.digits[slot * DIGITS..(slot + 1) * DIGITS].fill(0);
+        }
+        self.acc[slot] = -0.0;
+        self.meta[slot] = 0;
+    }
+
+    /// Tells the tiles that `[first, first + n)` is cleared: a tile with no
+    /// slot left that a run reached chooses a new window.
+    pub(crate) fn forget(&mut self, first: usize, n: usize) {
         if n == 0 {
             return;
         }

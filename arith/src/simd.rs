@@ -268,21 +268,26 @@ unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
 /// state is the f64 register (no flags) and the value fits the width: one
 /// f64-to-f32 conversion rounds each to nearest even, subnormal results
 /// included, keeping the sign of an exact zero. Any other slot goes through
-/// `slow`, which rounds it exactly.
+/// `slow`, which rounds it exactly. With `take`, each slot is also cleared
+/// once written (one pass instead of a write and a clear).
 pub(crate) fn kulisch_write_fp32(
     k: &mut KulischWindow,
     first: usize,
     n: usize,
     out: &mut [u8],
+    take: bool,
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
-        return unsafe { kulisch_write_fp32_avx2(k, first, n, out, slow) };
+        return unsafe { kulisch_write_fp32_avx2(k, first, n, out, take, slow) };
     }
     for i in 0..n {
         out[4 * i..4 * i + 4].copy_from_slice(&slow(k, first + i)?.to_le_bytes());
+        if take {
+            k.clear_slot(first + i);
+        }
     }
     Ok(())
 }
@@ -294,9 +299,11 @@ unsafe fn kulisch_write_fp32_avx2(
     first: usize,
     n: usize,
     out: &mut [u8],
+    take: bool,
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
     use std::arch::x86_64::*;
+    let neg_zero = _mm256_set1_pd(-0.0);
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let mut i = 0;
@@ -312,6 +319,10 @@ unsafe fn kulisch_write_fp32_avx2(
                 let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
                 if clean & small == 0xf {
                     _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
+                    if take {
+                        // Flags are clear already: only the registers go back to -0.
+                        _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
+                    }
                     true
                 } else {
                     false
@@ -320,11 +331,17 @@ unsafe fn kulisch_write_fp32_avx2(
             if !fast {
                 for j in i..i + 4 {
                     out[4 * j..4 * j + 4].copy_from_slice(&slow(k, first + j)?.to_le_bytes());
+                    if take {
+                        k.clear_slot(first + j);
+                    }
                 }
             }
             i += 4;
         } else {
             out[4 * i..4 * i + 4].copy_from_slice(&slow(k, slot)?.to_le_bytes());
+            if take {
+                k.clear_slot(slot);
+            }
             i += 1;
         }
     }

@@ -489,3 +489,64 @@ fn narrow_kulisch_partials_take_the_register_path_exactly() {
         assert_eq!(decode_kulisch(&buf), exact, "Kulisch slot {slot}");
     }
 }
+
+/// `take_fp32_run` writes what `write_fp32_run` writes and leaves the slots
+/// as `clear` does: a twin accumulator fed the same runs does write then
+/// clear, and a second round of data into the same slots, beside slots that
+/// were not taken, gives the same bytes in both; under KULISCH_FIXED both
+/// rounds are also checked against the oracle.
+#[test]
+fn take_is_write_then_clear() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    const W: usize = 4 * SLOTS;
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE / 8.0];
+    let mut gens: Vec<Box<Gen>> = vec![normal(1e-3), full_range()];
+    gens.push(Box::new(move |r: &mut rand::rngs::StdRng, i: usize| if i % 13 == 0 { specials[r.gen_range(0..specials.len())] } else { full_range()(r, i) }));
+    for policy in [Policy::Kulisch { width_bits: min_kulisch_width(6) as u16 }, Policy::Fp32Arrival] {
+        let kulisch = matches!(policy, Policy::Kulisch { .. });
+        for gen in gens.iter_mut() {
+            let (mut acc, mut twin) = (Accumulator::new(policy, W), Accumulator::new(policy, W));
+            let mut sums: Vec<Vec<V>> = vec![Vec::new(); W];
+            let mut round = |acc: &mut Accumulator, twin: &mut Accumulator, sums: &mut Vec<Vec<V>>, rng: &mut rand::rngs::StdRng| {
+                for _ in 0..3 {
+                    let vals: Vec<f32> = (0..W).map(|i| gen(rng, i)).collect();
+                    // Runs cut at odd places, as packets land in a ring.
+                    for run in [0..5, 5..5 + SLOTS, 5 + SLOTS..W] {
+                        let bytes: Vec<u8> = vals[run.clone()].iter().flat_map(|v| v.to_le_bytes()).collect();
+                        acc.accumulate(run.start, NumFormat::Fp32, &bytes).unwrap();
+                        twin.accumulate(run.start, NumFormat::Fp32, &bytes).unwrap();
+                    }
+                    for (s, v) in sums.iter_mut().zip(&vals) {
+                        s.push(oracle::of_f32_bits(v.to_bits()));
+                    }
+                }
+            };
+            let check = |acc: &mut Accumulator, twin: &mut Accumulator, sums: &[Vec<V>], what: &str| {
+                let (mut a, mut b) = (vec![0u8; 4 * W], vec![0u8; 4 * W]);
+                acc.write_fp32_run(0, W, &mut a).unwrap();
+                twin.write_fp32_run(0, W, &mut b).unwrap();
+                for slot in 0..W {
+                    let got = u32::from_le_bytes(a[4 * slot..4 * slot + 4].try_into().unwrap());
+                    assert_eq!(got, u32::from_le_bytes(b[4 * slot..4 * slot + 4].try_into().unwrap()), "{what}: slot {slot}");
+                    if kulisch {
+                        assert_eq!(got, oracle::round(&oracle::sum(&sums[slot]), F32), "{what}: slot {slot} against the oracle");
+                    }
+                }
+            };
+            round(&mut acc, &mut twin, &mut sums, &mut rng);
+            check(&mut acc, &mut twin, &sums, "first round");
+            // Take a range that cuts tiles on both sides; the rest stays.
+            let taken = 5..5 + SLOTS;
+            let (mut run, mut want) = (vec![0u8; 4 * SLOTS], vec![0u8; 4 * SLOTS]);
+            acc.take_fp32_run(taken.start, SLOTS, &mut run).unwrap();
+            twin.write_fp32_run(taken.start, SLOTS, &mut want).unwrap();
+            twin.clear(taken.start, SLOTS);
+            assert_eq!(run, want, "take writes what write writes");
+            for s in &mut sums[taken] {
+                s.clear();
+            }
+            round(&mut acc, &mut twin, &mut sums, &mut rng);
+            check(&mut acc, &mut twin, &sums, "after the take");
+        }
+    }
+}

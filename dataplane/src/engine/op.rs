@@ -616,7 +616,7 @@ impl OpData {
                 }
             };
             match self.send_output(&planned, out) {
-                Ok(count) => self.release(self.base + count as u64, out),
+                Ok((count, taken)) => self.release(self.base + count as u64, taken, out),
                 Err(_) => {
                     self.fail(out);
                     return;
@@ -710,19 +710,23 @@ impl OpData {
     }
 
     /// Builds the body once and sends it: as a partial to the parent, or as
-    /// RESULT on every path.
-    fn send_output(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<usize, ArithError> {
+    /// RESULT on every path. Returns the values sent, and whether their slots
+    /// were cleared as they were read (the FP32 run is taken in one pass).
+    fn send_output(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<(usize, bool), ArithError> {
         let slots = self.acc.slots();
         let first_slot = ring(self.base, slots);
-        let (body_len, groups, count) = match plan {
+        let (body_len, groups, count, taken) = match plan {
             Plan::Native { out: Output::Fp32, format, count } if slots - first_slot >= *count => {
-                // One run of FP32 values: the bulk writer (no per-value dispatch).
+                // One run of FP32 values: the bulk writer (no per-value dispatch), clearing as it reads.
                 let g = GroupRepr { format: *format, count: *count as u16, values: &[] };
                 self.scratch[..4].copy_from_slice(&g.descriptor().to_be_bytes());
-                self.acc.write_fp32_run(first_slot, *count, &mut self.scratch[4..4 + 4 * count])?;
-                (4 + 4 * count, 1u8, *count)
+                self.acc.take_fp32_run(first_slot, *count, &mut self.scratch[4..4 + 4 * count])?;
+                (4 + 4 * count, 1u8, *count, true)
             }
-            _ => self.write_groups(plan)?,
+            _ => {
+                let (body_len, groups, count) = self.write_groups(plan)?;
+                (body_len, groups, count, false)
+            }
         };
         let last = self.base + count as u64 == self.len();
         let body = &self.scratch[..body_len];
@@ -737,15 +741,16 @@ impl OpData {
                 self.tally.results += 1;
             }
         }
-        Ok(count)
+        Ok((count, taken))
     }
 
-    /// Frees `[base, to)`: accumulator slots, and packets wholly below `to`;
-    /// contributors that were refused for want of window hear that it moved.
-    fn release(&mut self, to: u64, out: &mut impl Sink) {
+    /// Frees `[base, to)`: accumulator slots (unless `cleared` says they were
+    /// taken already), and packets wholly below `to`; contributors that were
+    /// refused for want of window hear that it moved.
+    fn release(&mut self, to: u64, cleared: bool, out: &mut impl Sink) {
         let slots = self.acc.slots();
         let mut pos = self.base;
-        while pos < to {
+        while pos < to && !cleared {
             let slot = ring(pos, slots);
             let n = ((to - pos) as usize).min(slots - slot);
             self.acc.clear(slot, n);
