@@ -170,42 +170,39 @@ impl Accumulator {
 
     /// Writes slots `[first, first + n)` as FP32 wire values into `out` (4 bytes each).
     pub fn write_fp32_run(&mut self, first: usize, n: usize, out: &mut [u8]) -> Result<(), ArithError> {
-        match self {
-            Accumulator::Fp32(w) => {
-                for (v, o) in w.acc[first..first + n].iter().zip(out.chunks_exact_mut(4)) {
-                    let bits = if v.is_nan() { FP32_NAN } else { v.to_bits() };
-                    o.copy_from_slice(&bits.to_le_bytes());
-                }
-            }
-            Accumulator::Kulisch(k) => {
-                // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
-                simd::kulisch_write_fp32(k, first, n, out, false, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits))?;
-            }
-        }
-        Ok(())
+        self.fp32_run(first, n, out, false)
     }
 
     /// `write_fp32_run` then `clear` of the same slots, in one pass: what a
     /// node does with a range whose RESULT is built. On an error the slots
     /// before the failing one are taken and the rest are untouched.
     pub fn take_fp32_run(&mut self, first: usize, n: usize, out: &mut [u8]) -> Result<(), ArithError> {
+        self.fp32_run(first, n, out, true)
+    }
+
+    fn fp32_run(&mut self, first: usize, n: usize, out: &mut [u8], take: bool) -> Result<(), ArithError> {
         match self {
             Accumulator::Fp32(w) => {
                 for (v, o) in w.acc[first..first + n].iter_mut().zip(out.chunks_exact_mut(4)) {
                     let bits = if v.is_nan() { FP32_NAN } else { v.to_bits() };
                     o.copy_from_slice(&bits.to_le_bytes());
-                    *v = -0.0;
+                    if take {
+                        *v = -0.0;
+                    }
                 }
             }
             Accumulator::Kulisch(k) => {
-                let r = simd::kulisch_write_fp32(k, first, n, out, true, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits));
-                // Only what was taken: on an error the failing slot and the rest still hold their values.
-                let taken = match &r {
-                    Ok(()) => n,
-                    Err(ArithError::Inexact { slot }) if (first..first + n).contains(slot) => slot - first,
-                    Err(_) => 0,
-                };
-                k.forget(first, taken);
+                // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
+                let r = simd::kulisch_write_fp32(k, first, n, out, take, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits));
+                if take {
+                    // Only what was taken: on an error the failing slot and the rest still hold their values.
+                    let taken = match &r {
+                        Ok(()) => n,
+                        Err(ArithError::Inexact { slot }) if (first..first + n).contains(slot) => slot - first,
+                        Err(_) => 0,
+                    };
+                    k.forget(first, taken);
+                }
                 r?;
             }
         }
