@@ -157,13 +157,34 @@ pub struct KulischWindow {
     tile_used: Vec<u64>,
 }
 
-/// The bits of tile `t`'s slots that `[first, first + n)` covers.
-#[inline(always)]
-fn tile_bits(t: usize, first: usize, n: usize) -> u64 {
-    let lo = first.max(t * TILE) - t * TILE;
-    let hi = (first + n).min((t + 1) * TILE) - t * TILE;
-    let upto = |b: usize| if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
-    upto(hi) & !upto(lo)
+/// The tiles `t0..=t1` that `[first, first + n)` (n > 0) reaches, and the
+/// bits of its slots in the first and in the last of them.
+#[derive(Clone, Copy)]
+struct Span {
+    t0: usize,
+    t1: usize,
+    lo: u64,
+    hi: u64,
+}
+
+impl Span {
+    fn new(first: usize, n: usize) -> Span {
+        let end = first + n - 1;
+        Span { t0: first / TILE, t1: end / TILE, lo: u64::MAX << (first % TILE), hi: u64::MAX >> (63 - end % TILE) }
+    }
+
+    /// The bits of tile `t`'s slots inside the span.
+    #[inline(always)]
+    fn bits(self, t: usize) -> u64 {
+        let mut b = u64::MAX;
+        if t == self.t0 {
+            b &= self.lo;
+        }
+        if t == self.t1 {
+            b &= self.hi;
+        }
+        b
+    }
 }
 
 impl KulischWindow {
@@ -232,8 +253,9 @@ impl KulischWindow {
         if n == 0 {
             return;
         }
-        for t in first / TILE..=(first + n - 1) / TILE {
-            self.tile_used[t] &= !tile_bits(t, first, n);
+        let span = Span::new(first, n);
+        for t in span.t0..span.t1 + 1 {
+            self.tile_used[t] &= !span.bits(t);
             if self.tile_used[t] == 0 {
                 self.tiles[t] = UNSET;
                 self.tile_runs[t] = 0;
@@ -355,9 +377,9 @@ impl KulischWindow {
         if n == 0 {
             return;
         }
-        let (t0, t1) = (first / TILE, (first + n - 1) / TILE);
-        let (lo, hi) = (u64::MAX << (first % TILE), u64::MAX >> (63 - (first + n - 1) % TILE));
+        let Span { t0, t1, lo, hi } = Span::new(first, n);
         let mut due = false;
+        // Straight-line masks over slices: an indexed loop through `Span::bits` costs 3-9% here.
         let (used, runs) = (&mut self.tile_used[t0..t1 + 1], &mut self.tile_runs[t0..t1 + 1]);
         let last = used.len() - 1;
         if last == 0 {

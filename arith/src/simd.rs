@@ -136,6 +136,16 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             }
         }};
     }
+    // Adds the eight values of block `b` to the registers of slots `slot..slot + 8`
+    // (the caller's SAFETY: slot + 8 <= slots).
+    macro_rules! add8 {
+        ($b:expr, $slot:expr) => {{
+            let x = _mm256_castsi256_ps($b);
+            let p = k.acc.as_mut_ptr().add($slot);
+            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+        }};
+    }
     let mut i = 0;
     while i < n {
         let t = (first + i) / TILE;
@@ -150,12 +160,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
                 let ok = test!(b, lo, hi);
                 if ok == 0xff {
-                    let x = _mm256_castsi256_ps(b);
-                    let p = k.acc.as_mut_ptr().add(slot);
-                    let a0 = _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
-                    let a1 = _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
-                    _mm256_storeu_pd(p, a0);
-                    _mm256_storeu_pd(p.add(4), a1);
+                    add8!(b, slot);
                 } else {
                     let mut lane = [0u32; 8];
                     _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -187,12 +192,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         let ok = test!(b, lo2, hi2);
         if ok == 0xff && m == 8 {
             // SAFETY: slot + 8 <= slots (checked by `Accumulator::check`) bounds the 32-byte accesses to `acc`.
-            unsafe {
-                let x = _mm256_castsi256_ps(b);
-                let p = k.acc.as_mut_ptr().add(slot);
-                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-                _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-            }
+            unsafe { add8!(b, slot) };
         } else if ok == 0xff {
             for (a, &v) in k.acc[slot..slot + m].iter_mut().zip(&lane) {
                 *a += f32::from_bits(v) as f64;
