@@ -74,16 +74,7 @@ impl Window {
     /// Whether a finite term `mant * 2^(shift - 149)` lies inside: its last
     /// bit at or above 2^(elo - 150), its magnitude below 2^(ehi - 126).
     #[inline(always)]
-    fn holds(self, mant: u32, shift: u32) -> bool {
-        let top = shift + (32 - mant.leading_zeros());
-        self != UNSET && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
-    }
-}
-
-impl Window {
-    /// `holds` for a wider mantissa (Kulisch partials).
-    #[inline(always)]
-    fn holds64(self, mant: u64, shift: u32) -> bool {
+    fn holds(self, mant: u64, shift: u32) -> bool {
         let top = shift + (64 - mant.leading_zeros());
         self != UNSET && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
     }
@@ -104,9 +95,9 @@ fn register_units(v: f64) -> (u64, u32) {
     }
 }
 
-/// `exponent_of` for a wider mantissa.
+/// The FP32-equivalent exponent of a finite term (for choosing a window).
 #[inline(always)]
-fn exponent_of64(mant: u64, shift: u32) -> u32 {
+fn exponent_of(mant: u64, shift: u32) -> u32 {
     (shift + (64 - mant.leading_zeros())).saturating_sub(23)
 }
 
@@ -131,11 +122,6 @@ fn narrow_integer(bytes: &[u8]) -> Option<(bool, u64, u32)> {
     (m >> 64 == 0).then_some((neg, m as u64, 8 * lo as u32 + tz))
 }
 
-/// The FP32-equivalent exponent of a finite term (for choosing a window).
-#[inline(always)]
-fn exponent_of(mant: u32, shift: u32) -> u32 {
-    (shift + (32 - mant.leading_zeros())).saturating_sub(23)
-}
 
 /// The exact state of every slot of one operation's window.
 #[derive(Debug, Clone)]
@@ -438,19 +424,30 @@ impl KulischWindow {
     #[inline(always)]
     pub(crate) fn add_term(&mut self, slot: usize, t: Term) {
         if let Term::Finite { neg, mant, shift } = t {
-            let tile = &mut self.tiles[slot / TILE];
-            if *tile == UNSET {
-                // Only zeros can be in the tile's registers: any window is right for them.
-                *tile = Window::around(exponent_of(mant, shift));
-            }
-            if tile.holds(mant, shift) {
-                // Exact: mant < 2^24 and the scale is a power of two in f64's range.
-                let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
-                self.acc[slot] += if neg { -x } else { x };
+            if self.add_to_register(slot, neg, mant as u64, shift) {
                 return;
             }
         }
         self.add_outside(slot, t)
+    }
+
+    /// Adds a finite term to the slot's `f64` register when it lies inside
+    /// its tile's window (choosing the window if the tile has none); `false`
+    /// when it does not.
+    #[inline(always)]
+    fn add_to_register(&mut self, slot: usize, neg: bool, mant: u64, shift: u32) -> bool {
+        let tile = &mut self.tiles[slot / TILE];
+        if *tile == UNSET {
+            // Only zeros can be in the tile's registers: any window is right for them.
+            *tile = Window::around(exponent_of(mant, shift));
+        }
+        if !tile.holds(mant, shift) {
+            return false;
+        }
+        // Exact: the window's bounds keep mant below 2^41, and the scale is a power of two in f64's range.
+        let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
+        self.acc[slot] += if neg { -x } else { x };
+        true
     }
 
     /// A term that is not for the window's register: a finite one to the
@@ -502,14 +499,7 @@ impl KulischWindow {
             match v[0] {
                 0 => {
                     if let Some((neg, mant, shift)) = narrow_integer(&v[1..]) {
-                        let tile = &mut self.tiles[slot / TILE];
-                        if *tile == UNSET {
-                            *tile = Window::around(exponent_of64(mant, shift));
-                        }
-                        if tile.holds64(mant, shift) {
-                            // Exact: the window's bounds keep mant below 2^41, and the scale is a power of two.
-                            let x = mant as f64 * f64::from_bits(((shift as u64) + 1023 - 149) << 52);
-                            self.acc[slot] += if neg { -x } else { x };
+                        if self.add_to_register(slot, neg, mant, shift) {
                             continue;
                         }
                     }

@@ -895,16 +895,13 @@ module prism_node #(
     // option of value 0 (a forward pass per option costs six times the logic).
     logic [15:0] fwv [5];
     always_comb for (int f = 0; f < 5; f++) fwv[f] = fw(f);
-    int to_go [LOOK + 1][5][4];
+    int to_go [1:LOOK][5][4];
     int ad_n;
     always_comb begin
         int c;
         c = 0;
         for (int f = 0; f < 5; f++)
-            for (int m = 0; m < 4; m++) begin
-                to_go[0][f][m] = 0;
-                to_go[LOOK][f][m] = (4 - m) % 4;
-            end
+            for (int m = 0; m < 4; m++) to_go[LOOK][f][m] = (4 - m) % 4;
         for (int i = LOOK - 1; i >= 1; i--)
             for (int f = 0; f < 5; f++)
                 for (int m = 0; m < 4; m++) begin
@@ -1714,11 +1711,11 @@ module prism_node #(
                     end else st <= DONE;
                 end else begin
                     if (ad_cont) begin
-                        nu = a_used + fw($signed(32'(ad_f)));
-                        nb = a_bytes + 17'(fw($signed(32'(ad_f))));
+                        nu = a_used + fwv[ad_f];
+                        nb = a_bytes + 17'(fwv[ad_f]);
                     end else begin
-                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fw($signed(32'(ad_f)));
-                        nb = 17'(fw($signed(32'(ad_f))));
+                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fwv[ad_f];
+                        nb = 17'(fwv[ad_f]);
                     end
                     fits = nu + pad4(nb) <= ctx_budget && (ad_cont || a_ng < 9'd255);
                     if (!fits) begin
