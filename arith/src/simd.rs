@@ -69,6 +69,53 @@ unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
     fp32_arrival_scalar(&mut acc[i..n], &values[4 * i..4 * n]);
 }
 
+/// Writes FP32_ARRIVAL slots as little-endian wire values, NaN made canonical;
+/// with `take`, each slot read is reset to -0 in the same pass.
+pub fn fp32_write(acc: &mut [f32], out: &mut [u8], take: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time.
+        unsafe { fp32_write_avx2(acc, out, take) };
+        return;
+    }
+    fp32_write_scalar(acc, out, take)
+}
+
+/// Scalar twin of `fp32_write`.
+pub fn fp32_write_scalar(acc: &mut [f32], out: &mut [u8], take: bool) {
+    for (v, o) in acc.iter_mut().zip(out.chunks_exact_mut(4)) {
+        let bits = if v.is_nan() { crate::round::FP32_NAN } else { v.to_bits() };
+        o.copy_from_slice(&bits.to_le_bytes());
+        if take {
+            *v = -0.0;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
+    use std::arch::x86_64::*;
+    let n = (out.len() / 4).min(acc.len());
+    let nan = _mm256_castsi256_ps(_mm256_set1_epi32(crate::round::FP32_NAN as i32));
+    let neg_zero = _mm256_set1_ps(-0.0);
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n keeps both 32-byte accesses inside `acc` and `out`;
+        // unaligned loads and stores. x86 is little-endian like the wire.
+        unsafe {
+            let a = _mm256_loadu_ps(acc.as_ptr().add(i));
+            let is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a);
+            _mm256_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_blendv_ps(a, nan, is_nan));
+            if take {
+                _mm256_storeu_ps(acc.as_mut_ptr().add(i), neg_zero);
+            }
+        }
+        i += 8;
+    }
+    fp32_write_scalar(&mut acc[i..n], &mut out[4 * i..4 * n], take);
+}
+
 /// The baseline of the benchmarks: the same stream added naively, vectorised by
 /// the compiler for the best ISA detected.
 pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
@@ -369,6 +416,39 @@ mod tests {
                 })
                 .collect();
             assert_eq!(max_finite_exponent(&vals), max_finite_exponent_scalar(&vals), "len {len}");
+        }
+    }
+
+    #[test]
+    fn fp32_write_matches_its_scalar_twin() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40 {
+            for take in [false, true] {
+                let acc: Vec<f32> = (0..len)
+                    .map(|i| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        f32::from_bits(match i % 5 {
+                            0 => 0x7f80_0000 | (s as u32 & 0x807f_ffff), // inf or a NaN with any sign and payload
+                            1 => s as u32 & 0x8000_0000,                 // a signed zero
+                            _ => s as u32,
+                        })
+                    })
+                    .collect();
+                let (mut a, mut b) = (acc.clone(), acc.clone());
+                let (mut oa, mut ob) = (vec![0xa5u8; 4 * len], vec![0xa5u8; 4 * len]);
+                fp32_write(&mut a, &mut oa, take);
+                fp32_write_scalar(&mut b, &mut ob, take);
+                assert_eq!(oa, ob, "len {len} take {take}");
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "len {len} take {take}");
+                for (o, v) in ob.chunks_exact(4).zip(&acc) {
+                    let w = u32::from_le_bytes([o[0], o[1], o[2], o[3]]);
+                    assert_eq!(w, if v.is_nan() { crate::round::FP32_NAN } else { v.to_bits() });
+                }
+                assert!(!take || b.iter().all(|v| v.to_bits() == 0x8000_0000));
+            }
         }
     }
 }

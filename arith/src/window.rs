@@ -182,15 +182,7 @@ impl Accumulator {
 
     fn fp32_run(&mut self, first: usize, n: usize, out: &mut [u8], take: bool) -> Result<(), ArithError> {
         match self {
-            Accumulator::Fp32(w) => {
-                for (v, o) in w.acc[first..first + n].iter_mut().zip(out.chunks_exact_mut(4)) {
-                    let bits = if v.is_nan() { FP32_NAN } else { v.to_bits() };
-                    o.copy_from_slice(&bits.to_le_bytes());
-                    if take {
-                        *v = -0.0;
-                    }
-                }
-            }
+            Accumulator::Fp32(w) => simd::fp32_write(&mut w.acc[first..first + n], out, take),
             Accumulator::Kulisch(k) => {
                 // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
                 let r = simd::kulisch_write_fp32(k, first, n, out, take, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits));

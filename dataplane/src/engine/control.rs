@@ -202,7 +202,10 @@ impl Node {
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
     pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) {
-        let parsed = match parse_frame(frame, &Limits { mtu: self.cfg.mtu }) {
+        // Matched by reference throughout: moving the parsed frame out of the
+        // Result copied it with wide loads over narrow stores (a store-forwarding stall a frame).
+        let parsed = parse_frame(frame, &Limits { mtu: self.cfg.mtu });
+        let parsed = match &parsed {
             Ok(p) => p,
             Err(e) => {
                 self.counters.malformed[e.reason.index()] += 1;
@@ -213,11 +216,11 @@ impl Node {
             self.counters.not_for_us += 1;
             return;
         }
-        let c = match parsed.prism {
+        let c = match &parsed.prism {
             Some(PrismRepr::Control(c)) => c,
             Some(PrismRepr::Data(d)) => {
                 let result = d.class == Class::RESULT;
-                match self.data(port, parsed.eth.src, &d, frame.len(), out) {
+                match self.data(port, parsed.eth.src, d, frame.len(), out) {
                     Ok(Admitted::Applied) if result => self.counters.results_received += 1,
                     Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
                     Ok(Admitted::Applied) => self.counters.data_applied += 1,
@@ -227,7 +230,7 @@ impl Node {
                 return;
             }
             Some(PrismRepr::Progress(p)) => {
-                self.progress(port, parsed.eth.src, &p, out);
+                self.progress(port, parsed.eth.src, p, out);
                 return;
             }
             None => {

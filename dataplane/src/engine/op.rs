@@ -209,6 +209,7 @@ pub struct OpData {
     paths: Vec<Outgoing>,
     parent: Option<Parent>,
     acc: Accumulator,
+    ring: Ring,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
     /// The reduction failed (INEXACT): no more DATA is taken.
@@ -227,8 +228,28 @@ pub struct OpData {
     cover: Vec<(u64, u64)>,
 }
 
-fn ring(pos: u64, slots: usize) -> usize {
-    (pos % slots as u64) as usize
+/// Window positions to accumulator slots, `pos mod slots`, by two multiplies
+/// (Lemire's fastmod, exact for 32-bit positions and slot counts): a divide
+/// costs tens of cycles, and every packet in and out maps a position.
+#[derive(Debug, Clone, Copy)]
+struct Ring {
+    slots: u64,
+    m: u64,
+}
+
+impl Ring {
+    fn new(slots: usize) -> Self {
+        let slots = slots.max(1) as u64;
+        Ring { slots, m: (u64::MAX / slots).wrapping_add(1) }
+    }
+
+    fn slot(self, pos: u64) -> usize {
+        if (pos | self.slots) >> 32 == 0 {
+            ((self.m.wrapping_mul(pos) as u128 * self.slots as u128) >> 64) as usize
+        } else {
+            (pos % self.slots) as usize
+        }
+    }
 }
 
 impl OpData {
@@ -269,6 +290,7 @@ impl OpData {
             paths,
             parent,
             acc: Accumulator::new(policy, slots),
+            ring: Ring::new(slots),
             base: 0,
             failed: false,
             results_in_done: false,
@@ -437,13 +459,14 @@ impl OpData {
         let mut pos = first;
         for g in d.groups() {
             let w = g.format.value_bytes();
-            let mut vals = g.values;
-            while !vals.is_empty() {
-                let slot = ring(pos, slots);
-                let n = (vals.len() / w).min(slots - slot);
+            let (mut vals, mut left) = (g.values, g.count as usize);
+            while left > 0 {
+                let slot = self.ring.slot(pos);
+                let n = left.min(slots - slot);
+                let (now, rest) = vals.split_at(n * w);
                 // Validated shapes: accumulate cannot fail here (formats checked above, ranges in window).
-                let _ = self.acc.accumulate(slot, g.format, &vals[..n * w]);
-                vals = &vals[n * w..];
+                let _ = self.acc.accumulate(slot, g.format, now);
+                (vals, left) = (rest, left - n);
                 pos += n as u64;
             }
         }
@@ -640,7 +663,6 @@ impl OpData {
 
     /// The next packet's groups: `(format, count)` list and value count.
     fn plan(&mut self, ready: u64, at_end: bool) -> Result<Option<Plan>, ArithError> {
-        let slots = self.acc.slots();
         let avail = (ready - self.base) as usize;
         let budget = self.context.mtu as usize - offsets::data::BODY;
         let native = match self.emitted() {
@@ -662,7 +684,7 @@ impl OpData {
         }
         // Candidate sets are computed once per element, when it completes.
         for i in self.masks_len..avail {
-            self.masks[i] = self.acc.candidates(ring(self.base + i as u64, slots))?;
+            self.masks[i] = self.acc.candidates(self.ring.slot(self.base + i as u64))?;
         }
         self.masks_len = self.masks_len.max(avail);
         let kbits = self.acc.kulisch_bits();
@@ -671,7 +693,7 @@ impl OpData {
 
     /// Writes the planned groups into the scratch body: (body bytes, groups, values).
     fn write_groups(&mut self, plan: &Plan) -> Result<(usize, u8, usize), ArithError> {
-        let slots = self.acc.slots();
+        let ring = self.ring;
         let mut body_len = 0;
         let mut groups = 0u8;
         let mut pos = self.base;
@@ -679,7 +701,7 @@ impl OpData {
             let start = body_len;
             let mut at = start + GROUP_DESCRIPTOR_LEN;
             for _ in 0..count {
-                at += acc.write(ring(pos, slots), outf, &mut scratch[at..])?;
+                at += acc.write(ring.slot(pos), outf, &mut scratch[at..])?;
                 pos += 1;
             }
             let vlen = at - start - GROUP_DESCRIPTOR_LEN;
@@ -714,7 +736,7 @@ impl OpData {
     /// were cleared as they were read (the FP32 run is taken in one pass).
     fn send_output(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<(usize, bool), ArithError> {
         let slots = self.acc.slots();
-        let first_slot = ring(self.base, slots);
+        let first_slot = self.ring.slot(self.base);
         let (body_len, groups, count, taken) = match plan {
             Plan::Native { out: Output::Fp32, format, count } if slots - first_slot >= *count => {
                 // One run of FP32 values: the bulk writer (no per-value dispatch), clearing as it reads.
@@ -751,7 +773,7 @@ impl OpData {
         let slots = self.acc.slots();
         let mut pos = self.base;
         while pos < to && !cleared {
-            let slot = ring(pos, slots);
+            let slot = self.ring.slot(pos);
             let n = ((to - pos) as usize).min(slots - slot);
             self.acc.clear(slot, n);
             pos += n as u64;
@@ -824,5 +846,27 @@ fn progress_status(r: &Result<Admitted, DataReject>) -> ProgressStatus {
         Ok(Admitted::Applied) => ProgressStatus::ACCEPTED,
         Ok(Admitted::Duplicate) => ProgressStatus::DUPLICATE,
         Err(_) => ProgressStatus::REJECTED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ring;
+
+    #[test]
+    fn ring_slot_is_the_remainder() {
+        let mut s = 0x853c_49e6_748f_ea9bu64;
+        for slots in [1usize, 2, 3, 363, 2904, 4096, 5807, 65_535, (1 << 32) - 1, 1 << 32, (1 << 32) + 7] {
+            let r = Ring::new(slots);
+            let edges = [0u64, 1, slots as u64 - 1, slots as u64, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, u64::MAX];
+            for pos in edges.into_iter().chain((0..2000).map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s >> (s % 40)
+            })) {
+                assert_eq!(r.slot(pos), (pos % slots as u64) as usize, "pos {pos} slots {slots}");
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! DATA and RESULT: the 40-byte header and a NumberGroup body.
 
 use super::codes::{flags, offsets as o, Class, DATA_HEADER_LEN, CONTROL_WORD_LEN, MAX_GROUPS, VERSION};
-use super::group::{GroupIter, GroupRepr};
+use super::group::{GroupIter, GroupRepr, ValidGroups};
 use super::{at, packet_view, view_fields, Error, Identity, Reason, Result};
 
 const HEADER_END: usize = CONTROL_WORD_LEN + DATA_HEADER_LEN;
@@ -138,7 +138,7 @@ impl<'a> DataRepr<'a> {
 
     /// The groups of a validated packet.
     pub fn groups(&self) -> impl Iterator<Item = GroupRepr<'a>> + 'a {
-        GroupIter::new(self.body, 0).map_while(|g| g.ok())
+        ValidGroups::new(self.body)
     }
 
     pub fn is_last(&self) -> bool {

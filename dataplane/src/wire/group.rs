@@ -109,26 +109,12 @@ impl<'a> GroupIter<'a> {
             .get(start..start + GROUP_DESCRIPTOR_LEN)
             .ok_or(Error::new(Reason::GroupOverrun, off))?;
         let word = u32::from_be_bytes([desc_bytes[0], desc_bytes[1], desc_bytes[2], desc_bytes[3]]);
-        let code = FormatCode::from((word >> d::FORMAT_SHIFT) as u8);
         let width_field = (word >> d::WIDTH_SHIFT) & d::WIDTH_MASK;
         let count = (word & d::COUNT_MASK) as u16;
         if word & d::RESERVED_MASK != 0 {
             return Err(Error::new(Reason::ReservedNonZero, off));
         }
-        let format = match code {
-            FormatCode::INT8 => NumFormat::Int8,
-            FormatCode::FP16 => NumFormat::Fp16,
-            FormatCode::BF16 => NumFormat::Bf16,
-            FormatCode::FP32 => NumFormat::Fp32,
-            FormatCode::KULISCH => {
-                let w = (width_field + 1) * 8;
-                if !kulisch_width_ok(w) {
-                    return Err(Error::new(Reason::BadKulischWidth, off));
-                }
-                NumFormat::Kulisch { width_bits: w as u16 }
-            }
-            FormatCode::Unknown(_) => return Err(Error::new(Reason::UnknownFormat, off)),
-        };
+        let format = descriptor_format(word).map_err(|r| Error::new(r, off))?;
         if !matches!(format, NumFormat::Kulisch { .. }) && width_field != 0 {
             return Err(Error::new(Reason::ReservedNonZero, off + 1));
         }
@@ -158,6 +144,54 @@ impl<'a> GroupIter<'a> {
     }
 }
 
+/// The number format a descriptor word names, or why it names none.
+fn descriptor_format(word: u32) -> std::result::Result<NumFormat, Reason> {
+    Ok(match FormatCode::from((word >> d::FORMAT_SHIFT) as u8) {
+        FormatCode::INT8 => NumFormat::Int8,
+        FormatCode::FP16 => NumFormat::Fp16,
+        FormatCode::BF16 => NumFormat::Bf16,
+        FormatCode::FP32 => NumFormat::Fp32,
+        FormatCode::KULISCH => {
+            let w = (((word >> d::WIDTH_SHIFT) & d::WIDTH_MASK) + 1) * 8;
+            if !kulisch_width_ok(w) {
+                return Err(Reason::BadKulischWidth);
+            }
+            NumFormat::Kulisch { width_bits: w as u16 }
+        }
+        FormatCode::Unknown(_) => return Err(Reason::UnknownFormat),
+    })
+}
+
+/// The groups of a body `GroupIter` has already validated, read without
+/// checking again: the engine reads a DATA body's groups twice after its
+/// parse. On a body that was never validated it stops at the first
+/// descriptor it cannot read, and never reads past the body.
+#[derive(Debug, Clone)]
+pub struct ValidGroups<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> ValidGroups<'a> {
+    pub fn new(body: &'a [u8]) -> Self {
+        ValidGroups { rest: body }
+    }
+}
+
+impl<'a> Iterator for ValidGroups<'a> {
+    type Item = GroupRepr<'a>;
+
+    fn next(&mut self) -> Option<GroupRepr<'a>> {
+        let (desc, after) = self.rest.split_first_chunk::<GROUP_DESCRIPTOR_LEN>()?;
+        let word = u32::from_be_bytes(*desc);
+        let format = descriptor_format(word).ok()?;
+        let count = (word & d::COUNT_MASK) as u16;
+        let vlen = count as usize * format.value_bytes();
+        let values = after.get(..vlen)?;
+        self.rest = after.get(vlen + pad4(vlen)..).unwrap_or(&[]);
+        Some(GroupRepr { format, count, values })
+    }
+}
+
 /// A Kulisch value is canonical: FINITE has a non-zero integer, every other state a zero one.
 pub fn kulisch_value_ok(v: &[u8]) -> bool {
     let int_is_zero = v[1..].iter().all(|&b| b == 0);
@@ -177,5 +211,49 @@ impl<'a> Iterator for GroupIter<'a> {
         let r = self.next_group();
         self.failed = r.is_err();
         Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(groups: &[GroupRepr<'_>]) -> Vec<u8> {
+        let mut b = vec![0xa5; groups_len(groups)];
+        emit_groups(groups, &mut b);
+        b
+    }
+
+    #[test]
+    fn valid_groups_reads_what_group_iter_validated() {
+        let (v1, v2, v3) = ([1u8, 2, 3], [0u8; 8], [9u8; 2]);
+        let gs = [
+            GroupRepr { format: NumFormat::Int8, count: 3, values: &v1 },
+            GroupRepr { format: NumFormat::Fp32, count: 2, values: &v2 },
+            GroupRepr { format: NumFormat::Fp16, count: 1, values: &v3 },
+        ];
+        let b = body(&gs);
+        let checked: Vec<_> = GroupIter::new(&b, 0).map(|g| g.unwrap()).collect();
+        assert_eq!(checked, gs);
+        assert_eq!(ValidGroups::new(&b).collect::<Vec<_>>(), gs);
+    }
+
+    #[test]
+    fn valid_groups_stops_inside_a_body_it_cannot_read() {
+        let v = [7u8; 8];
+        let b = body(&[GroupRepr { format: NumFormat::Fp32, count: 2, values: &v }]);
+        // Cut anywhere: never a value past the end, never a panic.
+        for cut in 0..b.len() {
+            let gs: Vec<_> = ValidGroups::new(&b[..cut]).collect();
+            assert!(gs.is_empty(), "cut {cut}: {gs:?}");
+        }
+        // An unknown format code ends the walk.
+        let mut bad = b.clone();
+        bad[0] = 0xf0;
+        assert_eq!(ValidGroups::new(&bad).count(), 0);
+        // A descriptor whose count runs past the body yields nothing.
+        let mut long = b;
+        long[3] = 200;
+        assert_eq!(ValidGroups::new(&long).count(), 0);
     }
 }
