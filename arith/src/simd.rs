@@ -353,44 +353,82 @@ unsafe fn kulisch_write_fp32_avx2(
     let neg_zero = _mm256_set1_pd(-0.0);
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
+    let slots = k.acc.len().min(k.meta.len());
+    // Lanes of four registers at `slot` that round straight from the register:
+    // no flags, and a magnitude the width holds (the caller's SAFETY: slot + 4 <= slots).
+    macro_rules! fast4 {
+        ($slot:expr) => {{
+            let acc = _mm256_loadu_pd(k.acc.as_ptr().add($slot));
+            let meta = (k.meta.as_ptr().add($slot) as *const u32).read_unaligned();
+            let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
+            (acc, meta, small)
+        }};
+    }
     let mut i = 0;
     while i < n {
         let slot = first + i;
-        if i + 4 <= n {
-            // SAFETY: slot + 4 <= first + n <= slots (the caller checked the range), so
-            // the 32-byte load from `acc` and the 4-byte read of `meta` stay inside them; `out` holds 4 bytes a slot.
+        // Eight at a time where all eight round straight from their registers: one 32-byte store of values.
+        if i + 8 <= n {
+            // SAFETY: slot + 8 <= first + n <= slots (the caller checked the range), so both
+            // 32-byte loads from `acc` and the 4-byte reads of `meta` stay inside them; `out` holds 4 bytes a slot.
             let fast = unsafe {
-                let acc = _mm256_loadu_pd(k.acc.as_ptr().add(slot));
-                let meta = (k.meta.as_ptr().add(slot) as *const u32).read_unaligned();
-                let clean = if meta == 0 { 0xf } else { 0 };
-                let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
-                if clean & small == 0xf {
-                    _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
+                let (a0, m0, s0) = fast4!(slot);
+                let (a1, m1, s1) = fast4!(slot + 4);
+                if m0 | m1 == 0 && s0 & s1 == 0xf {
+                    _mm256_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0)));
                     if take {
                         // Flags are clear already: only the registers go back to -0.
                         _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
+                        _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot + 4), neg_zero);
                     }
                     true
                 } else {
                     false
                 }
             };
-            if !fast {
-                for j in i..i + 4 {
-                    out[4 * j..4 * j + 4].copy_from_slice(&slow(k, first + j)?.to_le_bytes());
+            if fast {
+                i += 8;
+                continue;
+            }
+        }
+        let m = (n - i).min(4);
+        // A last group of fewer than four reads (never writes) the registers after it while the window has them.
+        if slot + 4 <= slots {
+            let lanes = (1 << m) - 1;
+            // SAFETY: slot + 4 <= slots bounds the 32-byte load from `acc` and the 4-byte read of `meta`.
+            let (acc, meta, small) = unsafe { fast4!(slot) };
+            let meta = if m == 4 { meta } else { meta & (u32::MAX >> (32 - 8 * m)) };
+            if meta == 0 && small & lanes == lanes {
+                if m == 4 {
+                    // SAFETY: `out` holds 4 bytes a slot and i + 4 <= n; slot + 4 <= slots bounds the store to `acc`.
+                    unsafe {
+                        _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
+                        if take {
+                            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
+                        }
+                    }
+                } else {
+                    let mut v = [0f32; 4];
+                    // SAFETY: `v` holds 16 bytes.
+                    unsafe { _mm_storeu_ps(v.as_mut_ptr(), _mm256_cvtpd_ps(acc)) };
+                    for (o, x) in out[4 * i..4 * (i + m)].chunks_exact_mut(4).zip(v) {
+                        o.copy_from_slice(&x.to_bits().to_le_bytes());
+                    }
                     if take {
-                        k.clear_slot(first + j);
+                        k.acc[slot..slot + m].fill(-0.0);
                     }
                 }
+                i += m;
+                continue;
             }
-            i += 4;
-        } else {
-            out[4 * i..4 * i + 4].copy_from_slice(&slow(k, slot)?.to_le_bytes());
-            if take {
-                k.clear_slot(slot);
-            }
-            i += 1;
         }
+        for j in i..i + m {
+            out[4 * j..4 * j + 4].copy_from_slice(&slow(k, first + j)?.to_le_bytes());
+            if take {
+                k.clear_slot(first + j);
+            }
+        }
+        i += m;
     }
     Ok(())
 }
