@@ -392,31 +392,23 @@ unsafe fn kulisch_write_fp32_avx2(
             }
         }
         let m = (n - i).min(4);
-        // A last group of fewer than four reads (never writes) the registers after it while the window has them.
+        // Four (or a last group of fewer, which reads but never writes the registers
+        // after it while the window has them).
         if slot + 4 <= slots {
             let lanes = (1 << m) - 1;
             // SAFETY: slot + 4 <= slots bounds the 32-byte load from `acc` and the 4-byte read of `meta`.
             let (acc, meta, small) = unsafe { fast4!(slot) };
             let meta = if m == 4 { meta } else { meta & (u32::MAX >> (32 - 8 * m)) };
             if meta == 0 && small & lanes == lanes {
-                if m == 4 {
-                    // SAFETY: `out` holds 4 bytes a slot and i + 4 <= n; slot + 4 <= slots bounds the store to `acc`.
-                    unsafe {
-                        _mm_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_cvtpd_ps(acc));
-                        if take {
-                            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
-                        }
-                    }
-                } else {
-                    let mut v = [0f32; 4];
-                    // SAFETY: `v` holds 16 bytes.
-                    unsafe { _mm_storeu_ps(v.as_mut_ptr(), _mm256_cvtpd_ps(acc)) };
-                    for (o, x) in out[4 * i..4 * (i + m)].chunks_exact_mut(4).zip(v) {
-                        o.copy_from_slice(&x.to_bits().to_le_bytes());
-                    }
-                    if take {
-                        k.acc[slot..slot + m].fill(-0.0);
-                    }
+                let mut v = [0f32; 4];
+                // SAFETY: `v` holds 16 bytes.
+                unsafe { _mm_storeu_ps(v.as_mut_ptr(), _mm256_cvtpd_ps(acc)) };
+                for (o, x) in out[4 * i..4 * (i + m)].chunks_exact_mut(4).zip(v) {
+                    o.copy_from_slice(&x.to_bits().to_le_bytes());
+                }
+                if take {
+                    // Flags are clear already: only the registers go back to -0.
+                    k.acc[slot..slot + m].fill(-0.0);
                 }
                 i += m;
                 continue;
