@@ -202,7 +202,7 @@ module prism_node #(
     logic [PW-1:0]     cur_port;           // port of the frame being handled
     assign proc_buf = order[o_head[QW-1:0]];
     assign cur_port = proc_buf[NBW-1:1];
-    logic [31:0]       cnt [CNT_TOTAL];
+    logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector, as h_valid)
 
     // The frame being handled.
     logic [15:0]       rx_len, rx_port;
@@ -286,7 +286,10 @@ module prism_node #(
     logic [47:0] c_mac [CSLOTS];
     logic [32:0] c_covered [CSLOTS];
     logic [31:0] c_bytes [CSLOTS];
-    logic        h_valid [CSLOTS][MAX_HELD];
+    // Flat vectors, not arrays: Yosys makes an array a memory with a write
+    // port for every unrolled write, which its proc_mux pass cannot get through.
+    localparam int HV = $clog2(CSLOTS * MAX_HELD);
+    logic [CSLOTS*MAX_HELD-1:0] h_valid;   // held slot k of contributor c at [MAX_HELD*c + k]
     logic [31:0] h_pid [CSLOTS][MAX_HELD], h_crc [CSLOTS][MAX_HELD];
     logic [32:0] h_first [CSLOTS][MAX_HELD], h_end [CSLOTS][MAX_HELD];
     logic [15:0] h_bytes [CSLOTS][MAX_HELD];
@@ -588,7 +591,7 @@ module prism_node #(
             if (b_busy[{PW'(p), 1'b0}] || b_busy[{PW'(p), 1'b1}] || in_beat[p] != 0) m_idle = 1'b0;
         end
     end
-    always_comb for (int i = 0; i < CNT_TOTAL; i++) m_counters[32*i +: 32] = cnt[i];
+    assign m_counters = cnt;
 
     // ---------------------------------------------------------------- lanes
     // Up to LANES values of the current group from byte offset `off`.
@@ -766,7 +769,7 @@ module prism_node #(
         hd_free = '0;
         hd_count = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
-            if (h_valid[c_idx][k]) begin
+            if (h_valid[HV'(MAX_HELD * 32'(c_idx) + k)]) begin
                 hd_count = hd_count + 16'd1;
                 if (h_pid[c_idx][k] == f_pid) begin
                     hd_hit = 1'b1;
@@ -788,7 +791,7 @@ module prism_node #(
         for (int it = 0; it <= MAX_HELD; it++) begin
             if ({1'b0, f_first} <= cov_new && f_end > cov_new) cov_new = f_end;
             for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[c_idx][k] && h_first[c_idx][k] <= cov_new && h_end[c_idx][k] > cov_new) cov_new = h_end[c_idx][k];
+                if (h_valid[HV'(MAX_HELD * 32'(c_idx) + k)] && h_first[c_idx][k] <= cov_new && h_end[c_idx][k] > cov_new) cov_new = h_end[c_idx][k];
         end
     end
     // Every element below `ready_now` is delivered by every contributor.
@@ -1032,10 +1035,9 @@ module prism_node #(
     endfunction
 
     // ---------------------------------------------------------------- FSM
-    localparam int CB = $clog2(CNT_TOTAL);
     /* verilator lint_off UNUSEDSIGNAL */
     task automatic count(input int i);
-        cnt[CB'(i)] <= cnt[CB'(i)] + 32'd1;
+        cnt[32*i +: 32] <= cnt[32*i +: 32] + 32'd1;
     endtask
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -1094,7 +1096,7 @@ module prism_node #(
         if (!ctl) begin
             rq_pid[rq_w] <= next_pid;
             next_pid <= next_pid + 32'd1;
-            cnt[CB'(CNT_RESULTS_SENT)] <= cnt[CB'(CNT_RESULTS_SENT)] + 32'(n_paths);
+            cnt[32*CNT_RESULTS_SENT +: 32] <= cnt[32*CNT_RESULTS_SENT +: 32] + 32'(n_paths);
         end
     endtask
 
@@ -1125,8 +1127,8 @@ module prism_node #(
             logic [31:0] freed;
             freed = '0;
             for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[c][k] && h_end[c][k] <= e) begin
-                    h_valid[c][k] <= 1'b0;
+                if (h_valid[HV'(MAX_HELD * c + k)] && h_end[c][k] <= e) begin
+                    h_valid[HV'(MAX_HELD * c + k)] <= 1'b0;
                     freed = freed + {16'b0, h_bytes[c][k]};
                 end
             c_bytes[c] <= c_bytes[c] - freed;
@@ -1283,7 +1285,7 @@ module prism_node #(
         else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
         else begin
             count(CNT_DATA_APPLIED);
-            h_valid[c_idx][hd_free] <= 1'b1;
+            h_valid[HV'(MAX_HELD * 32'(c_idx) + 32'(hd_free))] <= 1'b1;
             h_pid[c_idx][hd_free] <= f_pid;
             h_first[c_idx][hd_free] <= {1'b0, f_first};
             h_end[c_idx][hd_free] <= f_end;
@@ -1330,11 +1332,10 @@ module prism_node #(
             a_open <= 1'b0;
             a_used <= '0;
             a_ng <= '0;
-            for (int i = 0; i < CNT_TOTAL; i++) cnt[i] <= '0;
+            cnt <= '0;
             for (int i = 0; i < TXN_SLOTS; i++) t_valid[i] <= 1'b0;
             for (int i = 0; i < RETIRED_SLOTS; i++) r_valid[i] <= 1'b0;
-            for (int c = 0; c < MAX_CONTRIB; c++)
-                for (int k = 0; k < MAX_HELD; k++) h_valid[c][k] <= 1'b0;
+            h_valid <= '0;
         end else begin
             free_buf <= 1'b0;
             // The builder clears what it read.
@@ -1562,7 +1563,7 @@ module prism_node #(
                     c_mac[i] <= s_mac[i];
                     c_covered[i] <= '0;
                     c_bytes[i] <= '0;
-                    for (int k = 0; k < MAX_HELD; k++) h_valid[i][k] <= 1'b0;
+                    h_valid[MAX_HELD*i +: MAX_HELD] <= '0;
                 end
                 for (int i = 0; i < MAX_PATHS; i++) begin
                     p_stream[i] <= sp_stream[i];
