@@ -184,7 +184,7 @@ impl Accumulator {
         match self {
             Accumulator::Fp32(w) => simd::fp32_write(&mut w.acc[first..first + n], out, take),
             Accumulator::Kulisch(k) => {
-                // Vectorised where every slot of a group of four qualifies; the rest one by one, exactly.
+                // Vectorised eight (or four) slots at a time where every one rounds straight from its register; the rest one by one, exactly.
                 let r = simd::kulisch_write_fp32(k, first, n, out, take, &mut |k, slot| Ok(kulisch_round_fp32(k, slot)?.bits));
                 if take {
                     // Only what was taken: on an error the failing slot and the rest still hold their values.
