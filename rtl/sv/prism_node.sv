@@ -26,6 +26,15 @@
 // tables (TXN_SLOTS, RETIRED_SLOTS) replaced round robin when full.
 // Duplicates are told from changed retransmissions by a CRC-32C of the body.
 
+// Big-endian fields of a header view (`hdr`, 128 bytes) or a 64-byte window
+// (`win`), as plain part selects: Yosys copies a function's 512- or 1,024-bit
+// argument into a temporary of the calling process at every call, and every
+// temporary of the engine's process is carried through each of its states.
+`define PN_B8(h, i) h[8*(i) +: 8]
+`define PN_B16(h, i) {h[8*(i) +: 8], h[8*((i)+1) +: 8]}
+`define PN_B32(h, i) {`PN_B16(h, i), `PN_B16(h, (i)+2)}
+`define PN_B48(h, i) {`PN_B16(h, i), `PN_B32(h, (i)+2)}
+
 module prism_node #(
     parameter int DATA_W = 512,
     parameter int KEEP_W = DATA_W / 8,
@@ -110,27 +119,6 @@ module prism_node #(
             if (fb) x = x ^ 32'h82F6_3B78;
         end
         crc32c = x;
-    endfunction
-
-    // Big-endian fields of a 128-byte header view.
-    function automatic logic [7:0] b8(input logic [2*DATA_W-1:0] h, input int i);
-        b8 = h[8*i +: 8];
-    endfunction
-    function automatic logic [15:0] b16(input logic [2*DATA_W-1:0] h, input int i);
-        b16 = {h[8*i +: 8], h[8*(i+1) +: 8]};
-    endfunction
-    function automatic logic [31:0] b32(input logic [2*DATA_W-1:0] h, input int i);
-        b32 = {b16(h, i), b16(h, i + 2)};
-    endfunction
-    function automatic logic [47:0] b48(input logic [2*DATA_W-1:0] h, input int i);
-        b48 = {b16(h, i), b32(h, i + 2)};
-    endfunction
-    // The same on a 64-byte window.
-    function automatic logic [15:0] w16(input logic [DATA_W-1:0] w, input int i);
-        w16 = {w[8*i +: 8], w[8*(i+1) +: 8]};
-    endfunction
-    function automatic logic [31:0] w32(input logic [DATA_W-1:0] w, input int i);
-        w32 = {w16(w, i), w16(w, i + 2)};
     endfunction
 
     // A native value as FP32 (exact for INT8, FP16, BF16).
@@ -219,7 +207,10 @@ module prism_node #(
         next_ok = h != o_tail && b_ready[order[h[QW-1:0]]];
     end
 
+    // The frame's first two beats: the engine reads the header fields it checks.
+    /* verilator lint_off UNUSEDSIGNAL */
     logic [2*DATA_W-1:0] hdr;
+    /* verilator lint_on UNUSEDSIGNAL */
     assign hdr = {fbuf[proc_buf][1], fbuf[proc_buf][0]};
 
     // A view of the buffered frame from any byte offset: FLANES * 4 bytes
@@ -245,27 +236,27 @@ module prism_node #(
     logic [7:0]  f_groups, f_flags;
     logic [32:0] f_end;
     always_comb begin
-        f_dst_mac  = b48(hdr, 0);
-        f_src_mac  = b48(hdr, 6);
-        f_class    = b8(hdr, 15);
-        f_job      = {b32(hdr, 16), b32(hdr, 20)};
-        f_group    = b16(hdr, 24);
-        f_ggen     = b16(hdr, 26);
-        f_op       = b16(hdr, 28);
-        f_ogen     = b32(hdr, 30);
+        f_dst_mac  = `PN_B48(hdr, 0);
+        f_src_mac  = `PN_B48(hdr, 6);
+        f_class    = `PN_B8(hdr, 15);
+        f_job      = {`PN_B32(hdr, 16), `PN_B32(hdr, 20)};
+        f_group    = `PN_B16(hdr, 24);
+        f_ggen     = `PN_B16(hdr, 26);
+        f_op       = `PN_B16(hdr, 28);
+        f_ogen     = `PN_B32(hdr, 30);
         f_gen      = {f_ggen, f_ogen};
-        f_txn      = b32(hdr, 34);
-        f_cmd      = b8(hdr, 42);
-        f_bcount   = b16(hdr, 80);
-        f_src_ep   = f_class == CLASS_CONTROL ? b16(hdr, 38) : b16(hdr, 34);
-        f_dst_ep   = f_class == CLASS_CONTROL ? b16(hdr, 40) : b16(hdr, 36);
-        f_pid      = b32(hdr, 38);
-        f_first    = b32(hdr, 42);
-        f_count    = b16(hdr, 46);
-        f_groups   = b8(hdr, 48);
-        f_flags    = b8(hdr, 49);
-        f_body_len = f_class == CLASS_CONTROL ? b16(hdr, 44) : b16(hdr, 50);
-        f_stream   = b16(hdr, 52);
+        f_txn      = `PN_B32(hdr, 34);
+        f_cmd      = `PN_B8(hdr, 42);
+        f_bcount   = `PN_B16(hdr, 80);
+        f_src_ep   = f_class == CLASS_CONTROL ? `PN_B16(hdr, 38) : `PN_B16(hdr, 34);
+        f_dst_ep   = f_class == CLASS_CONTROL ? `PN_B16(hdr, 40) : `PN_B16(hdr, 36);
+        f_pid      = `PN_B32(hdr, 38);
+        f_first    = `PN_B32(hdr, 42);
+        f_count    = `PN_B16(hdr, 46);
+        f_groups   = `PN_B8(hdr, 48);
+        f_flags    = `PN_B8(hdr, 49);
+        f_body_len = f_class == CLASS_CONTROL ? `PN_B16(hdr, 44) : `PN_B16(hdr, 50);
+        f_stream   = `PN_B16(hdr, 52);
         f_end      = {1'b0, f_first} + {17'b0, f_count};
     end
 
@@ -655,20 +646,20 @@ module prism_node #(
     logic [31:0] x_vlen, x_terms, x_wel, x_wby;
     logic [15:0] x_single_window;
     always_comb begin
-        x_role = b8(hdr, 48);
-        x_sem  = b8(hdr, 49);
-        x_in   = b8(hdr, 50);
-        x_acc  = b8(hdr, 51);
-        x_part = b8(hdr, 52);
-        x_out  = b8(hdr, 53);
-        x_kw   = b16(hdr, 54);
-        x_vlen = b32(hdr, 56);
-        x_dest = b16(hdr, 60);
-        x_mtu  = b16(hdr, 62);
-        x_terms = b32(hdr, 64);
-        x_wel  = b32(hdr, 68);
-        x_wint = b16(hdr, 72);
-        x_wby  = b32(hdr, 76);
+        x_role = `PN_B8(hdr, 48);
+        x_sem  = `PN_B8(hdr, 49);
+        x_in   = `PN_B8(hdr, 50);
+        x_acc  = `PN_B8(hdr, 51);
+        x_part = `PN_B8(hdr, 52);
+        x_out  = `PN_B8(hdr, 53);
+        x_kw   = `PN_B16(hdr, 54);
+        x_vlen = `PN_B32(hdr, 56);
+        x_dest = `PN_B16(hdr, 60);
+        x_mtu  = `PN_B16(hdr, 62);
+        x_terms = `PN_B32(hdr, 64);
+        x_wel  = `PN_B32(hdr, 68);
+        x_wint = `PN_B16(hdr, 72);
+        x_wby  = `PN_B32(hdr, 76);
         x_single_window = 16'(8) * ((x_mtu - 16'd46) >> 2);
     end
     logic x_known, x_mtu_ok, x_mtu_run;
@@ -725,6 +716,10 @@ module prism_node #(
         endcase
         rom_byte = v;
     endfunction
+    logic [8*36*ROM_RECORDS-1:0] caps_body;
+    always_comb
+        for (int r = 0; r < ROM_RECORDS; r++)
+            for (int i = 0; i < 36; i++) caps_body[8*(36 * r + i) +: 8] = rom_byte(r, i);
 
     // One binding record in the 64-byte window at its offset.
     logic [7:0]  bd_dir, bd_kind;
@@ -734,13 +729,13 @@ module prism_node #(
     always_comb begin
         bd_dir    = win[7:0];
         bd_kind   = win[15:8];
-        bd_stream = w16(win, 2);
-        bd_lep    = w16(win, 4);
-        bd_pep    = w16(win, 6);
-        bd_mac    = {w16(win, 8), w32(win, 10)};
-        bd_port   = w16(win, 14);
-        bd_rank   = w16(win, 16);
-        bd_terms  = w16(win, 18);
+        bd_stream = `PN_B16(win, 2);
+        bd_lep    = `PN_B16(win, 4);
+        bd_pep    = `PN_B16(win, 6);
+        bd_mac    = {`PN_B16(win, 8), `PN_B32(win, 10)};
+        bd_port   = `PN_B16(win, 14);
+        bd_rank   = `PN_B16(win, 16);
+        bd_terms  = `PN_B16(win, 18);
         bd_dup = 1'b0;
         for (int i = 0; i < MAX_BINDINGS; i++)
             if (16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep)) bd_dup = 1'b1;
@@ -782,6 +777,9 @@ module prism_node #(
             end
         end
     end
+    // The admitted packet's valid bit, as a mask for the engine's one write.
+    logic [CSLOTS*MAX_HELD-1:0] hv_set;
+    assign hv_set = (CSLOTS*MAX_HELD)'(1) << (MAX_HELD * 32'(c_idx) + 32'(hd_free));
     // Coverage of the frame's contributor once its packet is admitted: from
     // max(covered, base) through every held packet that continues it, the new
     // one included (headers only, so it is known before the lanes run).
@@ -1042,25 +1040,28 @@ module prism_node #(
     /* verilator lint_on UNUSEDSIGNAL */
 
     // The Ethernet and CONTROL header of a reply to the frame in the buffer:
-    // to the AM, identity and Transaction ID repeated, endpoints swapped.
+    // to the AM, identity and Transaction ID repeated, endpoints swapped. The
+    // bytes that do not depend on the reply are wired here, so the engine's
+    // process writes whole fields only (no loop variables to carry).
+    logic [8*48-1:0] rh_fixed;
+    always_comb begin
+        rh_fixed = '0;
+        for (int i = 0; i < 6; i++) rh_fixed[8*i +: 8] = am_mac[8*(5-i) +: 8];
+        for (int i = 0; i < 6; i++) rh_fixed[8*(6 + i) +: 8] = node_mac[8*(5-i) +: 8];
+        rh_fixed[8*12 +: 16] = {ETHERTYPE[7:0], ETHERTYPE[15:8]};
+        rh_fixed[8*14 +: 8] = 8'h10;
+        rh_fixed[8*15 +: 8] = CLASS_CONTROL;
+        rh_fixed[8*16 +: 8*22] = hdr[8*16 +: 8*22];   // identity and txn
+        rh_fixed[8*38 +: 16] = {control_ep[7:0], control_ep[15:8]};
+        rh_fixed[8*40 +: 16] = hdr[8*38 +: 16];
+        rh_fixed[8*47 +: 8] = 8'd1;
+    end
     task automatic reply_header(input logic [7:0] command, input logic [7:0] status, input logic [15:0] body_len);
-        cbuf <= '0;
-        for (int i = 0; i < 6; i++) cbuf[8*(i) +: 8] <= am_mac[8*(5-i) +: 8];
-        for (int i = 0; i < 6; i++) cbuf[8*(6 + i) +: 8] <= node_mac[8*(5-i) +: 8];
-        cbuf[8*(12) +: 8] <= ETHERTYPE[15:8];
-        cbuf[8*(13) +: 8] <= ETHERTYPE[7:0];
-        cbuf[8*(14) +: 8] <= 8'h10;
-        cbuf[8*(15) +: 8] <= CLASS_CONTROL;
-        for (int i = 16; i < 38; i++) cbuf[8*(i) +: 8] <= b8(hdr, i);   // identity and txn
-        cbuf[8*(38) +: 8] <= control_ep[15:8];
-        cbuf[8*(39) +: 8] <= control_ep[7:0];
-        cbuf[8*(40) +: 8] <= b8(hdr, 38);
-        cbuf[8*(41) +: 8] <= b8(hdr, 39);
+        cbuf <= (8*192)'(rh_fixed);
         cbuf[8*(42) +: 8] <= command;
         cbuf[8*(43) +: 8] <= status;
         cbuf[8*(44) +: 8] <= body_len[15:8];
         cbuf[8*(45) +: 8] <= body_len[7:0];
-        cbuf[8*(47) +: 8] <= 8'd1;
     endtask
 
     // The ACK for the frame in the buffer, into cbuf.
@@ -1075,8 +1076,7 @@ module prism_node #(
     // One CAPS_RESPONSE page with every capability record.
     task automatic build_caps();
         reply_header(CMD_CAPS_RESPONSE, 8'd0, 16'(ROM_RECORDS * CAPS_RECORD_LEN));
-        for (int r = 0; r < ROM_RECORDS; r++)
-            for (int i = 0; i < 36; i++) cbuf[8*(48 + 36 * r + i) +: 8] <= rom_byte(r, i);
+        cbuf[8*48 +: 8*36*ROM_RECORDS] <= caps_body;
         q_len <= 16'(48 + ROM_RECORDS * 36);
     endtask
 
@@ -1121,33 +1121,43 @@ module prism_node #(
         st <= next_ok ? DISPATCH : IDLE;
     endtask
 
-    // The window moves to `e`: packets wholly below it are released.
-    task automatic release_to(input logic [32:0] e);
-        for (int c = 0; c < MAX_CONTRIB; c++) begin
-            logic [31:0] freed;
-            freed = '0;
-            for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[HV'(MAX_HELD * c + k)] && h_end[c][k] <= e) begin
-                    h_valid[HV'(MAX_HELD * c + k)] <= 1'b0;
-                    freed = freed + {16'b0, h_bytes[c][k]};
-                end
-            c_bytes[c] <= c_bytes[c] - freed;
+    // The window moves to `rel_e`: packets wholly below it are released.
+    // Where it moves to and what that frees are wired outside the engine's
+    // process (the readiness check's packet end, or the end of the AUTO
+    // packet just emitted), so the process only applies them.
+    logic [32:0] rc_e, rel_e;
+    logic [CSLOTS*MAX_HELD-1:0] rel_clear;
+    logic [31:0] rel_freed [CSLOTS];
+    always_comb begin
+        rc_e = base + 33'(ctx_cap);
+        if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
+        rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
+        rel_clear = '0;
+        for (int c = 0; c < CSLOTS; c++) begin
+            rel_freed[c] = '0;
+            if (c < MAX_CONTRIB)
+                for (int k = 0; k < MAX_HELD; k++)
+                    if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= rel_e) begin
+                        rel_clear[MAX_HELD * c + k] = 1'b1;
+                        rel_freed[c] = rel_freed[c] + {16'b0, h_bytes[c][k]};
+                    end
         end
-        base <= e;
+    end
+    task automatic release_window();
+        h_valid <= h_valid & ~rel_clear;
+        for (int c = 0; c < MAX_CONTRIB; c++) c_bytes[c] <= c_bytes[c] - rel_freed[c];
+        base <= rel_e;
     endtask
 
     // The next canonical RESULT packet, if every contributor covers it: handed
     // to egress (waiting for a free request slot), then released at once — the
     // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
-        logic [32:0] e;
-        e = base + 33'(ctx_cap);
-        if (e > {1'b0, ctx_vlen}) e = {1'b0, ctx_vlen};
         if (ctx_auto) st <= ready_now > base ? A_PLAN : DONE;
-        else if (ready_now > base && ready_now >= e) begin
+        else if (ready_now > base && ready_now >= rc_e) begin
             if (rq_free) begin
-                send_result(base, e, 1'b0);
-                release_to(e);
+                send_result(base, rc_e, 1'b0);
+                release_window();
                 st <= D_READY;
             end else st <= D_READY;
         end else finish_frame();
@@ -1285,7 +1295,7 @@ module prism_node #(
         else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
         else begin
             count(CNT_DATA_APPLIED);
-            h_valid[HV'(MAX_HELD * 32'(c_idx) + 32'(hd_free))] <= 1'b1;
+            h_valid <= h_valid | hv_set;
             h_pid[c_idx][hd_free] <= f_pid;
             h_first[c_idx][hd_free] <= {1'b0, f_first};
             h_end[c_idx][hd_free] <= f_end;
@@ -1301,9 +1311,9 @@ module prism_node #(
                 st <= D_DESC;
             end else begin
                 // The view is on the first descriptor already: straight to the lanes.
-                g_fmt <= 4'(w32(win, 0) >> 28);
-                g_kw <= 9'(w32(win, 0) >> 16);
-                vals_left <= w16(win, 2);
+                g_fmt <= 4'(`PN_B32(win, 0) >> 28);
+                g_kw <= 9'(`PN_B32(win, 0) >> 16);
+                vals_left <= `PN_B16(win, 2);
                 groups_left <= f_groups - 8'd1;
                 off <= DATA_BODY + 16'd4;
                 st <= D_RUN;
@@ -1357,7 +1367,7 @@ module prism_node #(
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
                     off <= PROGRESS_HOLES;
-                    pos <= {1'b0, b32(hdr, 44)};
+                    pos <= {1'b0, `PN_B32(hdr, 44)};
                     st <= PREWALK;
                 end else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
@@ -1380,11 +1390,11 @@ module prism_node #(
                 if (f_class == CLASS_PROGRESS) begin
                     logic [15:0] nholes;
                     logic [32:0] hf, he2;
-                    nholes = b16(hdr, 56);
-                    hf = {1'b0, w32(win, 0)};
-                    he2 = hf + {1'b0, w32(win, 4)};
+                    nholes = `PN_B16(hdr, 56);
+                    hf = {1'b0, `PN_B32(win, 0)};
+                    he2 = hf + {1'b0, `PN_B32(win, 4)};
                     if (bi == nholes) st <= ROUTE;
-                    else if (w32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000) begin
+                    else if (`PN_B32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000) begin
                         count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
                         st <= DONE;
                     end else begin
@@ -1555,6 +1565,7 @@ module prism_node #(
                 next_pid <= '0;
                 n_contrib <= CI_W'(contribs);
                 n_paths <= PI_W'(paths);
+                h_valid <= '0;
                 for (int i = 0; i < MAX_CONTRIB; i++) begin
                     c_stream[i] <= s_stream[i];
                     c_lep[i] <= s_lep[i];
@@ -1563,7 +1574,6 @@ module prism_node #(
                     c_mac[i] <= s_mac[i];
                     c_covered[i] <= '0;
                     c_bytes[i] <= '0;
-                    h_valid[MAX_HELD*i +: MAX_HELD] <= '0;
                 end
                 for (int i = 0; i < MAX_PATHS; i++) begin
                     p_stream[i] <= sp_stream[i];
@@ -1640,7 +1650,7 @@ module prism_node #(
                     logic [31:0] d;
                     /* verilator lint_on UNUSEDSIGNAL */
                     logic [15:0] w;
-                    d = w32(win, 0);
+                    d = `PN_B32(win, 0);
                     w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
@@ -1665,7 +1675,7 @@ module prism_node #(
                     /* verilator lint_off UNUSEDSIGNAL */
                     logic [31:0] d;
                     /* verilator lint_on UNUSEDSIGNAL */
-                    d = w32(win, 0);
+                    d = `PN_B32(win, 0);
                     g_fmt <= d[31:28];
                     g_kw <= d[24:16];
                     vals_left <= d[15:0];
@@ -1753,7 +1763,7 @@ module prism_node #(
                     issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
                     rq_groups[rq_w] <= a_ng[7:0];
                     rq_blen[rq_w] <= e_off;
-                    release_to(base + 33'(a_i));
+                    release_window();   // to base + a_i
                     a_i <= '0;
                     a_open <= 1'b0;
                     a_used <= '0;
@@ -1788,3 +1798,8 @@ module prism_node #(
         end
     end
 endmodule
+
+`undef PN_B8
+`undef PN_B16
+`undef PN_B32
+`undef PN_B48
