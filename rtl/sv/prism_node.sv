@@ -1322,6 +1322,44 @@ module prism_node #(
         if (r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(r)));
     endtask
 
+    // The ring's writes, in a process of their own (Yosys carries every
+    // memory write port of a process through each of its cases): the
+    // builder's clears, then in the engine's state a fresh accumulator
+    // (C_CLEAR), the lanes' sums on up to FLANES (KLANES) consecutive slots,
+    // one value each, so distinct banks (D_RUN), or an AUTO value's clear
+    // once it is written (A_EMIT).
+    always_ff @(posedge clk)
+        if (!rst) begin
+            for (int j = 0; j < LANES; j++)
+                if (bl_has[j]) begin
+                    acc[bl_slot[j]] <= NEG_ZERO;
+                    acc_k[bl_slot[j]] <= '0;
+                    acc_f[bl_slot[j]] <= '0;
+                end
+            if (st == C_CLEAR)
+                for (int j = 0; j < FLANES; j++) begin
+                    acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
+                    acc_k[RB'(clr_slot + RB'(j))] <= '0;
+                    acc_f[RB'(clr_slot + RB'(j))] <= '0;
+                end
+            if (st == D_RUN) begin
+                if (ctx_kulisch) begin
+                    for (int j = 0; j < KLANES; j++)
+                        if (RN_W'(j) < run_n) begin
+                            acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[j];
+                            acc_f[RB'(lane_slot + RB'(j))] <= klane_f[j];
+                        end
+                end else
+                    for (int j = 0; j < FLANES; j++)
+                        if (RN_W'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
+            end
+            if (st == A_EMIT && e_g != a_ng && e_desc) begin
+                acc[au_slot[0]] <= NEG_ZERO;
+                acc_k[au_slot[0]] <= '0;
+                acc_f[au_slot[0]] <= '0;
+            end
+        end
+
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
@@ -1348,13 +1386,6 @@ module prism_node #(
             h_valid <= '0;
         end else begin
             free_buf <= 1'b0;
-            // The builder clears what it read.
-            for (int j = 0; j < LANES; j++)
-                if (bl_has[j]) begin
-                    acc[bl_slot[j]] <= NEG_ZERO;
-                    acc_k[bl_slot[j]] <= '0;
-                    acc_f[bl_slot[j]] <= '0;
-                end
             case (st)
             IDLE: if (o_head != o_tail && b_ready[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
@@ -1587,12 +1618,8 @@ module prism_node #(
                 st <= C_CLEAR;
             end
             C_CLEAR: begin
-                // A fresh accumulator: every slot -0 (an ABORT may have left values).
-                for (int j = 0; j < FLANES; j++) begin
-                    acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
-                    acc_k[RB'(clr_slot + RB'(j))] <= '0;
-                    acc_f[RB'(clr_slot + RB'(j))] <= '0;
-                end
+                // A fresh accumulator: every slot -0 (an ABORT may have left
+                // values), FLANES a cycle by the ring's process.
                 clr_slot <= RB'(clr_slot + RB'(FLANES));
                 clr_left <= clr_left - 16'(FLANES);
                 if (clr_left <= 16'(FLANES)) st <= C_REPLY;
@@ -1685,16 +1712,7 @@ module prism_node #(
                 end
             end
             D_RUN: begin
-                // Up to FLANES (KLANES) consecutive slots, one value each: distinct banks.
-                if (ctx_kulisch) begin
-                    for (int j = 0; j < KLANES; j++)
-                        if (RN_W'(j) < run_n) begin
-                            acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[j];
-                            acc_f[RB'(lane_slot + RB'(j))] <= klane_f[j];
-                        end
-                end else
-                    for (int j = 0; j < FLANES; j++)
-                        if (RN_W'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
+                // The lanes' sums go into the ring (its process, below).
                 pos <= pos + 33'(run_n);
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
@@ -1773,20 +1791,15 @@ module prism_node #(
                     e_off <= e_off + 16'd4;
                     e_desc <= 1'b1;
                 end else begin
-                    logic [15:0] w, pd;
-                    w = em_w;
-                    pd = em_pad;
-                    acc[au_slot[0]] <= NEG_ZERO;
-                    acc_k[au_slot[0]] <= '0;
-                    acc_f[au_slot[0]] <= '0;
+                    // The ring's process clears the value's slot.
                     e_k <= e_k + 16'd1;
                     if (em_last) begin
-                        e_off <= e_off + w + pd;
+                        e_off <= e_off + em_w + em_pad;
                         e_g <= e_g + 9'd1;
                         e_v <= '0;
                         e_desc <= 1'b0;
                     end else begin
-                        e_off <= e_off + w;
+                        e_off <= e_off + em_w;
                         e_v <= e_v + 16'd1;
                     end
                 end
