@@ -34,6 +34,7 @@ const MODELS: &[Model] = &[
             "sv/prism_fp32_add.sv",
             "sv/prism_kulisch_lane.sv",
             "sv/prism_kulisch_round.sv",
+            "sv/prism_ring.sv",
             "sv/prism_node.sv",
             "sv/prism_switch.sv",
         ],

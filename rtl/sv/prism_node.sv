@@ -106,7 +106,6 @@ module prism_node #(
     localparam int FB_VIEW = FLANES * 4 / 64;     // frame-buffer lines under the FP32 lanes' view
     localparam int RN_W = $clog2(FLANES + 1);
     localparam int RB = $clog2(RING);
-    localparam logic [31:0] NEG_ZERO = 32'h8000_0000;
 
     // ---------------------------------------------------------------- helpers
     function automatic logic [31:0] crc32c(input logic [31:0] c, input logic [DATA_W-1:0] d);
@@ -273,10 +272,10 @@ module prism_node #(
     logic [31:0] next_pid;
     logic [CI_W-1:0] n_contrib;
     logic [PI_W-1:0] n_paths;
-    logic [15:0] c_stream [CSLOTS], c_lep [CSLOTS], c_pep [CSLOTS], c_port [CSLOTS];
-    logic [47:0] c_mac [CSLOTS];
-    logic [32:0] c_covered [CSLOTS];
-    logic [31:0] c_bytes [CSLOTS];
+    (* mem2reg *) logic [15:0] c_stream [CSLOTS], c_lep [CSLOTS], c_pep [CSLOTS], c_port [CSLOTS];
+    (* mem2reg *) logic [47:0] c_mac [CSLOTS];
+    (* mem2reg *) logic [32:0] c_covered [CSLOTS];
+    (* mem2reg *) logic [31:0] c_bytes [CSLOTS];
     // Flat vectors, not arrays: Yosys makes an array a memory with a write
     // port for every unrolled write, which its proc_mux pass cannot get through.
     localparam int HV = $clog2(CSLOTS * MAX_HELD);
@@ -284,32 +283,32 @@ module prism_node #(
     logic [31:0] h_pid [CSLOTS][MAX_HELD], h_crc [CSLOTS][MAX_HELD];
     logic [32:0] h_first [CSLOTS][MAX_HELD], h_end [CSLOTS][MAX_HELD];
     logic [15:0] h_bytes [CSLOTS][MAX_HELD];
-    logic [15:0] p_lep [PSLOTS], p_pep [PSLOTS], p_port [PSLOTS], p_stream [PSLOTS];
-    logic [47:0] p_mac [PSLOTS];
+    (* mem2reg *) logic [15:0] p_lep [PSLOTS], p_pep [PSLOTS], p_port [PSLOTS], p_stream [PSLOTS];
+    (* mem2reg *) logic [47:0] p_mac [PSLOTS];
     logic        ctx_key_match;
     assign ctx_key_match = ctx_valid && ctx_job == f_job && ctx_group == f_group && ctx_op == f_op;
 
     // Staging copy of a STAGE's bindings while it is validated.
-    logic [15:0] s_stream [CSLOTS], s_lep [CSLOTS], s_pep [CSLOTS], st_port [CSLOTS];
-    logic [47:0] s_mac [CSLOTS];
-    logic [15:0] sp_lep [PSLOTS], sp_pep [PSLOTS], sp_port [PSLOTS], sp_stream [PSLOTS];
-    logic [47:0] sp_mac [PSLOTS];
-    logic [15:0] b_stream [BSLOTS], b_lep [BSLOTS];
+    (* mem2reg *) logic [15:0] s_stream [CSLOTS], s_lep [CSLOTS], s_pep [CSLOTS], st_port [CSLOTS];
+    (* mem2reg *) logic [47:0] s_mac [CSLOTS];
+    (* mem2reg *) logic [15:0] sp_lep [PSLOTS], sp_pep [PSLOTS], sp_port [PSLOTS], sp_stream [PSLOTS];
+    (* mem2reg *) logic [47:0] sp_mac [PSLOTS];
+    (* mem2reg *) logic [15:0] b_stream [BSLOTS], b_lep [BSLOTS];
     logic [15:0] bi;
     logic [31:0] terms_sum;
     logic [15:0] contribs, paths, dest_paths;
 
     // Transaction records and retired generations.
-    logic        t_valid [TXN_SLOTS];
-    logic [95:0] t_key [TXN_SLOTS];
-    logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
-    logic [47:0] t_gen [TXN_SLOTS];
-    logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
-    logic [7:0]  t_status [TXN_SLOTS];
+    (* mem2reg *) logic        t_valid [TXN_SLOTS];
+    (* mem2reg *) logic [95:0] t_key [TXN_SLOTS];
+    (* mem2reg *) logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
+    (* mem2reg *) logic [47:0] t_gen [TXN_SLOTS];
+    (* mem2reg *) logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
+    (* mem2reg *) logic [7:0]  t_status [TXN_SLOTS];
     logic [$clog2(TXN_SLOTS)-1:0] t_next;
-    logic        r_valid [RETIRED_SLOTS];
-    logic [95:0] r_key [RETIRED_SLOTS];
-    logic [47:0] r_gen [RETIRED_SLOTS];
+    (* mem2reg *) logic        r_valid [RETIRED_SLOTS];
+    (* mem2reg *) logic [95:0] r_key [RETIRED_SLOTS];
+    (* mem2reg *) logic [47:0] r_gen [RETIRED_SLOTS];
     logic [$clog2(RETIRED_SLOTS)-1:0] r_next;
     logic [95:0] f_key;
     assign f_key = {f_job, f_group, f_op};
@@ -318,24 +317,24 @@ module prism_node #(
     logic [7:0]  ack_status;
     logic [15:0] ack_detail;
 
-    // Accumulator rings (FP32_ARRIVAL, and KULISCH_FIXED with its flags) and their lanes.
-    logic [31:0] acc [RING];
-    logic [KW-1:0] acc_k [RING];
-    logic [4:0]  acc_f [RING];
-    logic [KW-1:0] klane_sum [KLANES], kint;
-    logic [4:0]  klane_f [KLANES];
+    // The accumulator ring (prism_ring: FP32_ARRIVAL values, and KULISCH_FIXED
+    // integers with their flags) and the lanes on its run of slots.
+    logic [FLANES*32-1:0] lane_acc, lane_sum;
+    logic [KLANES*KW-1:0] lane_acck, klane_sum;
+    logic [KLANES*5-1:0]  lane_accf, klane_f;
+    logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
-    logic [31:0] lane_in [FLANES], lane_sum [FLANES];
+    logic [31:0] lane_in [FLANES];
     genvar gl;
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
-            prism_fp32_add add (.a(acc[RB'(lane_slot + RB'(gl))]), .b(lane_in[gl]), .sum(lane_sum[gl]));
+            prism_fp32_add add (.a(lane_acc[32*gl +: 32]), .b(lane_in[gl]), .sum(lane_sum[32*gl +: 32]));
         end
         for (gl = 0; gl < KLANES; gl++) begin : g_klane
             prism_kulisch_lane #(.KW(KW)) kadd (
-                .acc(acc_k[RB'(lane_slot + RB'(gl))]), .flags(acc_f[RB'(lane_slot + RB'(gl))]),
+                .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
                 .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
-                .acc_o(klane_sum[gl]), .flags_o(klane_f[gl])
+                .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
             );
         end
     endgenerate
@@ -376,11 +375,11 @@ module prism_node #(
     logic [PORTS-1:0] pd_tog [RQ];
     logic        rq_valid [RQ], rq_built [RQ];
     logic [PORTS-1:0] rq_pdone [RQ];
-    logic        rq_ctl [RQ], rq_auto [RQ], rq_inexact [RQ], rq_last [RQ];
-    logic [32:0] rq_base [RQ];
-    logic [15:0] rq_count [RQ], rq_blen [RQ], rq_olen [RQ], rq_port [RQ];
-    logic [31:0] rq_pid [RQ];
-    logic [7:0]  rq_groups [RQ];
+    (* mem2reg *) logic        rq_ctl [RQ], rq_auto [RQ], rq_inexact [RQ], rq_last [RQ];
+    (* mem2reg *) logic [32:0] rq_base [RQ];
+    (* mem2reg *) logic [15:0] rq_count [RQ], rq_blen [RQ], rq_olen [RQ], rq_port [RQ];
+    (* mem2reg *) logic [31:0] rq_pid [RQ];
+    (* mem2reg *) logic [7:0]  rq_groups [RQ];
     logic [DATA_W-1:0] rbuf [RQ][LINES];
     logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
     logic        tx_idle, rq_free;
@@ -404,15 +403,18 @@ module prism_node #(
     logic [RB-1:0] bl_slot [LANES];
     logic        bl_has [LANES];
     logic [31:0] bl_val [LANES];
+    logic [LANES*32-1:0] bl_acc;
+    logic [LANES*KW-1:0] bl_acck;
+    logic [LANES*5-1:0]  bl_accf;
     logic [DATA_W-1:0] bl_vals;
     genvar gr;
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
             logic [31:0] kr;
             /* verilator lint_off PINCONNECTEMPTY */
-            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[bl_slot[gr]]), .flags(acc_f[bl_slot[gr]]), .fp32(kr), .exact());
+            prism_kulisch_round #(.KW(KW)) round (.acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .fp32(kr), .exact());
             /* verilator lint_on PINCONNECTEMPTY */
-            assign bl_val[gr] = ctx_kulisch ? kr : acc[bl_slot[gr]];
+            assign bl_val[gr] = ctx_kulisch ? kr : bl_acc[32*gr +: 32];
         end
     endgenerate
     always_comb begin
@@ -828,6 +830,9 @@ module prism_node #(
     logic        e_desc;             // the group's descriptor is written
 
     logic [RB-1:0] au_slot [LOOK];
+    logic [LOOK*32-1:0] au_acc;
+    logic [LOOK*KW-1:0] au_acck;
+    logic [LOOK*5-1:0]  au_accf;
     logic [31:0] au_v [LOOK];
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
@@ -837,8 +842,8 @@ module prism_node #(
             logic [31:0] kr;
             logic kx;
             assign au_slot[ga] = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga));
-            prism_kulisch_round #(.KW(KW)) round (.acc(acc_k[au_slot[ga]]), .flags(acc_f[au_slot[ga]]), .fp32(kr), .exact(kx));
-            assign au_v[ga] = ctx_kulisch ? kr : acc[au_slot[ga]];
+            prism_kulisch_round #(.KW(KW)) round (.acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .fp32(kr), .exact(kx));
+            assign au_v[ga] = ctx_kulisch ? kr : au_acc[32*ga +: 32];
             assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
             // Candidate formats of the slot's value (when it is exact): FP32
             // always; FP16 in its normal range with 13 low bits zero, or in
@@ -963,7 +968,7 @@ module prism_node #(
         logic [31:0] v;
         logic [4:0]  fl;
         v = au_v[0];
-        fl = acc_f[au_slot[0]];
+        fl = au_accf[4:0];
         ev_bytes = '0;
         case (a_gf[e_g[7:0]])
             3'd0: ev_bytes[7:0] = to_int8(v);
@@ -974,10 +979,10 @@ module prism_node #(
                 if (fl[2] || (fl[1] && fl[0])) ev_bytes[7:0] = KSTATE_NAN;
                 else if (fl[1]) ev_bytes[7:0] = KSTATE_POS_INF;
                 else if (fl[0]) ev_bytes[7:0] = KSTATE_NEG_INF;
-                else if (acc_k[au_slot[0]] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
+                else if (au_acck[KW-1:0] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
                 else begin
                     ev_bytes[7:0] = KSTATE_FINITE;
-                    ev_bytes[8 +: KW] = acc_k[au_slot[0]];
+                    ev_bytes[8 +: KW] = au_acck[KW-1:0];
                 end
             end
         endcase
@@ -1322,43 +1327,28 @@ module prism_node #(
         if (r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(r)));
     endtask
 
-    // The ring's writes, in a process of their own (Yosys carries every
-    // memory write port of a process through each of its cases): the
-    // builder's clears, then in the engine's state a fresh accumulator
-    // (C_CLEAR), the lanes' sums on up to FLANES (KLANES) consecutive slots,
-    // one value each, so distinct banks (D_RUN), or an AUTO value's clear
-    // once it is written (A_EMIT).
-    always_ff @(posedge clk)
-        if (!rst) begin
-            for (int j = 0; j < LANES; j++)
-                if (bl_has[j]) begin
-                    acc[bl_slot[j]] <= NEG_ZERO;
-                    acc_k[bl_slot[j]] <= '0;
-                    acc_f[bl_slot[j]] <= '0;
-                end
-            if (st == C_CLEAR)
-                for (int j = 0; j < FLANES; j++) begin
-                    acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
-                    acc_k[RB'(clr_slot + RB'(j))] <= '0;
-                    acc_f[RB'(clr_slot + RB'(j))] <= '0;
-                end
-            if (st == D_RUN) begin
-                if (ctx_kulisch) begin
-                    for (int j = 0; j < KLANES; j++)
-                        if (RN_W'(j) < run_n) begin
-                            acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[j];
-                            acc_f[RB'(lane_slot + RB'(j))] <= klane_f[j];
-                        end
-                end else
-                    for (int j = 0; j < FLANES; j++)
-                        if (RN_W'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[j];
-            end
-            if (st == A_EMIT && e_g != a_ng && e_desc) begin
-                acc[au_slot[0]] <= NEG_ZERO;
-                acc_k[au_slot[0]] <= '0;
-                acc_f[au_slot[0]] <= '0;
-            end
+    // The ring: its writes are keyed on the engine's state here (its own
+    // process; Yosys carries every memory write port of a process through
+    // each of the process's cases).
+    logic [LANES*RB-1:0] bl_slot_v;
+    logic [LANES-1:0]    bl_clear;
+    logic [LOOK*RB-1:0]  au_slot_v;
+    always_comb begin
+        for (int j = 0; j < LANES; j++) begin
+            bl_slot_v[RB*j +: RB] = bl_slot[j];
+            bl_clear[j] = bl_has[j];
         end
+        for (int j = 0; j < LOOK; j++) au_slot_v[RB*j +: RB] = au_slot[j];
+    end
+    prism_ring #(.RING(RING), .KW(KW), .FLANES(FLANES), .KLANES(KLANES), .LANES(LANES), .LOOK(LOOK)) ring (
+        .clk, .rst,
+        .lane_slot, .lane_acc, .lane_acck, .lane_accf,
+        .bl_slot(bl_slot_v), .bl_clear, .bl_acc, .bl_acck, .bl_accf,
+        .au_slot(au_slot_v), .au_clear(st == A_EMIT && e_g != a_ng && e_desc), .au_acc, .au_acck, .au_accf,
+        .clr_en(st == C_CLEAR), .clr_slot,
+        .run_fp32(st == D_RUN && !ctx_kulisch), .run_kulisch(st == D_RUN && ctx_kulisch), .run_n,
+        .lane_sum, .klane_sum, .klane_f
+    );
 
     always_ff @(posedge clk) begin
         if (rst) begin
