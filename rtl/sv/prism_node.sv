@@ -901,23 +901,34 @@ module prism_node #(
     // option of value 0 (a forward pass per option costs six times the logic).
     logic [15:0] fwv [5];
     always_comb for (int f = 0; f < 5; f++) fwv[f] = fw(f);
-    int to_go [1:LOOK][5][4];
+    // Costs are bytes: at most LOOK values of at most 4 + 2 + 511 bytes each,
+    // well below TG_INF, the price of an option not yet priced (a sum on top
+    // of it stays below 2^16). Every read of the table has constant indices
+    // (a run-time index is a compare in a loop): Yosys makes a run-time
+    // index into a select over the whole table, which its checks then see
+    // as a combinational loop through the table.
+    localparam logic [15:0] TG_INF = 16'h4000;
+    logic [15:0] to_go [1:LOOK][5][4];
     int ad_n;
     always_comb begin
-        int c;
-        c = 0;
+        logic [15:0] c, t;
+        c = '0;
+        t = '0;
         for (int f = 0; f < 5; f++)
-            for (int m = 0; m < 4; m++) to_go[LOOK][f][m] = (4 - m) % 4;
+            for (int m = 0; m < 4; m++) to_go[LOOK][f][m] = 16'((4 - m) % 4);
         for (int i = LOOK - 1; i >= 1; i--)
             for (int f = 0; f < 5; f++)
                 for (int m = 0; m < 4; m++) begin
-                    to_go[i][f][m] = (4 - m) % 4;
+                    to_go[i][f][m] = 16'((4 - m) % 4);
                     if (i < ad_n) begin
-                        to_go[i][f][m] = 1 << 28;
+                        to_go[i][f][m] = TG_INF;
                         for (int g = 0; g < 5; g++)
                             if (au_m[i][g]) begin
-                                if (g == f) c = $signed(32'(fwv[g])) + to_go[i + 1][g][(m + $signed(32'(fwv[g]))) % 4];
-                                else c = (4 - m) % 4 + 4 + $signed(32'(fwv[g])) + to_go[i + 1][g][$signed(32'(fwv[g])) % 4];
+                                // The open group's bytes mod 4 after value i: continued, or a new group.
+                                for (int k = 0; k < 4; k++)
+                                    if (2'(k) == (g == f ? 2'(m) + fwv[g][1:0] : fwv[g][1:0])) t = to_go[i + 1][g][k];
+                                if (g == f) c = fwv[g] + t;
+                                else c = 16'((4 - m) % 4 + 4) + fwv[g] + t;
                                 if (c < to_go[i][f][m]) to_go[i][f][m] = c;
                             end
                     end
@@ -935,6 +946,8 @@ module prism_node #(
     end
     always_comb begin
         int best, c, close;
+        logic [15:0] t;
+        t = '0;
         c = 0;
         close = 0;
         ad_avail = 16'(ready_now - base);
@@ -944,7 +957,10 @@ module prism_node #(
         best = 1 << 30;
         if (st == A_PLAN && ad_n > 0) begin
             if (a_open && au_m[0][a_f] && a_count < 17'd65535) begin
-                c = $signed(32'(fwv[a_f])) + to_go[1][a_f][($signed(32'(a_bytes[1:0])) + $signed(32'(fwv[a_f]))) % 4];
+                for (int g = 0; g < 5; g++)
+                    for (int k = 0; k < 4; k++)
+                        if (3'(g) == a_f && 2'(k) == a_bytes[1:0] + fwv[g][1:0]) t = to_go[1][g][k];
+                c = $signed(32'(fwv[a_f])) + $signed(32'(t));
                 best = c;
                 ad_cont = 1'b1;
                 ad_f = a_f;
@@ -952,7 +968,8 @@ module prism_node #(
             close = a_open ? $signed(32'(pad4(a_bytes))) : 0;
             for (int f = 0; f < 5; f++)
                 if (au_m[0][f]) begin
-                    c = close + 4 + $signed(32'(fwv[f])) + to_go[1][f][$signed(32'(fwv[f])) % 4];
+                    for (int k = 0; k < 4; k++) if (2'(k) == fwv[f][1:0]) t = to_go[1][f][k];
+                    c = close + 4 + $signed(32'(fwv[f])) + $signed(32'(t));
                     if (c < best) begin
                         best = c;
                         ad_cont = 1'b0;
