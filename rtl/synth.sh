@@ -13,11 +13,25 @@ command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
-modules=${1:-prism_rx_check prism_group_walk prism_fp32_add prism_kulisch_lane prism_kulisch_round}
+modules=${1:-prism_rx_check prism_group_walk prism_fp32_add prism_kulisch_lane prism_kulisch_round prism_node}
+# A parameter's default in a module, evaluated with DATA_W = 512.
+param() { local e; e=$(sed -n "s/^ *parameter int $2 = \([^,]*\),\{0,1\}$/\1/p" "sv/$1.sv" | head -1); echo $(( ${e//DATA_W/512} )); }
+# prism_node as prism_switch instantiates it (PORTS).
+ports=$(param prism_switch PORTS)
+cnt_total=$(sed -n 's/^  localparam int CNT_TOTAL = \([0-9]*\);/\1/p' "$tmp/params.svh")
 declare -A LUT FF BRAM DSP
 for m in $modules; do
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$m.sv" > "$tmp/$m.sv"
-    yosys -p "read_verilog -sv $tmp/$m.sv; synth_xilinx -top $m; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }
+    # Yosys 0.23 cannot size a port from an inlined package constant: m_counters gets a literal width.
+    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' \
+        -e "s/\[32\*prism_pkg::CNT_TOTAL-1:0\]/[$((32 * cnt_total - 1)):0]/" \
+        -e "s/parameter int PORTS = 1,/parameter int PORTS = $ports,/" "sv/$m.sv" > "$tmp/$m.sv"
+    libs=""
+    # prism_node's own logic: its arithmetic lanes, rounding units and ring are
+    # read as black boxes (-lib), counted in the rows of the total and in the storage table below.
+    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add.sv sv/prism_kulisch_lane.sv sv/prism_kulisch_round.sv sv/prism_ring.sv;"
+    start=$(date +%s)
+    yosys -p "$libs read_verilog -sv $tmp/$m.sv; synth_xilinx -top $m; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }
+    echo "== $m: $(( $(date +%s) - start )) s" >&2
     echo "== $m (synth_xilinx)"
     # The first statistics block only (Yosys prints the top module twice).
     sed -n '/Printing statistics/,$p' "$tmp/$m.log" | awk '/Number of cells/ && seen++ {exit} {print}' > "$tmp/$m.stat"
@@ -30,9 +44,6 @@ for m in $modules; do
 done
 [ $# -eq 0 ] || exit 0
 
-# A parameter's default in a module, evaluated with DATA_W = 512.
-param() { local e; e=$(sed -n "s/^ *parameter int $2 = \([^,]*\),\{0,1\}$/\1/p" "sv/$1.sv" | head -1); echo $(( ${e//DATA_W/512} )); }
-ports=$(param prism_switch PORTS)
 flanes=$(param prism_node FLANES)
 klanes=$(param prism_node KLANES)
 kw=$(param prism_node KW)
@@ -42,28 +53,21 @@ ring=1; while [ $ring -lt $((10 * ((mtu - 46) / 4))) ]; do ring=$((ring * 2)); d
 lanes=16            # RESULT values a 512-bit line: the builder's rounding units
 look=8              # AUTO's eight-value lookahead: its rounding units
 echo
-echo "== prism_switch total (PORTS=$ports, FLANES=$flanes, KLANES=$klanes, KW=$kw, MTU=$mtu): arithmetic and checks"
+echo "== prism_switch total (PORTS=$ports, FLANES=$flanes, KLANES=$klanes, KW=$kw, MTU=$mtu)"
 printf '  %-22s %5s %9s %9s %5s %4s\n' module count LUTs FFs BRAM DSP
 tl=0; tf=0; tb=0; td=0
-for row in "prism_rx_check $ports" "prism_group_walk $ports" "prism_fp32_add $flanes" "prism_kulisch_lane $klanes" "prism_kulisch_round $((lanes + look))"; do
+for row in "prism_rx_check $ports" "prism_group_walk $ports" "prism_node 1" "prism_fp32_add $flanes" "prism_kulisch_lane $klanes" "prism_kulisch_round $((lanes + look))"; do
     set -- $row
     l=$(( ${LUT[$1]} * $2 )); f=$(( ${FF[$1]} * $2 )); b=$(( ${BRAM[$1]} * $2 )); d=$(( ${DSP[$1]} * $2 ))
     printf '  %-22s %5d %9d %9d %5d %4d\n' "$1" "$2" $l $f $b $d
     tl=$((tl + l)); tf=$((tf + f)); tb=$((tb + b)); td=$((td + d))
 done
+# The ring (prism_ring, a black box in prism_node's run): its storage in 36 Kbit
+# block RAMs, a lower bound (it is written FLANES (KLANES) slots a cycle, so
+# it is banked by slot). Frame and line buffers are in prism_node's row.
+rb=$(( (ring * 32 + 36863) / 36864 + (ring * (kw + 5) + 36863) / 36864 ))
+printf '  %-22s %5d %9s %9s %5d %4s\n' "prism_ring storage" 1 - - $rb -
+tb=$((tb + rb))
 printf '  %-22s %5s %9d %9d %5d %4d\n' total "" $tl $tf $tb $td
-# prism_node's storage, in bits and 36 Kbit block RAMs (a lower bound: the
-# rings are written FLANES (KLANES) slots a cycle, so they are banked).
-lines=$(( (mtu + 14 + 63) / 64 ))
-fb_lines=1; while [ $fb_lines -lt $((lines + 1)) ]; do fb_lines=$((fb_lines * 2)); done
-pw=1; while [ $((1 << pw)) -lt $ports ]; do pw=$((pw + 1)); done
-echo "== prism_node storage"
-printf '  %-44s %9s %6s\n' store bits BRAM36
-for row in "FP32 accumulator ring ($ring x 32) $((ring * 32))" \
-           "Kulisch accumulator ring ($ring x $((kw + 5))) $((ring * (kw + 5)))" \
-           "frame buffers ($((2 * (1 << pw))) x $fb_lines x 512) $((2 * (1 << pw) * fb_lines * 512))" \
-           "RESULT line buffers (2 x $lines x 512) $((2 * lines * 512))"; do
-    bits=${row##* }; name=${row% *}
-    printf '  %-44s %9d %6d\n' "$name" "$bits" $(( (bits + 36863) / 36864 ))
-done
-echo "  not in the total: prism_node's own control logic (Yosys 0.23 does not finish its processes yet; see docs/rtl.md)"
+echo "  prism_ring: FP32 ring $ring x 32 and Kulisch ring $ring x $((kw + 5)) bits; its read rotation between"
+echo "  banks and lanes is not in the total (see docs/rtl.md)"
