@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Yosys synth_xilinx resource estimate of the RTL modules (Debian's Yosys 0.23,
-# about 3 minutes, most of it prism_group_walk),
+# Yosys synth_xilinx resource estimate of the RTL modules (Debian's Yosys 0.23;
+# about 3 minutes without prism_node, which alone takes much longer: docs/rtl.md),
 # then the switch's total: each module times its instance count in
 # prism_switch's defaults, plus the storage prism_node keeps.
 # Yosys 0.23 does not read `import pkg::*`, so the package's constants are
@@ -30,7 +30,17 @@ for m in $modules; do
     # read as black boxes (-lib), counted in the rows of the total and in the storage table below.
     [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add.sv sv/prism_kulisch_lane.sv sv/prism_kulisch_round.sv sv/prism_ring.sv;"
     start=$(date +%s)
-    yosys -p "$libs read_verilog -sv $tmp/$m.sv; synth_xilinx -top $m; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }
+    flow="synth_xilinx -top $m"
+    # synth_xilinx's coarse stage (opt with opt_reduce) did not finish on
+    # prism_node in 30 minutes: the same passes with the fast optimisations,
+    # then synth_xilinx's own memory, fine, cell and LUT mapping.
+    if [ "$m" = prism_node ]; then
+        flow="read_verilog -lib -specify +/xilinx/cells_sim.v; read_verilog -lib +/xilinx/cells_xtra.v; hierarchy -check -top $m"
+        flow+="; proc; opt -fast; wreduce; peepopt; opt_clean; alumacc; opt -fast; memory -nomap; opt_clean"
+        flow+="; synth_xilinx -top $m -run map_memory:fine; opt -fast -full; xilinx_srl -variable -minlen 3"
+        flow+="; techmap -map +/techmap.v -D LUT_SIZE=6 -map +/xilinx/arith_map.v; opt -fast; synth_xilinx -top $m -run map_cells:check"
+    fi
+    yosys -p "$libs read_verilog -sv $tmp/$m.sv; $flow; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }
     echo "== $m: $(( $(date +%s) - start )) s" >&2
     echo "== $m (synth_xilinx)"
     # The first statistics block only (Yosys prints the top module twice).
