@@ -401,7 +401,7 @@ module prism_node #(
     logic        bl_end;             // its last line
     logic [15:0] bl_idx [LANES];
     logic [RB-1:0] bl_slot [LANES];
-    logic        bl_has [LANES];
+    logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
     logic [31:0] bl_val [LANES];
     logic [LANES*32-1:0] bl_acc;
     logic [LANES*KW-1:0] bl_acck;
@@ -1348,19 +1348,15 @@ module prism_node #(
     // process; Yosys carries every memory write port of a process through
     // each of the process's cases).
     logic [LANES*RB-1:0] bl_slot_v;
-    logic [LANES-1:0]    bl_clear;
     logic [LOOK*RB-1:0]  au_slot_v;
     always_comb begin
-        for (int j = 0; j < LANES; j++) begin
-            bl_slot_v[RB*j +: RB] = bl_slot[j];
-            bl_clear[j] = bl_has[j];
-        end
+        for (int j = 0; j < LANES; j++) bl_slot_v[RB*j +: RB] = bl_slot[j];
         for (int j = 0; j < LOOK; j++) au_slot_v[RB*j +: RB] = au_slot[j];
     end
     prism_ring #(.RING(RING), .KW(KW), .FLANES(FLANES), .KLANES(KLANES), .LANES(LANES), .LOOK(LOOK)) ring (
         .clk, .rst,
         .lane_slot, .lane_acc, .lane_acck, .lane_accf,
-        .bl_slot(bl_slot_v), .bl_clear, .bl_acc, .bl_acck, .bl_accf,
+        .bl_slot(bl_slot_v), .bl_clear(bl_has), .bl_acc, .bl_acck, .bl_accf,
         .au_slot(au_slot_v), .au_clear(st == A_EMIT && e_g != a_ng && e_desc), .au_acc, .au_acck, .au_accf,
         .clr_en(st == C_CLEAR), .clr_slot,
         .run_fp32(st == D_RUN && !ctx_kulisch), .run_kulisch(st == D_RUN && ctx_kulisch), .run_n,
