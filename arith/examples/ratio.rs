@@ -3,6 +3,7 @@
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
+//! `-- --only gradient` or `-- --only fullrange`: one data class (for profiling)
 
 use prism_arith::bench_support::*;
 use prism_arith::{simd, Policy};
@@ -26,6 +27,8 @@ fn rate(elements: usize, budget: Duration, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(|s| s.to_ascii_lowercase());
     let budget = Duration::from_millis(if quick { 150 } else { 600 });
     let mut rows = Vec::new();
     let mut cases: Vec<(&str, Data, usize, usize)> = Vec::new();
@@ -39,6 +42,7 @@ fn main() {
         cases.push(("dram", Data::Gradient, 2, 16 << 20));
         cases.push(("dram", Data::Gradient, 8, 16 << 20));
     }
+    cases.retain(|c| only.as_deref().map_or(true, |o| format!("{:?}", c.1).to_ascii_lowercase() == o));
     for (scale, data, n, len) in cases {
         let c = contributions(data, n, len, 42 + n as u64);
         let bytes = as_bytes(&c);

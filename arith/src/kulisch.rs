@@ -128,7 +128,7 @@ fn narrow_integer(bytes: &[u8]) -> Option<(bool, u64, u32)> {
 pub struct KulischWindow {
     width: u16,
     limbs_per: usize,
-    pub(crate) acc: Vec<f64>,
+    pub(crate) acc: crate::simd::Registers,
     /// F_* flags of the limbs path and of specials.
     pub(crate) meta: Vec<u8>,
     pub(crate) tiles: Vec<Window>,
@@ -181,7 +181,7 @@ impl KulischWindow {
         KulischWindow {
             width,
             limbs_per,
-            acc: vec![-0.0; slots],
+            acc: crate::simd::Registers::new(slots),
             meta: vec![0; slots],
             tiles: vec![UNSET; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],

@@ -154,26 +154,42 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 /// Eight values at a time: when all eight lie inside their tile's window (or
 /// are zeros), they are widened to f64 and added to the slots' registers;
 /// otherwise each goes, by the same test, to its register, to the slot's
-/// carry-save digits or (infinities, NaN) to its flags. The loop runs tile by
-/// tile with the tile's bounds in registers; a block that straddles two
-/// tiles takes each lane's own bounds, and the run's last block (fewer than
-/// eight values) pads its missing lanes with -0, which touch nothing.
+/// carry-save digits or (infinities, NaN) to its flags. Blocks are aligned to
+/// slot multiples of eight, so a block is one cache line of registers and
+/// never straddles two tiles (`TILE` is a multiple of eight); the blocks the
+/// run starts and ends inside read their lanes outside the run as -0, which
+/// changes no register (the registers are padded to whole blocks).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
     use std::arch::x86_64::*;
+    const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
     let n = values.len() / 4;
-    let c_exp = _mm256_set1_epi32(0xff);
+    let end = first + n;
     let zero = _mm256_setzero_si256();
+    let neg_zero = _mm256_set1_epi32(i32::MIN);
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    // A window never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
-    let bounds = |w: crate::kulisch::Window| if w == UNSET { (256, -1) } else { (w.elo as i32 - 1, w.ehi as i32 + 1) };
-    // Which lanes of block `b` lie inside (lo, hi), zeros counted as inside
+    let n_lanes = _mm256_set1_epi32(n as i32);
+    // A tile's window as one signed compare: a value inside has |bits| in
+    // [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo below the window's size
+    // as an unsigned number; adding `bias` = 2^31 - lo maps that unsigned
+    // test onto a signed one against `size` = the window's size - 2^31.
+    // An unset tile takes nothing (no value is below i32::MIN). A window
+    // never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
+    let bounds = |w: crate::kulisch::Window| {
+        if w == UNSET {
+            (0, i32::MIN)
+        } else {
+            let (lo, hi) = ((w.elo as u32) << 23, (w.ehi as u32 + 1) << 23);
+            ((0x8000_0000u32.wrapping_sub(lo)) as i32, ((hi - lo) ^ 0x8000_0000) as i32)
+        }
+    };
+    let magnitude = _mm256_set1_epi32(0x7fff_ffff);
+    // Which lanes of block `b` lie inside the window, zeros counted as inside
     // (a macro: closures do not inherit the function's target features).
     macro_rules! test {
-        ($b:expr, $lo:expr, $hi:expr) => {{
-            let e = _mm256_and_si256(_mm256_srli_epi32($b, 23), c_exp);
-            let inside = _mm256_and_si256(_mm256_cmpgt_epi32(e, $lo), _mm256_cmpgt_epi32($hi, e));
+        ($b:expr, $bias:expr, $size:expr) => {{
+            let inside = _mm256_cmpgt_epi32($size, _mm256_add_epi32(_mm256_and_si256($b, magnitude), $bias));
             let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
             if ok == 0xff {
                 ok
@@ -183,71 +199,90 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             }
         }};
     }
-    // Adds the eight values of block `b` to the registers of slots `slot..slot + 8`
-    // (the caller's SAFETY: slot + 8 <= slots).
-    macro_rules! add8 {
-        ($b:expr, $slot:expr) => {{
-            let x = _mm256_castsi256_ps($b);
-            let p = k.acc.as_mut_ptr().add($slot);
-            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+    let regs = k.acc.as_mut_ptr();
+    // Tests block `b` at slot `s` against the tile's window and adds it.
+    // The caller's SAFETY: s + 8 <= the registers' padded length.
+    macro_rules! block {
+        ($b:expr, $s:expr, $bias:expr, $size:expr) => {{
+            let (b, s) = ($b, $s);
+            let ok = test!(b, $bias, $size);
+            if ok == 0xff {
+                let x = _mm256_castsi256_ps(b);
+                let p = regs.add(s);
+                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+                _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+            } else {
+                let mut lane = [0u32; 8];
+                _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
+                mixed_block(k, s, &lane, ok);
+            }
         }};
     }
-    let mut i = 0;
-    while i < n {
-        let t = (first + i) / TILE;
-        let tile_end = ((t + 1) * TILE - first).min(n);
-        let (l, h) = bounds(k.tiles[t]);
-        let (lo, hi) = (_mm256_set1_epi32(l), _mm256_set1_epi32(h));
-        while i + 8 <= tile_end {
-            let slot = first + i;
-            // SAFETY: i + 8 <= n bounds the 32-byte load from `values`; slot + 8 <= slots was
-            // checked by `Accumulator::check`, bounding the two 32-byte accesses to `acc`.
-            unsafe {
-                let b = _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i);
-                let ok = test!(b, lo, hi);
-                if ok == 0xff {
-                    add8!(b, slot);
-                } else {
-                    let mut lane = [0u32; 8];
-                    _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
-                    mixed_block(k, slot, &lane, ok);
-                }
-            }
-            i += 8;
+    // A block the run starts or ends inside: lane j is the run's value
+    // s + j - first when that lies in [0, n), else -0.
+    macro_rules! partial {
+        ($s:expr) => {{
+            let s = $s;
+            let at = _mm256_add_epi32(lanes, _mm256_set1_epi32(s as i32 - first as i32));
+            let valid = _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, at), _mm256_cmpgt_epi32(n_lanes, at));
+            let base = values.as_ptr().wrapping_add(4 * s).wrapping_sub(4 * first);
+            // SAFETY: the masked load reads only the lanes inside the run.
+            let v = unsafe { _mm256_maskload_epi32(base as *const i32, valid) };
+            let (b0, s0) = bounds(k.tiles[s / TILE]);
+            // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
+            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, _mm256_set1_epi32(b0), _mm256_set1_epi32(s0)) };
+        }};
+    }
+    let mut s = first & !7;
+    if s < first || s + 8 > end {
+        partial!(s);
+        s += 8;
+    }
+    let full_end = end & !7;
+    while s < full_end {
+        let stop = ((s / TILE + 1) * TILE).min(full_end);
+        let (b0, s0) = bounds(k.tiles[s / TILE]);
+        let (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+        while s < stop {
+            // SAFETY: first <= s and s + 8 <= end: the 32 bytes lie in `values`; s + 8 <= slots.
+            unsafe { block!(_mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i), s, bias, size) };
+            s += 8;
         }
-        if i == n {
-            break;
-        }
-        if i == tile_end {
-            continue;
-        }
-        // A block across the tile boundary, or the run's last few values.
-        let m = (n - i).min(8);
-        let slot = first + i;
-        let mut lane = [0x8000_0000u32; 8];
-        // SAFETY: 4 * (i + m) <= values.len(); `lane` holds 32 bytes.
-        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr().add(4 * i), lane.as_mut_ptr() as *mut u8, 4 * m) };
-        let t1 = (slot + m - 1) / TILE;
-        let (l1, h1) = bounds(k.tiles[t1]);
-        // Lanes at or past the tile boundary take the second tile's bounds.
-        let second = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((tile_end - i) as i32 - 1));
-        let lo2 = _mm256_blendv_epi8(lo, _mm256_set1_epi32(l1), second);
-        let hi2 = _mm256_blendv_epi8(hi, _mm256_set1_epi32(h1), second);
-        // SAFETY: a whole block is read straight from `values` (i + 8 <= n); `lane` is 32 bytes.
-        let b = unsafe { _mm256_loadu_si256(if m == 8 { values.as_ptr().add(4 * i) } else { lane.as_ptr() as *const u8 } as *const __m256i) };
-        let ok = test!(b, lo2, hi2);
-        if ok == 0xff && m == 8 {
-            // SAFETY: slot + 8 <= slots (checked by `Accumulator::check`) bounds the 32-byte accesses to `acc`.
-            unsafe { add8!(b, slot) };
-        } else if ok == 0xff {
-            for (a, &v) in k.acc[slot..slot + m].iter_mut().zip(&lane) {
-                *a += f32::from_bits(v) as f64;
-            }
-        } else {
-            mixed_block(k, slot, &lane[..m], ok);
-        }
-        i += m;
+    }
+    if s < end {
+        partial!(s);
+    }
+}
+
+/// The f64 registers of a Kulisch window in 64-byte lines: an aligned block
+/// of eight slots is one cache line, and the length is whole blocks.
+#[derive(Debug, Clone)]
+pub(crate) struct Registers(Vec<Line>);
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([f64; 8]);
+
+impl Registers {
+    /// Registers for `slots` slots (rounded up to whole lines), all -0.
+    pub(crate) fn new(slots: usize) -> Registers {
+        Registers(vec![Line([-0.0; 8]); slots.div_ceil(8)])
+    }
+}
+
+impl std::ops::Deref for Registers {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        // SAFETY: a Line is eight f64 with no padding (repr(C), size 64 = 8 * 8), so the
+        // vector's buffer is len * 8 initialised, contiguous f64 values.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const f64, self.0.len() * 8) }
+    }
+}
+
+impl std::ops::DerefMut for Registers {
+    fn deref_mut(&mut self) -> &mut [f64] {
+        // SAFETY: as in `deref`, and the borrow of `self` is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut f64, self.0.len() * 8) }
     }
 }
 

@@ -550,3 +550,48 @@ fn take_is_write_then_clear() {
         }
     }
 }
+
+/// Runs of every short length at every offset within a block of eight, with
+/// specials, subnormals, zeros of both signs and far-apart magnitudes in
+/// them: each run's slots sum exactly, and the slots around it (holding -0
+/// alone, +0, NaN or a value) keep what they held. The SIMD kernel works on
+/// whole aligned blocks and reads the lanes outside a run as -0.
+#[test]
+fn runs_at_any_offset_touch_only_their_slots() {
+    const SLOTS: usize = 64;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let width = min_kulisch_width(2) as u16;
+    let pick = |r: &mut rand::rngs::StdRng| -> u32 {
+        match r.gen_range(0..10) {
+            0 => [0x8000_0000, 0, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_0003, 0x8000_0100][r.gen_range(0..7)],
+            1..=3 => f32::from_bits(r.gen::<u32>() & 0x7f7f_ffff | (r.gen::<u32>() & 0x8000_0000)).to_bits(),
+            _ => (r.gen::<f32>() - 0.5).to_bits(),
+        }
+    };
+    for first in 8..24 {
+        for n in 1..=19 {
+            let mut fast = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+            let mut slow = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
+            // Neighbours: every slot outside the run gets one of four states first.
+            let around: Vec<u32> = (0..SLOTS).map(|s| [0x8000_0000u32, 0, 0x7fc0_0000, 0x3f80_0000][s % 4]).collect();
+            let bytes: Vec<u8> = around.iter().flat_map(|v| v.to_le_bytes()).collect();
+            fast.accumulate_scalar(0, NumFormat::Fp32, &bytes).unwrap();
+            slow.accumulate_scalar(0, NumFormat::Fp32, &bytes).unwrap();
+            let run: Vec<Vec<u32>> = (0..2).map(|_| (0..n).map(|_| pick(&mut rng)).collect()).collect();
+            for r in &run {
+                let b: Vec<u8> = r.iter().flat_map(|v| v.to_le_bytes()).collect();
+                fast.accumulate(first, NumFormat::Fp32, &b).unwrap();
+                slow.accumulate_scalar(first, NumFormat::Fp32, &b).unwrap();
+            }
+            for slot in 0..SLOTS {
+                let mut terms = vec![oracle::of_f32_bits(around[slot])];
+                if (first..first + n).contains(&slot) {
+                    terms.extend(run.iter().map(|r| oracle::of_f32_bits(r[slot - first])));
+                }
+                let want = oracle::round(&oracle::sum(&terms), F32);
+                assert_eq!(fast.round_fp32(slot).unwrap().bits, want, "SIMD first {first} n {n} slot {slot}");
+                assert_eq!(slow.round_fp32(slot).unwrap().bits, want, "scalar first {first} n {n} slot {slot}");
+            }
+        }
+    }
+}
