@@ -257,19 +257,29 @@ impl KulischWindow {
     /// inside).
     pub(crate) fn prepare_fp32(&mut self, first: usize, values: &[u8]) {
         let n = values.len() / 4;
-        let mut at = 0;
-        while at < n {
-            let slot = first + at;
-            let t = slot / TILE;
-            let end = ((t + 1) * TILE - first).min(n);
-            if self.tiles[t] == UNSET {
-                let emax = crate::simd::max_finite_exponent(&values[4 * at..4 * end.min(at + SCAN)]);
-                if emax > 0 {
-                    self.tiles[t] = Window::around(emax);
-                }
-            }
-            at = end;
+        if n == 0 {
+            return;
         }
+        for t in first / TILE..=(first + n - 1) / TILE {
+            self.tile_window(t, first, values, crate::simd::max_finite_exponent);
+        }
+    }
+
+    /// Tile `t`'s window, chosen from this FP32 run (which starts at slot
+    /// `first` and reaches the tile) when the tile has none: around the
+    /// largest finite exponent among the run's first `SCAN` values in it.
+    #[inline(always)]
+    pub(crate) fn tile_window(&mut self, t: usize, first: usize, values: &[u8], max_exponent: impl Fn(&[u8]) -> u32) -> Window {
+        if self.tiles[t] == UNSET {
+            let n = values.len() / 4;
+            let at = (t * TILE).max(first) - first;
+            let end = ((t + 1) * TILE - first).min(n).min(at + SCAN);
+            let emax = max_exponent(&values[4 * at..4 * end]);
+            if emax > 0 {
+                self.tiles[t] = Window::around(emax);
+            }
+        }
+        self.tiles[t]
     }
 
     /// FP32 rounding straight from the `f64` register when the slot never

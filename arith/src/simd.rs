@@ -142,7 +142,6 @@ unsafe fn naive_avx2(acc: &mut [f32], values: &[f32]) {
 pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
-        k.prepare_fp32(first, values);
         // SAFETY: AVX2 support was detected at run time.
         unsafe { kulisch_fp32_avx2(k, first, values) };
         k.note_run(first, values.len() / 4);
@@ -228,10 +227,20 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let base = values.as_ptr().wrapping_add(4 * s).wrapping_sub(4 * first);
             // SAFETY: the masked load reads only the lanes inside the run.
             let v = unsafe { _mm256_maskload_epi32(base as *const i32, valid) };
-            let (b0, s0) = bounds(k.tiles[s / TILE]);
+            let (b0, s0) = window!(s);
             // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
             unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, _mm256_set1_epi32(b0), _mm256_set1_epi32(s0)) };
         }};
+    }
+    // The window of the tile that slot `s` lies in (chosen from this run if the tile has none).
+    macro_rules! window {
+        ($s:expr) => {
+            // SAFETY (in the closure): AVX2 is present, as for this function.
+            bounds(k.tile_window($s / TILE, first, values, |v| unsafe { max_finite_exponent_avx2(v) }))
+        };
+    }
+    if n == 0 {
+        return;
     }
     let mut s = first & !7;
     if s < first || s + 8 > end {
@@ -241,7 +250,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     let full_end = end & !7;
     while s < full_end {
         let stop = ((s / TILE + 1) * TILE).min(full_end);
-        let (b0, s0) = bounds(k.tiles[s / TILE]);
+        let (b0, s0) = window!(s);
         let (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
         while s < stop {
             // SAFETY: first <= s and s + 8 <= end: the 32 bytes lie in `values`; s + 8 <= slots.
