@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
-//! `-- --only gradient` or `-- --only fullrange`: one data class (for profiling)
+//! `-- --only gradient`, `fullrange`, `cache` or `dram`: one data class or scale (for profiling)
 
 use prism_arith::bench_support::*;
 use prism_arith::{simd, Policy};
@@ -42,7 +42,7 @@ fn main() {
         cases.push(("dram", Data::Gradient, 2, 16 << 20));
         cases.push(("dram", Data::Gradient, 8, 16 << 20));
     }
-    cases.retain(|c| only.as_deref().map_or(true, |o| format!("{:?}", c.1).to_ascii_lowercase() == o));
+    cases.retain(|c| only.as_deref().map_or(true, |o| format!("{:?}", c.1).to_ascii_lowercase() == o || c.0 == o));
     for (scale, data, n, len) in cases {
         let c = contributions(data, n, len, 42 + n as u64);
         let bytes = as_bytes(&c);

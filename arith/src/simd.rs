@@ -253,6 +253,9 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         let (b0, s0) = window!(s);
         let (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
         while s < stop {
+            // Streaming from DRAM, the load waits unless asked for early:
+            // 2 KiB ahead (a prefetch never faults, past the run's end too).
+            _mm_prefetch::<_MM_HINT_T0>(values.as_ptr().wrapping_add(4 * (s - first) + 2048) as *const i8);
             // SAFETY: first <= s and s + 8 <= end: the 32 bytes lie in `values`; s + 8 <= slots.
             unsafe { block!(_mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i), s, bias, size) };
             s += 8;
