@@ -217,6 +217,13 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             }
         }};
     }
+    // The window of the tile that slot `s` lies in (chosen from this run if the tile has none).
+    macro_rules! window {
+        ($s:expr) => {
+            // SAFETY (in the closure): AVX2 is present, as for this function.
+            bounds(k.tile_window($s / TILE, first, values, |v| unsafe { max_finite_exponent_avx2(v) }))
+        };
+    }
     // A block the run starts or ends inside: lane j is the run's value
     // s + j - first when that lies in [0, n), else -0.
     macro_rules! partial {
@@ -231,13 +238,6 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
             unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, _mm256_set1_epi32(b0), _mm256_set1_epi32(s0)) };
         }};
-    }
-    // The window of the tile that slot `s` lies in (chosen from this run if the tile has none).
-    macro_rules! window {
-        ($s:expr) => {
-            // SAFETY (in the closure): AVX2 is present, as for this function.
-            bounds(k.tile_window($s / TILE, first, values, |v| unsafe { max_finite_exponent_avx2(v) }))
-        };
     }
     if n == 0 {
         return;
@@ -279,6 +279,19 @@ impl Registers {
     /// Registers for `slots` slots (rounded up to whole lines), all -0.
     pub(crate) fn new(slots: usize) -> Registers {
         Registers(vec![Line([-0.0; 8]); slots.div_ceil(8)])
+    }
+}
+
+impl Registers {
+    /// The first register, from the vector itself rather than through a
+    /// slice, so that pointers taken this way stay valid next to the
+    /// slice accesses the scalar paths make in between.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut f64 {
+        self.0.as_mut_ptr() as *mut f64
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const f64 {
+        self.0.as_ptr() as *const f64
     }
 }
 
