@@ -33,7 +33,7 @@ enum InArg {
 /// Play the Aggregation Manager and N ranks against a PRISM switch, verify
 /// every RESULT exactly, and report latency.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// `sim` (the in-process engine), `afpacket:IF0[,IF1...]` (raw sockets; IFn faces switch port n),
     /// or `dpdk:DEV0[,DEV1...]` (DPDK devices; EAL options in --eal).

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// Non-PRISM frames print as plain Layer-2 frames; a malformed PRISM frame
 /// prints its reject reason and the byte where it was found.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// Capture to read; without it, the embedded golden capture (testdata/golden.pcap).
     file: Option<PathBuf>,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Regenerate testdata/golden.pcap, testdata/malformed.pcap and their listings.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// Directory to write into.
     #[arg(long, default_value = "testdata")]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// The PRISM software switch on DPDK. EAL options come first, then `--`, then these.
 #[derive(Parser, Debug)]
-#[command(version, about, after_help = "Example (no NIC, no hugepages):\n  prism-switch --no-huge --no-pci -l 0 --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --config configs/single-pcap.toml --idle-exit-ms 500")]
+#[command(version, after_help = "Example (no NIC, no hugepages):\n  prism-switch --no-huge --no-pci -l 0 --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --config configs/single-pcap.toml --idle-exit-ms 500")]
 struct Args {
     /// Switch configuration (TOML).
     #[arg(long)]
