@@ -63,6 +63,10 @@ enum Cmd {
         /// Only cases whose accumulator name contains this (e.g. FP32, KULISCH).
         #[arg(long)]
         only: Option<String>,
+        /// Hugepages for both testpmd and the switch core instead of --no-huge
+        /// (reserve them first: scripts/hugepages.sh).
+        #[arg(long)]
+        huge: bool,
     },
 }
 
@@ -94,7 +98,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Cmd::Switch { seconds, quick, json, no_baseline, only } => match switch(seconds, quick, json, no_baseline, only) {
+        Cmd::Switch { seconds, quick, json, no_baseline, only, huge } => match switch(seconds, quick, json, no_baseline, only, huge) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("prism-bench: {e}");
@@ -136,17 +140,24 @@ fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &st
     Ok(all_exact)
 }
 
-fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>) -> Result<(), String> {
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool) -> Result<(), String> {
     let base_secs = if quick { 2 } else { 4 };
+    if huge {
+        prism_bench::switch_throughput::hugepages_free(256)?;
+    }
+    let memory = if huge { "hugepages" } else { "--no-huge" };
     let baseline_pps = if no_baseline {
         f64::NAN
     } else {
-        eprintln!("baseline: dpdk-testpmd --forward-mode=io, net_null copy=1 size=1514, --no-huge, {base_secs} s ...");
-        let b = testpmd_baseline(base_secs)?;
+        eprintln!("baseline: dpdk-testpmd --forward-mode=io, net_null copy=1 size=1514, {memory}, {base_secs} s ...");
+        let b = testpmd_baseline(base_secs, huge)?;
         settle();
         b
     };
-    let args: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "512", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench"].iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = ["prism-bench", "--no-pci", "-l", "0", "-m", "512", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench"].iter().map(|s| s.to_string()).collect();
+    if !huge {
+        args.insert(1, "--no-huge".to_string());
+    }
     let eal = Eal::init(&args).map_err(|e| e.to_string())?;
     let pool = Mempool::new(&eal, "bench", 8191, 256, 2048 + 128).map_err(|e| e.to_string())?;
     let hz = eal.tsc_hz() as f64;
@@ -177,7 +188,8 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         let v = json!({
             "scaling": scaling.map(|(c, one, two)| json!({"case": format!("{} {} {:?} {} ranks", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks), "mpps_1_core": one / 1e6, "mpps_2_cores": two / 1e6, "ratio": two / one})),
             "tsc_hz": hz,
-            "baseline": {"what": "dpdk-testpmd io, 2x net_null copy=1 size=1514, --no-huge", "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
+            "memory": memory,
+            "baseline": {"what": format!("dpdk-testpmd io, 2x net_null copy=1 size=1514, {memory}"), "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
             "cases": rows.iter().map(|m| json!({
                 "ranks": m.case.ranks, "semantics": m.case.semantics.name(), "accumulator": m.case.accumulator.name(),
                 "data": format!("{:?}", m.case.pattern), "data_packets": m.data_packets, "results": m.results,
@@ -187,7 +199,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
-        println!("baseline testpmd io: {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
+        println!("baseline testpmd io ({memory}): {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
         println!("{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9}", "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core");
         for m in &rows {
             println!(

@@ -199,10 +199,13 @@ pub fn testpmd_txonly(seconds: u64) -> Result<f64, String> {
     Ok(best)
 }
 
-/// testpmd io forwarding between two net_null devices: packets per second of its one forwarding core.
-pub fn testpmd_baseline(seconds: u64) -> Result<f64, String> {
+/// testpmd io forwarding between two net_null devices: packets per second
+/// of its one forwarding core; `huge`: on hugepages instead of --no-huge.
+pub fn testpmd_baseline(seconds: u64, huge: bool) -> Result<f64, String> {
     let out = Proc::new("timeout")
-        .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd", "--no-huge", "--no-pci", "-l", "0,1", "-m", "1024", "--file-prefix", "prism-bench-testpmd"])
+        .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd"])
+        .args(if huge { &[][..] } else { &["--no-huge"][..] })
+        .args(["--no-pci", "-l", "0,1", "-m", if huge { "512" } else { "1024" }, "--file-prefix", "prism-bench-testpmd"])
         .args(["--vdev", "net_null0,copy=1,size=1514", "--vdev", "net_null1,copy=1,size=1514"])
         .args(["--", "--forward-mode=io", "--auto-start", "--stats-period", &seconds.to_string(), "--total-num-mbufs=16384"])
         .output()
@@ -216,6 +219,21 @@ pub fn testpmd_baseline(seconds: u64) -> Result<f64, String> {
         return Err(format!("no rate in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n")));
     }
     Ok(best)
+}
+
+/// Fails with what to do unless at least `pages` free hugepages are
+/// reserved and hugetlbfs is mounted (what DPDK needs without --no-huge).
+pub fn hugepages_free(pages: u64) -> Result<(), String> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
+    let free = meminfo.lines().find_map(|l| l.strip_prefix("HugePages_Free:")).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+    let mounted = std::fs::read_to_string("/proc/mounts").map_err(|e| format!("/proc/mounts: {e}"))?.lines().any(|l| l.split_whitespace().nth(2) == Some("hugetlbfs"));
+    if free < pages || !mounted {
+        return Err(format!(
+            "--huge needs {pages} free hugepages on a mounted hugetlbfs ({free} free, hugetlbfs {}): run scripts/hugepages.sh as root, or leave out --huge",
+            if mounted { "mounted" } else { "not mounted" }
+        ));
+    }
+    Ok(())
 }
 
 /// Pause between runs so that testpmd and this process do not share the cores.
