@@ -7,6 +7,9 @@
 # inlined into a temporary copy of each module first.
 #   rtl/synth.sh            all modules and the total
 #   rtl/synth.sh MODULE     one module
+#   SYNTH_LOGS=DIR rtl/synth.sh ...   also keep each module's Yosys log in DIR
+# A module that runs longer than a minute prints the Yosys pass it is in
+# every minute (prism_node takes an hour or more here).
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
@@ -40,7 +43,17 @@ for m in $modules; do
         flow+="; synth_xilinx -top $m -run map_memory:fine; opt -fast -full; xilinx_srl -variable -minlen 3"
         flow+="; techmap -map +/techmap.v -D LUT_SIZE=6 -map +/xilinx/arith_map.v; opt -fast; synth_xilinx -top $m -run map_cells:check"
     fi
-    yosys -p "$libs read_verilog -sv $tmp/$m.sv; $flow; stat" > "$tmp/$m.log" 2>&1 || { tail -20 "$tmp/$m.log"; exit 1; }
+    yosys -p "$libs read_verilog -sv $tmp/$m.sv; $flow; stat" > "$tmp/$m.log" 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null; do
+        for _ in $(seq 60); do kill -0 $pid 2>/dev/null && sleep 1; done
+        kill -0 $pid 2>/dev/null || break
+        pass=$(grep -E '^[0-9.]+ Executing' "$tmp/$m.log" | tail -1 | cut -c1-70 || true)
+        echo "   $m: $(( $(date +%s) - start )) s, in ${pass:-the frontend}" >&2
+    done
+    rc=0; wait $pid || rc=$?
+    [ -z "${SYNTH_LOGS:-}" ] || { mkdir -p "$SYNTH_LOGS"; cp "$tmp/$m.log" "$SYNTH_LOGS/"; }
+    [ $rc -eq 0 ] || { tail -20 "$tmp/$m.log"; echo "yosys failed on $m (exit $rc)" >&2; exit 1; }
     echo "== $m: $(( $(date +%s) - start )) s" >&2
     echo "== $m (synth_xilinx)"
     # The first statistics block only (Yosys prints the top module twice).
