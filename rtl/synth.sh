@@ -58,12 +58,15 @@ for m in $modules; do
     echo "== $m (synth_xilinx)"
     # The first statistics block only (Yosys prints the top module twice).
     sed -n '/Printing statistics/,$p' "$tmp/$m.log" | awk '/Number of cells/ && seen++ {exit} {print}' > "$tmp/$m.stat"
-    grep -E "Number of cells|LUT|FD|CARRY|MUXF|RAMB|URAM|DSP" "$tmp/$m.stat" | sed 's/^ */  /'
-    LUT[$m]=$(awk '/LUT[1-6] / {s+=$2} END {print s+0}' "$tmp/$m.stat")
+    grep -E "Number of cells|LUT|FD|CARRY|MUXF|RAM|SRL|DSP" "$tmp/$m.stat" | sed 's/^ */  /'
+    # LUTs used as memory (distributed RAM, shift registers), as a 7-series slice counts them.
+    lutram=$(awk '/ (RAM64M|RAM32M|RAM128X1D|RAM256X1S) / {s+=4*$2} / (RAM64X1D|RAM32X1D|RAM128X1S) / {s+=2*$2}
+                  / (RAM64X1S|RAM32X1S|SRL16E|SRLC32E) / {s+=$2} / (RAM64M8|RAM32M16) / {s+=8*$2} END {print s+0}' "$tmp/$m.stat")
+    LUT[$m]=$(awk -v mem="$lutram" '/LUT[1-6] / {s+=$2} END {print s+mem}' "$tmp/$m.stat")
     FF[$m]=$(awk '/FD[RSCP]E / {s+=$2} END {print s+0}' "$tmp/$m.stat")
     BRAM[$m]=$(awk '/RAMB/ {s+=$2} END {print s+0}' "$tmp/$m.stat")
     DSP[$m]=$(awk '/DSP/ {s+=$2} END {print s+0}' "$tmp/$m.stat")
-    echo "  total: ${LUT[$m]} LUTs, ${FF[$m]} flip-flops, ${BRAM[$m]} BRAM, ${DSP[$m]} DSP"
+    echo "  total: ${LUT[$m]} LUTs ($lutram of them as memory), ${FF[$m]} flip-flops, ${BRAM[$m]} BRAM, ${DSP[$m]} DSP"
 done
 [ $# -eq 0 ] || exit 0
 
