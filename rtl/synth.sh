@@ -9,7 +9,7 @@
 #   rtl/synth.sh MODULE     one module
 #   SYNTH_LOGS=DIR rtl/synth.sh ...   also keep each module's Yosys log in DIR
 # A module that runs longer than a minute prints the Yosys pass it is in
-# every minute (prism_node takes an hour or more here).
+# every minute (prism_node took two hours on a 2-core VM: docs/rtl.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
