@@ -26,8 +26,8 @@ fn rate(elements: usize, budget: Duration, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
     let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(|s| s.to_ascii_lowercase());
     let budget = Duration::from_millis(if quick { 150 } else { 600 });
     let mut rows = Vec::new();

@@ -218,10 +218,18 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         }};
     }
     // The window of the tile that slot `s` lies in (chosen from this run if the tile has none).
-    macro_rules! window {
+    // The bounds of the tile slot `s` lies in, kept while the blocks stay in
+    // it (a tile's window is chosen from this run if it has none, and does
+    // not change during the run).
+    let (mut tile, mut bias, mut size) = (usize::MAX, zero, zero);
+    macro_rules! enter {
         ($s:expr) => {
-            // SAFETY (in the closure): AVX2 is present, as for this function.
-            bounds(k.tile_window($s / TILE, first, values, |v| unsafe { max_finite_exponent_avx2(v) }))
+            if $s / TILE != tile {
+                tile = $s / TILE;
+                // SAFETY (in the closure): AVX2 is present, as for this function.
+                let (b0, s0) = bounds(k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) }));
+                (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+            }
         };
     }
     // A block the run starts or ends inside: lane j is the run's value
@@ -234,9 +242,9 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let base = values.as_ptr().wrapping_add(4 * s).wrapping_sub(4 * first);
             // SAFETY: the masked load reads only the lanes inside the run.
             let v = unsafe { _mm256_maskload_epi32(base as *const i32, valid) };
-            let (b0, s0) = window!(s);
+            enter!(s);
             // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
-            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, _mm256_set1_epi32(b0), _mm256_set1_epi32(s0)) };
+            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size) };
         }};
     }
     if n == 0 {
@@ -250,8 +258,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     let full_end = end & !7;
     while s < full_end {
         let stop = ((s / TILE + 1) * TILE).min(full_end);
-        let (b0, s0) = window!(s);
-        let (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+        enter!(s);
         while s < stop {
             // Streaming from DRAM, the load waits unless asked for early:
             // 2 KiB ahead (a prefetch never faults, past the run's end too).
