@@ -54,6 +54,16 @@ pub(crate) const F_LIMBS: u8 = 1 << 5;
 /// native term reaches bit 277 at most, but its shift alone can reach 269
 /// (a BF16 term has 8 significant bits): digits shift / 32 and the next.
 pub(crate) const DIGITS: usize = 10;
+/// The weight of each digit, 2^(32 i - 149): a digit (below 2^53) times it is exact in f64.
+pub(crate) const DIGIT_SCALE: [f64; DIGITS] = {
+    let mut s = [0f64; DIGITS];
+    let mut i = 0;
+    while i < DIGITS {
+        s[i] = f64::from_bits(((32 * i as u64) + 1023 - 149) << 52);
+        i += 1;
+    }
+    s
+};
 
 /// A tile's window, as FP32 biased exponents; `UNSET` until a finite value arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +144,7 @@ pub struct KulischWindow {
     pub(crate) tiles: Vec<Window>,
     limbs: Vec<u64>,
     /// `DIGITS` carry-save digits a slot (out-of-window FP32 terms).
-    digits: Vec<i64>,
+    pub(crate) digits: Vec<i64>,
     /// Runs that reached each tile since its registers were last empty or flushed.
     tile_runs: Vec<u16>,
     /// Per tile, a bit for each slot a run reached since it was last cleared
@@ -297,6 +307,60 @@ impl KulischWindow {
         }
         // A magnitude the width might not hold takes the exact path (it reports INEXACT).
         (v.abs() < self.fast_limit()).then(|| (v as f32).to_bits())
+    }
+
+    /// FP32 rounding (bits only) of a slot whose value is its register plus
+    /// its digits, from an `f64` estimate when that settles it: the digits
+    /// and the register are exact `f64` terms; their sum is off by at most
+    /// `ERR` of the sum of magnitudes, and when both ends of that interval
+    /// round to the same FP32 value, so does the exact sum (rounding is
+    /// monotonic). Full-range data almost always settles here; cancellation,
+    /// values at a rounding boundary, and magnitudes near the width's limit
+    /// give `None` (the exact path decides). Straight-line code: no carries.
+    #[inline]
+    pub(crate) fn round_fp32_estimate(&self, slot: usize) -> Option<u32> {
+        if !self.estimable(slot) {
+            return None;
+        }
+        let d = &self.digits[slot * DIGITS..(slot + 1) * DIGITS];
+        let v = self.acc[slot];
+        let mut t = [0f64; 12];
+        for ((ti, &di), &sc) in t.iter_mut().zip(d).zip(&DIGIT_SCALE) {
+            *ti = di as f64 * sc;
+        }
+        t[DIGITS] = v;
+        // Summed as a tree (four adds deep, not eleven): the same error bound.
+        let tree = |t: [f64; 12]| ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])) + ((t[8] + t[9]) + (t[10] + t[11]));
+        self.settle_estimate(slot, tree(t), tree(t.map(f64::abs)))
+    }
+
+    /// Whether a slot's value is its register plus its digits (no limbs, no
+    /// specials): what `round_fp32_estimate` and its SIMD twin can round.
+    #[inline(always)]
+    pub(crate) fn estimable(&self, slot: usize) -> bool {
+        self.meta[slot] & (F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF) == 0
+    }
+
+    /// The decision shared by `round_fp32_estimate` and its SIMD twin, given
+    /// the f64 sum of the slot's eleven terms (in any order) and the sum of
+    /// their magnitudes.
+    #[inline(always)]
+    pub(crate) fn settle_estimate(&self, slot: usize, sum: f64, mag: f64) -> Option<u32> {
+        if mag == 0.0 {
+            // Every term zero: the register's zero sign, unless a finite term cancelled.
+            let negzero = self.acc[slot].to_bits() == (-0.0f64).to_bits() && self.meta[slot] & F_NOT_NEGZERO == 0;
+            return Some(if negzero { 0x8000_0000 } else { 0 });
+        }
+        // A sum of 11 terms in any order errs by less than 10 * 2^-53 of the
+        // magnitudes (rounded sums of magnitudes included); 2^-48 bounds it,
+        // and covers the rounding of the interval's ends below.
+        let err = mag * f64::from_bits((1023 - 48) << 52);
+        // Values the width might not hold take the exact path (which reports INEXACT).
+        if sum.abs() + err >= self.fast_limit() {
+            return None;
+        }
+        let (lo, hi) = ((sum - err) as f32, (sum + err) as f32);
+        (lo.to_bits() == hi.to_bits()).then_some(lo.to_bits())
     }
 
     /// FP32 rounding of a slot whose value is its register plus its digits
@@ -694,6 +758,95 @@ mod tests {
             }
             assert_eq!(round_fp32_digits32(neg, &n, t), FP32.round(neg, &mag), "{n:x?}");
         }
+    }
+
+    /// The f64 estimate rounds every digit state it settles exactly as the
+    /// carry path does, and gives way at rounding boundaries: states of 2 to
+    /// 64 full-range FP32 terms (some with a term and its negation), and
+    /// values built at FP32 ties and one unit either side of them.
+    #[test]
+    fn the_estimate_rounds_as_the_digits_do_or_gives_way() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+        let mut k = KulischWindow::new(288, 8);
+        let (mut settled, mut simd_settled, mut random_cases, mut exact_ties_settled) = (0, 0, 0, 0);
+        for case in 0..200_000 {
+            k.digits[..DIGITS].fill(0);
+            k.acc[0] = -0.0;
+            k.meta[0] = 0;
+            let exact_tie = if case % 4 == 3 {
+                // m * 2^e units with m odd and 25 bits long: a tie between two
+                // FP32 values, plus -1, 0 or +1 unit, in carry-save form.
+                let m = (1i64 << 24) | rng.gen_range(0..1i64 << 24) | 1;
+                let e = rng.gen_range(0..230u32);
+                let delta = rng.gen_range(-1i64..=1);
+                let wide = (m as u128) << (e % 64);
+                let mut words = [0u64; DIGITS / 2 + 2];
+                words[(e / 64) as usize] = wide as u64;
+                words[(e / 64) as usize + 1] = (wide >> 64) as u64;
+                let d = &mut k.digits[..DIGITS];
+                for (i, di) in d.iter_mut().enumerate() {
+                    *di = ((words[i / 2] >> (32 * (i % 2))) & 0xffff_ffff) as i64;
+                }
+                d[0] += delta;
+                for i in 0..DIGITS - 1 {
+                    let c = rng.gen_range(-3i64..=3);
+                    d[i] += c << 32;
+                    d[i + 1] -= c;
+                }
+                if rng.gen_bool(0.5) {
+                    d.iter_mut().for_each(|x| *x = -*x);
+                }
+                k.meta[0] = F_SLOW | F_NOT_NEGZERO;
+                delta == 0
+            } else {
+                random_cases += 1;
+                let n = rng.gen_range(2..=64);
+                for i in 0..n {
+                    let bits = if case % 4 == 1 && i == n - 1 {
+                        // A term and its negation.
+                        f32::from_bits(rng.gen::<u32>() & 0x7f7f_ffff).to_bits()
+                    } else {
+                        loop {
+                            let b = rng.gen::<u32>();
+                            if (b >> 23) & 0xff != 0xff {
+                                break b;
+                            }
+                        }
+                    };
+                    for b in [bits, bits ^ if case % 4 == 1 { 0x8000_0000 } else { 0 }].into_iter().take(1 + (case % 4 == 1 && i == n - 1) as usize) {
+                        match crate::term::FP32.decode(b) {
+                            Term::Finite { neg, mant, shift } => k.add_digits(0, neg, mant, shift),
+                            Term::Zero { neg } => k.acc[0] += if neg { -0.0 } else { 0.0 },
+                            _ => unreachable!(),
+                        }
+                    }
+                }
+                if case % 3 == 0 {
+                    // A register value too (a multiple of 2^-149).
+                    let r = rng.gen_range(-1e6f64..1e6f64) * 2f64.powi(rng.gen_range(-140..60));
+                    k.acc[0] += (r * 2f64.powi(149)).trunc() * 2f64.powi(-149);
+                }
+                false
+            };
+            let want = k.round_fp32_digits(0).map(|r| r.bits);
+            // The SIMD twin sums in another order: it may settle a borderline
+            // state the scalar one leaves (or the reverse), never differently.
+            let simd = crate::simd::round_fp32_estimate(&mut k, 0);
+            if let Some(bits) = simd {
+                assert_eq!(Some(bits), want, "SIMD twin: digits {:?} register {:e}", &k.digits[..DIGITS], k.acc[0]);
+                simd_settled += 1;
+            }
+            if let Some(bits) = k.round_fp32_estimate(0) {
+                settled += 1;
+                exact_ties_settled += exact_tie as u32;
+                assert_eq!(Some(bits), want, "digits {:?} register {:e}", &k.digits[..DIGITS], k.acc[0]);
+            }
+        }
+        // Almost every state of FP32 terms settles from the estimate; exact ties never do.
+        assert!(settled > random_cases * 9 / 10, "{settled} of {random_cases}");
+        assert!(simd_settled > random_cases * 9 / 10, "SIMD: {simd_settled} of {random_cases}");
+        assert_eq!(exact_ties_settled, 0);
     }
 
     #[test]

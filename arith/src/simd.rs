@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, TILE, UNSET};
+use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_SLOW, TILE, UNSET};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -55,18 +55,42 @@ pub fn fp32_arrival_scalar(acc: &mut [f32], values: &[u8]) {
 unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
     use std::arch::x86_64::*;
     let n = (values.len() / 4).min(acc.len());
+    let (vp, ap) = (values.as_ptr() as *const f32, acc.as_mut_ptr());
     let mut i = 0;
-    while i + 8 <= n {
-        // SAFETY: i + 8 <= n keeps both 32-byte accesses inside `acc` and `values`;
-        // unaligned loads and stores are used. x86 is little-endian like the wire.
+    while i + 16 <= n {
+        // SAFETY: i + 16 <= n keeps the 64-byte accesses inside `acc` and
+        // `values`; unaligned loads and stores. x86 is little-endian like the wire.
         unsafe {
-            let v = _mm256_loadu_ps(values.as_ptr().add(4 * i) as *const f32);
-            let a = _mm256_loadu_ps(acc.as_ptr().add(i));
-            _mm256_storeu_ps(acc.as_mut_ptr().add(i), _mm256_add_ps(a, v));
+            let (v0, v1) = (_mm256_loadu_ps(vp.add(i)), _mm256_loadu_ps(vp.add(i + 8)));
+            _mm256_storeu_ps(ap.add(i), _mm256_add_ps(_mm256_loadu_ps(ap.add(i)), v0));
+            _mm256_storeu_ps(ap.add(i + 8), _mm256_add_ps(_mm256_loadu_ps(ap.add(i + 8)), v1));
         }
+        i += 16;
+    }
+    if i + 8 <= n {
+        // SAFETY: as above, for eight values.
+        unsafe { _mm256_storeu_ps(ap.add(i), _mm256_add_ps(_mm256_loadu_ps(ap.add(i)), _mm256_loadu_ps(vp.add(i)))) };
         i += 8;
     }
-    fp32_arrival_scalar(&mut acc[i..n], &values[4 * i..4 * n]);
+    if i < n {
+        // The last 1..=7 values: lanes past n are neither read nor written (masked).
+        let mask = first_lanes(n - i);
+        // SAFETY: the mask keeps every access to lanes i..n, inside both slices.
+        unsafe {
+            let v = _mm256_maskload_ps(vp.add(i), mask);
+            _mm256_maskstore_ps(ap.add(i), mask, _mm256_add_ps(_mm256_maskload_ps(ap.add(i), mask), v));
+        }
+    }
+}
+
+/// A mask of the first `count` (0..=8) of eight 32-bit lanes, for the masked
+/// loads and stores that end a run without a scalar tail.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn first_lanes(count: usize) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 }
 
 /// Writes FP32_ARRIVAL slots as little-endian wire values, NaN made canonical;
@@ -99,21 +123,32 @@ unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
     let n = (out.len() / 4).min(acc.len());
     let nan = _mm256_castsi256_ps(_mm256_set1_epi32(crate::round::FP32_NAN as i32));
     let neg_zero = _mm256_set1_ps(-0.0);
+    let (ap, op) = (acc.as_mut_ptr(), out.as_mut_ptr() as *mut f32);
     let mut i = 0;
     while i + 8 <= n {
         // SAFETY: i + 8 <= n keeps both 32-byte accesses inside `acc` and `out`;
         // unaligned loads and stores. x86 is little-endian like the wire.
         unsafe {
-            let a = _mm256_loadu_ps(acc.as_ptr().add(i));
-            let is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a);
-            _mm256_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_blendv_ps(a, nan, is_nan));
+            let a = _mm256_loadu_ps(ap.add(i));
+            _mm256_storeu_ps(op.add(i), _mm256_blendv_ps(a, nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)));
             if take {
-                _mm256_storeu_ps(acc.as_mut_ptr().add(i), neg_zero);
+                _mm256_storeu_ps(ap.add(i), neg_zero);
             }
         }
         i += 8;
     }
-    fp32_write_scalar(&mut acc[i..n], &mut out[4 * i..4 * n], take);
+    if i < n {
+        // The last 1..=7 values: lanes past n are neither read nor written (masked).
+        let mask = first_lanes(n - i);
+        // SAFETY: the mask keeps every access to lanes i..n, inside both slices.
+        unsafe {
+            let a = _mm256_maskload_ps(ap.add(i), mask);
+            _mm256_maskstore_ps(op.add(i), mask, _mm256_blendv_ps(a, nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)));
+            if take {
+                _mm256_maskstore_ps(ap.add(i), mask, neg_zero);
+            }
+        }
+    }
 }
 
 /// The baseline of the benchmarks: the same stream added naively, vectorised by
@@ -202,7 +237,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     // Tests block `b` at slot `s` against the tile's window and adds it.
     // The caller's SAFETY: s + 8 <= the registers' padded length.
     macro_rules! block {
-        ($b:expr, $s:expr, $bias:expr, $size:expr) => {{
+        ($b:expr, $s:expr, $bias:expr, $size:expr, $full:expr) => {{
             let (b, s) = ($b, $s);
             let ok = test!(b, $bias, $size);
             if ok == 0xff {
@@ -210,6 +245,8 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 let p = regs.add(s);
                 _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
                 _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+            } else if $full {
+                mixed_block_avx2(k, s, b, ok);
             } else {
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -244,7 +281,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let v = unsafe { _mm256_maskload_epi32(base as *const i32, valid) };
             enter!(s);
             // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
-            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size) };
+            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size, false) };
         }};
     }
     if n == 0 {
@@ -264,7 +301,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             // 2 KiB ahead (a prefetch never faults, past the run's end too).
             _mm_prefetch::<_MM_HINT_T0>(values.as_ptr().wrapping_add(4 * (s - first) + 2048) as *const i8);
             // SAFETY: first <= s and s + 8 <= end: the 32 bytes lie in `values`; s + 8 <= slots.
-            unsafe { block!(_mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i), s, bias, size) };
+            unsafe { block!(_mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i), s, bias, size, true) };
             s += 8;
         }
     }
@@ -333,6 +370,104 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
     }
 }
 
+/// `mixed_block` for a whole block of eight slots inside the window (s + 8
+/// <= slots), in vectors and without a branch per lane (full-range data makes
+/// each a coin toss): the lanes inside the tile's window (zeros included) are
+/// added to their registers, the other lanes' -0 there changing nothing; every
+/// finite term outside is decoded in vectors and added to its two digits as
+/// one 16-byte add, and every other lane adds 0 to its slot's lowest two
+/// digits (no change, no branch). Infinities and NaNs, rare, take the
+/// scalar path afterwards.
+///
+/// # Safety
+/// AVX2 is present, and the block's slots lie in the window: s + 8 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)] // kept out of the all-inside loop, whose registers it would crowd
+unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, inside: i32) {
+    use std::arch::x86_64::*;
+    let lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let inside_v = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(inside), lanes), lanes);
+    let e = _mm256_and_si256(_mm256_srli_epi32::<23>(b), _mm256_set1_epi32(0xff));
+    let special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
+    // Lanes whose term goes to the digits: finite, non-zero (zeros count as inside), outside.
+    let digit = _mm256_andnot_si256(_mm256_or_si256(inside_v, special), _mm256_set1_epi32(-1));
+    // The registers: each lane inside adds its value, every other lane -0.
+    let x = _mm256_castsi256_ps(_mm256_blendv_epi8(_mm256_set1_epi32(i32::MIN), b, inside_v));
+    // SAFETY: s + 8 <= slots <= the registers' length (the caller's contract).
+    unsafe {
+        let regs = k.acc.as_mut_ptr().add(s);
+        _mm256_storeu_pd(regs, _mm256_add_pd(_mm256_loadu_pd(regs), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+        _mm256_storeu_pd(regs.add(4), _mm256_add_pd(_mm256_loadu_pd(regs.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+    }
+    // Decode: significand (hidden bit when normal), shift = max(e, 1) - 1 units,
+    // digit index shift / 32; lanes not for the digits get 0 and index 0.
+    let normal = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_set1_epi32(0x80_0000));
+    let mant = _mm256_and_si256(_mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7f_ffff)), normal), digit);
+    let shift = _mm256_sub_epi32(_mm256_max_epi32(e, _mm256_set1_epi32(1)), _mm256_set1_epi32(1));
+    let idx = _mm256_and_si256(_mm256_srli_epi32::<5>(shift), digit);
+    let sh = _mm256_and_si256(shift, _mm256_set1_epi32(31));
+    let neg = _mm256_srai_epi32::<31>(b);
+    let mut at = [0u32; 8];
+    // SAFETY: `at` is 32 bytes.
+    unsafe { _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, idx) };
+    // Adds a lane's (low, high) digit pair to its slot's digits.
+    // The caller's SAFETY: slot s + j < slots (the function's contract), and a
+    // lane's digit index is at most 7 (shift <= 253), so the two digits lie
+    // among the slot's ten.
+    let digits = k.digits.as_mut_ptr();
+    macro_rules! add_pair {
+        ($j:expr, $pair:expr) => {{
+            let p = digits.add((s + $j) * DIGITS + at[$j] as usize) as *mut __m128i;
+            _mm_storeu_si128(p, _mm_add_epi64(_mm_loadu_si128(p), $pair));
+        }};
+    }
+    for half in 0..2 {
+        let (m, c, n) = if half == 0 {
+            (_mm256_castsi256_si128(mant), _mm256_castsi256_si128(sh), _mm256_castsi256_si128(neg))
+        } else {
+            (_mm256_extracti128_si256::<1>(mant), _mm256_extracti128_si256::<1>(sh), _mm256_extracti128_si256::<1>(neg))
+        };
+        // mant << sh (< 2^55) in 64-bit lanes, split into 32-bit halves, each negated with the sign.
+        let v = _mm256_sllv_epi64(_mm256_cvtepu32_epi64(m), _mm256_cvtepu32_epi64(c));
+        let sign = _mm256_cvtepi32_epi64(n);
+        let lo = _mm256_and_si256(v, _mm256_set1_epi64x(0xffff_ffff));
+        let hi = _mm256_srli_epi64::<32>(v);
+        let lo = _mm256_sub_epi64(_mm256_xor_si256(lo, sign), sign);
+        let hi = _mm256_sub_epi64(_mm256_xor_si256(hi, sign), sign);
+        // (lo, hi) pairs of lanes 0, 2 | 1, 3 of this half.
+        let p02 = _mm256_unpacklo_epi64(lo, hi);
+        let p13 = _mm256_unpackhi_epi64(lo, hi);
+        let j = 4 * half;
+        // SAFETY: see add_pair.
+        unsafe {
+            add_pair!(j, _mm256_castsi256_si128(p02));
+            add_pair!(j + 1, _mm256_castsi256_si128(p13));
+            add_pair!(j + 2, _mm256_extracti128_si256::<1>(p02));
+            add_pair!(j + 3, _mm256_extracti128_si256::<1>(p13));
+        }
+    }
+    // Flags: F_NOT_NEGZERO | F_SLOW on the digit lanes, eight bytes at once.
+    let w16 = _mm_packs_epi32(_mm256_castsi256_si128(digit), _mm256_extracti128_si256::<1>(digit));
+    let bytes = _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64 & (u64::from_ne_bytes([F_NOT_NEGZERO | F_SLOW; 8]));
+    // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
+    unsafe {
+        let meta = k.meta.as_mut_ptr().add(s) as *mut u64;
+        meta.write_unaligned(meta.read_unaligned() | bytes);
+    }
+    let sp = _mm256_movemask_ps(_mm256_castsi256_ps(special));
+    if sp != 0 {
+        let mut lane = [0u32; 8];
+        // SAFETY: `lane` is 32 bytes.
+        unsafe { _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b) };
+        for (j, &bits) in lane.iter().enumerate() {
+            if sp >> j & 1 == 1 {
+                k.add_outside(s + j, FP32.decode(bits));
+            }
+        }
+    }
+}
+
 /// The largest FP32 exponent field among the finite values of a run (255,
 /// infinities and NaNs, excluded; 0 when there is none).
 pub(crate) fn max_finite_exponent(values: &[u8]) -> u32 {
@@ -360,30 +495,40 @@ unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
     use std::arch::x86_64::*;
     let n = values.len() / 4;
     let c_exp = _mm256_set1_epi32(0xff);
+    // Exponent 255 (not finite) counts as 0, as does a masked-off lane.
+    let exponents = |b: __m256i| {
+        let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(e, c_exp), e)
+    };
     let mut m = _mm256_setzero_si256();
     let mut i = 0;
     while i + 8 <= n {
         // SAFETY: i + 8 <= n bounds the 32-byte load.
         let b = unsafe { _mm256_loadu_si256(values.as_ptr().add(4 * i) as *const __m256i) };
-        let e = _mm256_and_si256(_mm256_srli_epi32(b, 23), c_exp);
-        // Exponent 255 (not finite) counts as 0.
-        let e = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, c_exp), e);
-        m = _mm256_max_epu32(m, e);
+        m = _mm256_max_epu32(m, exponents(b));
         i += 8;
     }
-    let mut lanes = [0u32; 8];
-    // SAFETY: `lanes` is 32 bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, m) };
-    lanes.iter().copied().max().unwrap_or(0).max(max_finite_exponent_scalar(&values[4 * i..4 * n]))
+    if i < n {
+        let mask = first_lanes(n - i);
+        // SAFETY: the mask reads only the values i..n, inside `values`; lanes past n read as 0.
+        let b = unsafe { _mm256_maskload_epi32(values.as_ptr().add(4 * i) as *const i32, mask) };
+        m = _mm256_max_epu32(m, exponents(b));
+    }
+    // The largest of the eight lanes, in registers.
+    let x = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    let x = _mm_max_epu32(x, _mm_shuffle_epi32::<0b01_00_11_10>(x));
+    let x = _mm_max_epu32(x, _mm_shuffle_epi32::<0b10_11_00_01>(x));
+    _mm_cvtsi128_si32(x) as u32
 }
 
 /// Final FP32 rounding of Kulisch slots `[first, first + n)` into `out` (4
 /// bytes each). Four slots at a time where all four qualify -- their whole
 /// state is the f64 register (no flags) and the value fits the width: one
 /// f64-to-f32 conversion rounds each to nearest even, subnormal results
-/// included, keeping the sign of an exact zero. Any other slot goes through
-/// `slow`, which rounds it exactly. With `take`, each slot is also cleared
-/// once written (one pass instead of a write and a clear).
+/// included, keeping the sign of an exact zero. Any other slot rounds from
+/// its f64 estimate when that settles it (`round_fp32_estimate`), else
+/// through `slow`, which rounds it exactly. With `take`, each slot is also
+/// cleared once written (one pass instead of a write and a clear).
 pub(crate) fn kulisch_write_fp32(
     k: &mut KulischWindow,
     first: usize,
@@ -398,7 +543,12 @@ pub(crate) fn kulisch_write_fp32(
         return unsafe { kulisch_write_fp32_avx2(k, first, n, out, take, slow) };
     }
     for i in 0..n {
-        out[4 * i..4 * i + 4].copy_from_slice(&slow(k, first + i)?.to_le_bytes());
+        // A slot of digits and register rounds from its f64 estimate when that settles it.
+        let bits = match k.round_fp32_estimate(first + i) {
+            Some(bits) => bits,
+            None => slow(k, first + i)?,
+        };
+        out[4 * i..4 * i + 4].copy_from_slice(&bits.to_le_bytes());
         if take {
             k.clear_slot(first + i);
         }
@@ -482,19 +632,134 @@ unsafe fn kulisch_write_fp32_avx2(
             }
         }
         for j in i..i + m {
-            out[4 * j..4 * j + 4].copy_from_slice(&slow(k, first + j)?.to_le_bytes());
-            if take {
-                k.clear_slot(first + j);
-            }
+            // A slot of digits and register rounds from its f64 estimate when that settles it.
+            // SAFETY: AVX2 is present (this function's feature); first + j < slots.
+            let bits = match unsafe { round_fp32_estimate_avx2(k, first + j, take) } {
+                Some(bits) => bits,
+                None => {
+                    let bits = slow(k, first + j)?;
+                    if take {
+                        k.clear_slot(first + j);
+                    }
+                    bits
+                }
+            };
+            out[4 * j..4 * j + 4].copy_from_slice(&bits.to_le_bytes());
         }
         i += m;
     }
     Ok(())
 }
 
+/// `KulischWindow::round_fp32_estimate` with the runtime's best ISA (the
+/// tests compare the two).
+#[cfg(test)]
+pub(crate) fn round_fp32_estimate(k: &mut KulischWindow, slot: usize) -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time; the caller's slot is in the window.
+        return unsafe { round_fp32_estimate_avx2(k, slot, false) };
+    }
+    k.round_fp32_estimate(slot)
+}
+
+/// The AVX2 twin of `KulischWindow::round_fp32_estimate` (the same terms
+/// and the same error bound, summed in another order, which the bound
+/// allows); with `clear`, a slot it settles is also cleared (its digits,
+/// register and flags: such a slot has no limbs).
+///
+/// # Safety
+/// AVX2 is present, and slot < slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<u32> {
+    use crate::kulisch::DIGIT_SCALE as W;
+    use std::arch::x86_64::*;
+    if !k.estimable(slot) {
+        return None;
+    }
+    const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
+    // i64 -> f64, exact for |x| < 2^51 (digits stay below 2^45 between flushes).
+    const MAGIC: u64 = 0x4338_0000_0000_0000;
+    let magic_d = f64::from_bits(MAGIC);
+    // SAFETY: slot < slots: digits slot * 10 .. slot * 10 + 10 are the slot's own.
+    let (d0, d1, d2) = unsafe {
+        let p = k.digits.as_ptr().add(slot * DIGITS);
+        (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm_loadu_si128(p.add(8) as *const __m128i))
+    };
+    let t0 = _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d0, _mm256_set1_epi64x(MAGIC as i64))), _mm256_set1_pd(magic_d)), _mm256_setr_pd(W[0], W[1], W[2], W[3]));
+    let t1 = _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d1, _mm256_set1_epi64x(MAGIC as i64))), _mm256_set1_pd(magic_d)), _mm256_setr_pd(W[4], W[5], W[6], W[7]));
+    let t2 = _mm_mul_pd(_mm_sub_pd(_mm_castsi128_pd(_mm_add_epi64(d2, _mm_set1_epi64x(MAGIC as i64))), _mm_set1_pd(magic_d)), _mm_setr_pd(W[8], W[9]));
+    let v = k.acc[slot];
+    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    let reduce = |a: __m256d, b: __m256d, c: __m128d, r: f64| {
+        let x = _mm256_add_pd(a, b);
+        let y = _mm_add_pd(_mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x)), c);
+        _mm_cvtsd_f64(_mm_add_sd(_mm_add_sd(y, _mm_unpackhi_pd(y, y)), _mm_set_sd(r)))
+    };
+    let sum = reduce(t0, t1, t2, v);
+    let mag = reduce(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs), _mm_and_pd(t2, _mm256_castpd256_pd128(abs)), v.abs());
+    let bits = k.settle_estimate(slot, sum, mag)?;
+    if clear {
+        // SAFETY: as for the loads.
+        unsafe {
+            let p = k.digits.as_mut_ptr().add(slot * DIGITS);
+            _mm256_storeu_si256(p as *mut __m256i, _mm256_setzero_si256());
+            _mm256_storeu_si256(p.add(4) as *mut __m256i, _mm256_setzero_si256());
+            _mm_storeu_si128(p.add(8) as *mut __m128i, _mm_setzero_si128());
+        }
+        k.acc[slot] = -0.0;
+        k.meta[slot] = 0;
+    }
+    Some(bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// FP32_ARRIVAL's add and write kernels against their scalar twins for
+    /// every run length up to 40 (whole steps, masked tails) with NaNs,
+    /// infinities and signed zeros, and nothing past the run touched: the
+    /// slots and output words after it hold guards that must survive.
+    #[test]
+    fn fp32_arrival_kernels_match_their_scalar_twins_and_stay_in_the_run() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match s % 11 {
+                0 => f32::NAN.to_bits() | (s as u32 & 0x8000_0001),
+                1 => f32::INFINITY.to_bits() | (s as u32 & 0x8000_0000),
+                2 => (s as u32) & 0x8000_0000,
+                _ => s as u32,
+            }
+        };
+        const GUARD: u32 = 0x1234_5678;
+        for n in 0..=40usize {
+            let acc0: Vec<f32> = (0..n + 9).map(|i| if i < n { f32::from_bits(next()) } else { f32::from_bits(GUARD) }).collect();
+            let vals: Vec<u8> = (0..n).flat_map(|_| next().to_le_bytes()).collect();
+            let (mut a, mut b) = (acc0.clone(), acc0.clone());
+            fp32_arrival(&mut a[..n + 9], &vals);
+            fp32_arrival_scalar(&mut b[..n + 9], &vals);
+            // A NaN's sign and payload are the hardware's choice (Rust does not
+            // fix them; RESULTs carry the canonical NaN): any NaN matches any.
+            let bits = |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "add, n {n}");
+            assert!(a[n..].iter().all(|x| x.to_bits() == GUARD), "add touched past n {n}");
+            for take in [false, true] {
+                let (mut a2, mut b2) = (a.clone(), a.clone());
+                let (mut oa, mut ob) = (vec![0xa5u8; 4 * n + 36], vec![0xa5u8; 4 * n + 36]);
+                fp32_write(&mut a2[..n + 9], &mut oa[..4 * n], take);
+                fp32_write_scalar(&mut b2[..n + 9], &mut ob[..4 * n], take);
+                assert_eq!(oa, ob, "write, n {n} take {take}");
+                assert_eq!(bits(&a2), bits(&b2), "write's reset, n {n} take {take}");
+                assert!(oa[4 * n..].iter().all(|&x| x == 0xa5), "write past n {n}");
+                assert!(a2[n..].iter().all(|x| x.to_bits() == GUARD), "reset past n {n}");
+            }
+        }
+    }
 
     #[test]
     fn max_finite_exponent_matches_its_scalar_twin() {
