@@ -94,25 +94,50 @@ unsafe fn lanes_avx2(body: &[u8]) -> [u64; 4] {
     use std::arch::x86_64::*;
     let k = keys();
     let full = body.len() / BLOCK;
-    let mut acc = _mm256_setzero_si256();
-    for b in 0..full {
-        // SAFETY: block b lies inside body (b < full); the key words 8b..8b+8
-        // lie inside the table (callers keep bodies within it); unaligned loads.
-        let (x, key) = unsafe {
-            (
-                _mm256_loadu_si256(body.as_ptr().add(b * BLOCK) as *const __m256i),
-                _mm256_loadu_si256(k.as_ptr().add(b * 8) as *const __m256i),
-            )
-        };
-        let s = _mm256_add_epi32(x, key);
-        // Each 64-bit lane: (low word) * (high word), both as unsigned 32-bit.
-        let hi = _mm256_srli_epi64::<32>(s);
-        acc = _mm256_add_epi64(acc, _mm256_mul_epu32(s, hi));
+    // One block's NH products: each 64-bit lane is (low word + key) * (high
+    // word + key), both as unsigned 32-bit.
+    macro_rules! nh {
+        ($x:expr, $key:expr) => {{
+            let s = _mm256_add_epi32($x, $key);
+            _mm256_mul_epu32(s, _mm256_srli_epi64::<32>(s))
+        }};
+    }
+    // Four blocks a step into two sums (fewer loop steps; the adds of one
+    // block do not wait for the other's).
+    let (mut a0, mut a1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    let (bp, kp) = (body.as_ptr() as *const __m256i, k.as_ptr() as *const __m256i);
+    let mut b = 0;
+    while b + 4 <= full {
+        // SAFETY: blocks b..b + 4 lie inside body (b + 4 <= full); the key
+        // words 8b..8b+32 lie inside the table (callers keep bodies within
+        // it); unaligned loads.
+        unsafe {
+            a0 = _mm256_add_epi64(a0, nh!(_mm256_loadu_si256(bp.add(b)), _mm256_loadu_si256(kp.add(b))));
+            a1 = _mm256_add_epi64(a1, nh!(_mm256_loadu_si256(bp.add(b + 1)), _mm256_loadu_si256(kp.add(b + 1))));
+            a0 = _mm256_add_epi64(a0, nh!(_mm256_loadu_si256(bp.add(b + 2)), _mm256_loadu_si256(kp.add(b + 2))));
+            a1 = _mm256_add_epi64(a1, nh!(_mm256_loadu_si256(bp.add(b + 3)), _mm256_loadu_si256(kp.add(b + 3))));
+        }
+        b += 4;
+    }
+    while b < full {
+        // SAFETY: as above, for the one block b < full.
+        unsafe { a0 = _mm256_add_epi64(a0, nh!(_mm256_loadu_si256(bp.add(b)), _mm256_loadu_si256(kp.add(b)))) };
+        b += 1;
+    }
+    let tail = body.len() - full * BLOCK;
+    if tail > 0 && tail.is_multiple_of(4) {
+        // Whole words left (a DATA body always): a masked load gives them with
+        // zeros after, the same block the scalar twin pads.
+        let words = _mm256_set1_epi32((tail / 4) as i32);
+        let mask = _mm256_cmpgt_epi32(words, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        // SAFETY: the mask reads only the tail's words, inside body; the key
+        // block `full` lies inside the table as above.
+        unsafe { a1 = _mm256_add_epi64(a1, nh!(_mm256_maskload_epi32(body.as_ptr().add(full * BLOCK) as *const i32, mask), _mm256_loadu_si256(kp.add(full)))) };
     }
     let mut out = [0u64; 4];
     // SAFETY: out holds exactly 32 bytes.
-    unsafe { _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, acc) };
-    if full * BLOCK < body.len() {
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, _mm256_add_epi64(a0, a1)) };
+    if !tail.is_multiple_of(4) {
         let w = words(&body[full * BLOCK..]);
         let base = full * 8;
         for (j, a) in out.iter_mut().enumerate() {

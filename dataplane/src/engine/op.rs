@@ -165,6 +165,15 @@ impl Outgoing {
     /// One DATA or RESULT frame on this stream, with its next Packet ID.
     #[allow(clippy::too_many_arguments)]
     fn send(&mut self, now: u64, out: &mut impl Sink, class: Class, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
+        self.send_filled(now, out, class, identity, src, first, count, groups, flags, body.len(), |b| b.copy_from_slice(body));
+    }
+
+    /// The same frame with a body of `body_len` bytes that `fill` writes
+    /// straight into it (a body built in the frame is never copied). `fill`
+    /// does not run when no buffer was free (the frame is lost, as any frame
+    /// the sink cannot take); it runs once when it does.
+    #[allow(clippy::too_many_arguments)]
+    fn send_filled(&mut self, now: u64, out: &mut impl Sink, class: Class, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body_len: usize, fill: impl FnOnce(&mut [u8])) {
         let mut repr = DataRepr {
             class,
             identity,
@@ -176,14 +185,19 @@ impl Outgoing {
             group_count: groups,
             flags,
             stream_id: self.binding.stream_id,
-            body,
+            body: &[],
         };
-        let len = PrismRepr::Data(repr).frame_len();
         let range = (flags & flags::INEXACT == 0).then_some((first as u64, first as u64 + count as u64));
+        let prism = DataRepr::len_with_body(body_len);
+        let len = (ETH_HEADER_LEN + prism).max(ETH_MIN_FRAME);
         let eth = EthernetRepr { dst: self.binding.peer_mac, src, ethertype: ETHERTYPE };
         self.replay.push(now, out, range, len, |packet_id, buf| {
             repr.packet_id = packet_id;
-            PrismRepr::Data(repr).emit_frame(&eth, buf);
+            let mut f = EthernetFrame::new_unchecked(&mut buf[..len]);
+            eth.emit(&mut f);
+            let payload = f.payload_mut();
+            repr.emit_filled(&mut payload[..prism], body_len, fill);
+            payload[prism..].fill(0);
         });
     }
 }
@@ -223,6 +237,9 @@ pub struct OpData {
     /// AUTO candidate sets of `[base, base + masks_len)`, linear from `base`.
     masks: Vec<u8>,
     masks_len: usize,
+    /// The AUTO plan of the packet being built (a kilobyte: kept here, not
+    /// moved through every call that plans a packet).
+    auto_plan: Option<Box<auto::PacketPlan>>,
     tally: Tally,
     scratch: Vec<u8>,
     cover: Vec<(u64, u64)>,
@@ -299,6 +316,7 @@ impl OpData {
             now: 0,
             masks: vec![0; slots],
             masks_len: 0,
+            auto_plan: None,
             tally: Tally::default(),
             scratch: vec![0; context.mtu as usize],
             cover: Vec::with_capacity(context.window_intervals as usize),
@@ -688,7 +706,12 @@ impl OpData {
         }
         self.masks_len = self.masks_len.max(avail);
         let kbits = self.acc.kulisch_bits();
-        Ok(auto::plan_packet(&self.masks[..avail], kbits, budget, at_end).map_err(|_| ArithError::Inexact { slot: 0 })?.map(Plan::Auto))
+        let Some(p) = auto::plan_packet(&self.masks[..avail], kbits, budget, at_end).map_err(|_| ArithError::Inexact { slot: 0 })? else { return Ok(None) };
+        match &mut self.auto_plan {
+            Some(b) => **b = p,
+            None => self.auto_plan = Some(Box::new(p)),
+        }
+        Ok(Some(Plan::Auto))
     }
 
     /// Writes the planned groups into the scratch body: (body bytes, groups, values).
@@ -718,8 +741,9 @@ impl OpData {
                 write_group(&mut self.acc, &mut self.scratch, *format, *o, *count)?;
                 *count
             }
-            Plan::Auto(p) => {
+            Plan::Auto => {
                 let kbits = self.context.kulisch_width;
+                let Some(p) = &self.auto_plan else { return Err(ArithError::Inexact { slot: 0 }) };
                 for g in p.groups() {
                     let outf = Output::from_index(g.format);
                     let format = outf.num_format(kbits);
@@ -737,6 +761,25 @@ impl OpData {
     fn send_output(&mut self, plan: &Plan, out: &mut impl Sink) -> Result<(usize, bool), ArithError> {
         let slots = self.acc.slots();
         let first_slot = self.ring.slot(self.base);
+        // One FP32_ARRIVAL run to one result path: written straight into the
+        // frame (its values cannot fail to round, so nothing is sent before
+        // an error could be found).
+        let len = self.len();
+        if let (Plan::Native { out: Output::Fp32, format, count }, Policy::Fp32Arrival, None, [path]) = (plan, self.acc.policy(), &self.parent, &mut self.paths[..]) {
+            if slots - first_slot >= *count {
+                let count = *count;
+                let flags = if self.base + count as u64 == len { flags::LAST } else { 0 };
+                let g = GroupRepr { format: *format, count: count as u16, values: &[] };
+                let acc = &mut self.acc;
+                let mut taken = false;
+                path.send_filled(self.now, out, Class::RESULT, self.identity, self.node_mac, self.base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                    body[..4].copy_from_slice(&g.descriptor().to_be_bytes());
+                    taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
+                });
+                self.tally.results += 1;
+                return Ok((count, taken));
+            }
+        }
         let (body_len, groups, count, taken) = match plan {
             Plan::Native { out: Output::Fp32, format, count } if slots - first_slot >= *count => {
                 // One run of FP32 values: the bulk writer (no per-value dispatch), clearing as it reads.
@@ -822,7 +865,8 @@ impl OpData {
 
 enum Plan {
     Native { out: Output, format: NumFormat, count: usize },
-    Auto(auto::PacketPlan),
+    /// The plan is in `OpData::auto_plan`.
+    Auto,
 }
 
 /// Whether a DATA or RESULT frame comes over the edge `b` binds: its

@@ -172,8 +172,21 @@ impl<'a> DataRepr<'a> {
 
     /// Writes control word, header and body into `buf[..buffer_len()]`.
     pub fn emit(&self, buf: &mut [u8]) {
+        self.emit_filled(buf, self.body.len(), |b| b.copy_from_slice(self.body));
+    }
+
+    /// Bytes of the packet with a body of `body_len` bytes.
+    pub fn len_with_body(body_len: usize) -> usize {
+        HEADER_END + body_len
+    }
+
+    /// Writes control word and header for a body of `body_len` bytes (not
+    /// `self.body`) into `buf[..len_with_body(body_len)]`, and lets `fill`
+    /// write the body in place: a body built straight into the frame is
+    /// never copied.
+    pub fn emit_filled(&self, buf: &mut [u8], body_len: usize, fill: impl FnOnce(&mut [u8])) {
         debug_assert!(self.group_count as usize <= MAX_GROUPS);
-        let mut p = DataPacket::new_unchecked(&mut buf[..HEADER_END + self.body.len()]);
+        let mut p = DataPacket::new_unchecked(&mut buf[..HEADER_END + body_len]);
         p.set_version(VERSION);
         p.set_class_code(self.class.into());
         p.set_identity(&self.identity);
@@ -184,9 +197,9 @@ impl<'a> DataRepr<'a> {
         p.set_element_count(self.element_count);
         p.set_group_count(self.group_count);
         p.set_flags(self.flags);
-        p.set_body_len(self.body.len() as u16);
+        p.set_body_len(body_len as u16);
         p.set_stream_id(self.stream_id);
         p.set_reserved(0);
-        p.body_mut().copy_from_slice(self.body);
+        fill(p.body_mut());
     }
 }

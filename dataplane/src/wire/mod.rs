@@ -131,11 +131,13 @@ pub(crate) trait FieldIo: Sized {
 macro_rules! field_io {
     ($($t:ty),*) => {$(
         impl FieldIo for $t {
+            #[inline]
             fn get(b: &[u8], r: core::ops::Range<usize>) -> Self {
                 let mut a = [0u8; core::mem::size_of::<$t>()];
                 a.copy_from_slice(&b[r]);
                 <$t>::from_be_bytes(a)
             }
+            #[inline]
             fn set(b: &mut [u8], r: core::ops::Range<usize>, v: Self) {
                 b[r].copy_from_slice(&v.to_be_bytes())
             }
@@ -148,10 +150,10 @@ field_io!(u8, u16, u32, u64);
 macro_rules! view_fields {
     ($view:ident { $( $get:ident / $set:ident : $ty:ty = $r:expr ;)* }) => {
         impl<T: AsRef<[u8]>> $view<T> {
-            $( pub fn $get(&self) -> $ty { <$ty as $crate::wire::FieldIo>::get(self.buffer.as_ref(), $r) } )*
+            $( #[inline] pub fn $get(&self) -> $ty { <$ty as $crate::wire::FieldIo>::get(self.buffer.as_ref(), $r) } )*
         }
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $view<T> {
-            $( pub fn $set(&mut self, v: $ty) { <$ty as $crate::wire::FieldIo>::set(self.buffer.as_mut(), $r, v) } )*
+            $( #[inline] pub fn $set(&mut self, v: $ty) { <$ty as $crate::wire::FieldIo>::set(self.buffer.as_mut(), $r, v) } )*
         }
     };
 }

@@ -17,6 +17,26 @@ use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::cmp::Reverse;
 
+/// A sink that, when `every > 0`, has no buffer for every `every`-th frame
+/// (the frame is lost, as when a pool runs dry).
+pub struct Lossy {
+    pub sent: Vec<Sent>,
+    pub every: usize,
+    pub asked: usize,
+    pub refused: usize,
+}
+
+impl prism_dataplane::engine::Sink for Lossy {
+    fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
+        self.asked += 1;
+        if self.every > 0 && self.asked.is_multiple_of(self.every) {
+            self.refused += 1;
+            return None;
+        }
+        self.sent.buffer(port, len)
+    }
+}
+
 pub const AM_PORT: u16 = 65535;
 
 pub fn rank_mac(r: u16) -> Mac {
@@ -65,6 +85,8 @@ pub struct Scenario {
     pub window_bytes: Option<u32>,
     /// Every rank behind port 0 (one-port captures).
     pub single_port: bool,
+    /// The node's sink has no buffer for every n-th frame it is asked for (0: never).
+    pub refuse_every: usize,
 }
 
 impl Scenario {
@@ -84,6 +106,7 @@ impl Scenario {
             integers: false,
             window_bytes: None,
             single_port: false,
+            refuse_every: 0,
         }
     }
     pub fn kulisch_width(&self) -> u16 {
@@ -267,6 +290,8 @@ pub struct Outcome {
     /// Per element: the ranks in the order their values were applied.
     pub arrival: Vec<Vec<u16>>,
     pub steps: u64,
+    /// Frames the sink had no buffer for.
+    pub refused: usize,
 }
 
 /// Runs the DATA phase of a staged and committed scenario to the end.
@@ -287,7 +312,7 @@ pub fn run_data(node: &mut Node, s: &Scenario, v: &[Vec<Value>], op_gen: u32) ->
     let mut now = 0u64;
     let mut seq = 0u64;
     let malformed = prism_dataplane::golden::malformed();
-    let mut out = Vec::new();
+    let mut out = Lossy { sent: Vec::new(), every: s.refuse_every, asked: 0, refused: 0 };
     loop {
         let base = node.window_base(&id).unwrap_or(u64::MAX);
         // Every rank sends what its window allows, choosing randomly among the next few packets.
@@ -334,10 +359,11 @@ pub fn run_data(node: &mut Node, s: &Scenario, v: &[Vec<Value>], op_gen: u32) ->
                 outcome.arrival[pos as usize].push(r);
             }
         }
-        for sent in out.drain(..) {
+        for sent in out.sent.drain(..) {
             outcome.results.entry(sent.port).or_default().push(sent.frame);
         }
     }
+    outcome.refused = out.refused;
     outcome
 }
 
