@@ -60,7 +60,9 @@ enum Cmd {
         /// Skip the testpmd baseline (for profiling the switch alone).
         #[arg(long)]
         no_baseline: bool,
-        /// Only cases whose accumulator name contains this (e.g. FP32, KULISCH).
+        /// Only cases matching every comma-separated word: part of the
+        /// accumulator's or the data's name (FP32, KULISCH, Gradient,
+        /// FullRange), REDUCE or ALLREDUCE, ranks=2 or ranks=8.
         #[arg(long)]
         only: Option<String>,
         /// Hugepages for both testpmd and the switch core instead of --no-huge
@@ -140,8 +142,19 @@ fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &st
     Ok(all_exact)
 }
 
+/// One `--only` word: part of the accumulator's name or of the data's, a
+/// semantics name exactly (REDUCE is not ALLREDUCE), or `ranks=N`.
+fn case_matches(c: &Case, w: &str) -> bool {
+    c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w) || c.semantics.name() == w || w.strip_prefix("ranks=").is_some_and(|n| n == c.ranks.to_string())
+}
+
 fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool) -> Result<(), String> {
     let base_secs = if quick { 2 } else { 4 };
+    if let Some(o) = &only {
+        if !cases().iter().any(|c| o.split(',').all(|w| case_matches(c, w))) {
+            return Err(format!("no case matches --only {o} (words: FP32, KULISCH, Gradient, FullRange, REDUCE, ALLREDUCE, ranks=2, ranks=8)"));
+        }
+    }
     if huge {
         prism_bench::switch_throughput::hugepages_free(256)?;
     }
@@ -170,7 +183,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     };
     let cases: Vec<Case> = cases
         .into_iter()
-        .filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w))))
+        .filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| case_matches(c, w))))
         .collect();
     let secs = if quick { 0.3 } else { seconds };
     for c in &cases {
@@ -246,4 +259,24 @@ fn pktgen_rate(seconds: f64, as_json: bool) -> Result<(), String> {
         println!("prism-pktgen replay on 2 cores (2 TX queues): {:.2} Mpps = {:.2}x its one-core rate", r2.pps / 1e6, r2.pps / r.pps);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--only` words: names by part, semantics exactly, ranks=N; a word no
+    /// case has matches nothing (the command then says so).
+    #[test]
+    fn only_words_select_the_cases_they_name() {
+        let pick = |only: &str| cases().into_iter().filter(|c| only.split(',').all(|w| case_matches(c, w))).count();
+        let all = cases().len();
+        assert_eq!(all, 16);
+        assert_eq!(pick("FP32"), 8);
+        assert_eq!(pick("REDUCE"), 8, "REDUCE is not ALLREDUCE");
+        assert_eq!(pick("FP32,REDUCE,ranks=2,Gradient"), 1);
+        assert_eq!(pick("ranks=8"), 8);
+        assert_eq!(pick("ranks=3"), 0);
+        assert_eq!(pick("nonsense"), 0);
+    }
 }
