@@ -770,11 +770,15 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
         let mut k = KulischWindow::new(288, 8);
         let (mut settled, mut simd_settled, mut random_cases, mut exact_ties_settled) = (0, 0, 0, 0);
+        let (mut wants, mut four_settled, mut random_fours) = ([None; 4], 0, 0);
         for case in 0..200_000 {
-            k.digits[..DIGITS].fill(0);
-            k.acc[0] = -0.0;
-            k.meta[0] = 0;
-            let exact_tie = if case % 4 == 3 {
+            // Four cases of one kind in a row, in slots 4..8: the four-slot
+            // SIMD rounding then takes them together.
+            let (kind, s) = ((case / 4) % 4, 4 + case % 4);
+            k.digits[s * DIGITS..(s + 1) * DIGITS].fill(0);
+            k.acc[s] = -0.0;
+            k.meta[s] = 0;
+            let exact_tie = if kind == 3 {
                 // m * 2^e units with m odd and 25 bits long: a tie between two
                 // FP32 values, plus -1, 0 or +1 unit, in carry-save form.
                 let m = (1i64 << 24) | rng.gen_range(0..1i64 << 24) | 1;
@@ -784,7 +788,7 @@ mod tests {
                 let mut words = [0u64; DIGITS / 2 + 2];
                 words[(e / 64) as usize] = wide as u64;
                 words[(e / 64) as usize + 1] = (wide >> 64) as u64;
-                let d = &mut k.digits[..DIGITS];
+                let d = &mut k.digits[s * DIGITS..(s + 1) * DIGITS];
                 for (i, di) in d.iter_mut().enumerate() {
                     *di = ((words[i / 2] >> (32 * (i % 2))) & 0xffff_ffff) as i64;
                 }
@@ -797,13 +801,13 @@ mod tests {
                 if rng.gen_bool(0.5) {
                     d.iter_mut().for_each(|x| *x = -*x);
                 }
-                k.meta[0] = F_SLOW | F_NOT_NEGZERO;
+                k.meta[s] = F_SLOW | F_NOT_NEGZERO;
                 delta == 0
             } else {
                 random_cases += 1;
                 let n = rng.gen_range(2..=64);
                 for i in 0..n {
-                    let bits = if case % 4 == 1 && i == n - 1 {
+                    let bits = if kind == 1 && i == n - 1 {
                         // A term and its negation.
                         f32::from_bits(rng.gen::<u32>() & 0x7f7f_ffff).to_bits()
                     } else {
@@ -814,10 +818,10 @@ mod tests {
                             }
                         }
                     };
-                    for b in [bits, bits ^ if case % 4 == 1 { 0x8000_0000 } else { 0 }].into_iter().take(1 + (case % 4 == 1 && i == n - 1) as usize) {
+                    for b in [bits, bits ^ if kind == 1 { 0x8000_0000 } else { 0 }].into_iter().take(1 + (kind == 1 && i == n - 1) as usize) {
                         match crate::term::FP32.decode(b) {
-                            Term::Finite { neg, mant, shift } => k.add_digits(0, neg, mant, shift),
-                            Term::Zero { neg } => k.acc[0] += if neg { -0.0 } else { 0.0 },
+                            Term::Finite { neg, mant, shift } => k.add_digits(s, neg, mant, shift),
+                            Term::Zero { neg } => k.acc[s] += if neg { -0.0 } else { 0.0 },
                             _ => unreachable!(),
                         }
                     }
@@ -825,28 +829,43 @@ mod tests {
                 if case % 3 == 0 {
                     // A register value too (a multiple of 2^-149).
                     let r = rng.gen_range(-1e6f64..1e6f64) * 2f64.powi(rng.gen_range(-140..60));
-                    k.acc[0] += (r * 2f64.powi(149)).trunc() * 2f64.powi(-149);
+                    k.acc[s] += (r * 2f64.powi(149)).trunc() * 2f64.powi(-149);
                 }
                 false
             };
-            let want = k.round_fp32_digits(0).map(|r| r.bits);
+            let want = k.round_fp32_digits(s).map(|r| r.bits);
+            wants[s - 4] = want;
             // The SIMD twin sums in another order: it may settle a borderline
             // state the scalar one leaves (or the reverse), never differently.
-            let simd = crate::simd::round_fp32_estimate(&mut k, 0);
+            let simd = crate::simd::round_fp32_estimate(&mut k, s);
             if let Some(bits) = simd {
-                assert_eq!(Some(bits), want, "SIMD twin: digits {:?} register {:e}", &k.digits[..DIGITS], k.acc[0]);
+                assert_eq!(Some(bits), want, "SIMD twin: digits {:?} register {:e}", &k.digits[s * DIGITS..(s + 1) * DIGITS], k.acc[s]);
                 simd_settled += 1;
             }
-            if let Some(bits) = k.round_fp32_estimate(0) {
+            if let Some(bits) = k.round_fp32_estimate(s) {
                 settled += 1;
                 exact_ties_settled += exact_tie as u32;
-                assert_eq!(Some(bits), want, "digits {:?} register {:e}", &k.digits[..DIGITS], k.acc[0]);
+                assert_eq!(Some(bits), want, "digits {:?} register {:e}", &k.digits[s * DIGITS..(s + 1) * DIGITS], k.acc[s]);
+            }
+            if s == 7 {
+                random_fours += (kind != 3) as u32;
+                // Settles all four or none; each as the digits round it.
+                if let Some(four) = crate::simd::round_fp32_estimate4(&mut k, 4) {
+                    four_settled += 1;
+                    assert_ne!(kind, 3, "an exact tie settled");
+                    for (j, (bits, want)) in four.iter().zip(wants).enumerate() {
+                        assert_eq!(Some(*bits), want, "four-slot twin, slot {}: digits {:?} register {:e}", 4 + j, &k.digits[(4 + j) * DIGITS..(5 + j) * DIGITS], k.acc[4 + j]);
+                    }
+                }
             }
         }
         // Almost every state of FP32 terms settles from the estimate; exact ties never do.
         assert!(settled > random_cases * 9 / 10, "{settled} of {random_cases}");
         assert!(simd_settled > random_cases * 9 / 10, "SIMD: {simd_settled} of {random_cases}");
         assert_eq!(exact_ties_settled, 0);
+        if crate::simd::detected() == crate::simd::Isa::Avx2 {
+            assert!(four_settled > random_fours * 3 / 4, "four-slot: {four_settled} of {random_fours}");
+        }
     }
 
     #[test]

@@ -204,6 +204,10 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     let neg_zero = _mm256_set1_epi32(i32::MIN);
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     let n_lanes = _mm256_set1_epi32(n as i32);
+    // A block the run starts or ends inside takes the vector path too when
+    // all eight of its slots lie in the window (its lanes outside the run
+    // are -0: nothing for the digits).
+    let slots = k.slots();
     // A tile's window as one signed compare: a value inside has |bits| in
     // [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo below the window's size
     // as an unsigned number; adding `bias` = 2^31 - lo maps that unsigned
@@ -234,10 +238,11 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         }};
     }
     let regs = k.acc.as_mut_ptr();
-    // Tests block `b` at slot `s` against the tile's window and adds it.
+    // Tests block `b` at slot `s` against the tile's window and adds it;
+    // `$in_window`: s + 8 <= slots (a mixed block then takes the vector path).
     // The caller's SAFETY: s + 8 <= the registers' padded length.
     macro_rules! block {
-        ($b:expr, $s:expr, $bias:expr, $size:expr, $full:expr) => {{
+        ($b:expr, $s:expr, $bias:expr, $size:expr, $in_window:expr) => {{
             let (b, s) = ($b, $s);
             let ok = test!(b, $bias, $size);
             if ok == 0xff {
@@ -245,7 +250,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 let p = regs.add(s);
                 _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
                 _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-            } else if $full {
+            } else if $in_window {
                 mixed_block_avx2(k, s, b, ok);
             } else {
                 let mut lane = [0u32; 8];
@@ -281,7 +286,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let v = unsafe { _mm256_maskload_epi32(base as *const i32, valid) };
             enter!(s);
             // SAFETY: s + 8 <= the registers' padded length (end <= slots, checked by `Accumulator::check`).
-            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size, false) };
+            unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size, s + 8 <= slots) };
         }};
     }
     if n == 0 {
@@ -631,6 +636,17 @@ unsafe fn kulisch_write_fp32_avx2(
                 continue;
             }
         }
+        // Four slots of digits and registers at once from their f64 estimates, when all four settle.
+        if m == 4 && slot + 4 <= slots {
+            // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
+            if let Some(bits) = unsafe { round_fp32_estimate4_avx2(k, slot, take) } {
+                for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
+                    o.copy_from_slice(&b.to_le_bytes());
+                }
+                i += 4;
+                continue;
+            }
+        }
         for j in i..i + m {
             // A slot of digits and register rounds from its f64 estimate when that settles it.
             // SAFETY: AVX2 is present (this function's feature); first + j < slots.
@@ -649,6 +665,107 @@ unsafe fn kulisch_write_fp32_avx2(
         i += m;
     }
     Ok(())
+}
+
+/// Four consecutive slots `[slot, slot + 4)` rounded as
+/// `round_fp32_estimate_avx2` rounds each (the same eleven terms a slot and
+/// the same error bound, summed in another order), a slot a vector lane:
+/// `Some` only when all four are estimable and settle -- then, with `clear`,
+/// all four are cleared too; `None` changes nothing (the caller rounds them
+/// one by one).
+///
+/// # Safety
+/// AVX2 is present, and slot + 4 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
+    use crate::kulisch::{DIGIT_SCALE as W, F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
+    use std::arch::x86_64::*;
+    const NOT_ESTIMABLE: u32 = u32::from_ne_bytes([F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF; 4]);
+    // SAFETY: slot + 4 <= slots = the flags' length; unaligned.
+    let meta = unsafe { (k.meta.as_ptr().add(slot) as *const u32).read_unaligned() };
+    if meta & NOT_ESTIMABLE != 0 {
+        return None;
+    }
+    // i64 -> f64 as in `round_fp32_estimate_avx2` (digits stay below 2^45 between flushes).
+    const MAGIC: u64 = 0x4338_0000_0000_0000;
+    let (magic, magic_d) = (_mm256_set1_epi64x(MAGIC as i64), _mm256_set1_pd(f64::from_bits(MAGIC)));
+    let (w0, w1, w2) = (_mm256_setr_pd(W[0], W[1], W[2], W[3]), _mm256_setr_pd(W[4], W[5], W[6], W[7]), _mm256_setr_pd(W[8], W[9], 0.0, 0.0));
+    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    macro_rules! terms {
+        ($d:expr, $w:expr) => {
+            _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64($d, magic)), magic_d), $w)
+        };
+    }
+    // One slot's ten digit terms as four-lane sums of the terms and of their magnitudes.
+    macro_rules! slot_sums {
+        ($j:expr) => {{
+            // SAFETY: slot + $j < slots: digits (slot + j) * 10 .. + 10 are that slot's own.
+            let p = unsafe { k.digits.as_ptr().add((slot + $j) * DIGITS) };
+            let (d0, d1, d2) = unsafe {
+                (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm256_set_m128i(_mm_setzero_si128(), _mm_loadu_si128(p.add(8) as *const __m128i)))
+            };
+            let (t0, t1, t2) = (terms!(d0, w0), terms!(d1, w1), terms!(d2, w2));
+            (
+                _mm256_add_pd(_mm256_add_pd(t0, t1), t2),
+                _mm256_add_pd(_mm256_add_pd(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs)), _mm256_and_pd(t2, abs)),
+            )
+        }};
+    }
+    const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
+    let (s0, m0) = slot_sums!(0);
+    let (s1, m1) = slot_sums!(1);
+    let (s2, m2) = slot_sums!(2);
+    let (s3, m3) = slot_sums!(3);
+    // Lane j: the sum of slot j's four lanes.
+    macro_rules! across {
+        ($a:expr, $b:expr, $c:expr, $d:expr) => {{
+            let (h01, h23) = (_mm256_hadd_pd($a, $b), _mm256_hadd_pd($c, $d));
+            _mm256_add_pd(_mm256_permute2f128_pd::<0x20>(h01, h23), _mm256_permute2f128_pd::<0x31>(h01, h23))
+        }};
+    }
+    // SAFETY: slot + 4 <= slots <= the registers' length.
+    let regs = unsafe { _mm256_loadu_pd(k.acc.as_ptr().add(slot)) };
+    let sum = _mm256_add_pd(across!(s0, s1, s2, s3), regs);
+    let mag = _mm256_add_pd(across!(m0, m1, m2, m3), _mm256_and_pd(regs, abs));
+    // `settle_estimate`, four lanes at once; a zero magnitude (the sign of
+    // an exact zero) is left to it.
+    let err = _mm256_mul_pd(mag, _mm256_set1_pd(f64::from_bits((1023 - 48) << 52)));
+    let zero = _mm256_movemask_pd(_mm256_cmp_pd(mag, _mm256_setzero_pd(), _CMP_EQ_OQ));
+    let fits = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_add_pd(_mm256_and_pd(sum, abs), err), _mm256_set1_pd(k.fast_limit()), _CMP_LT_OQ));
+    let (lo, hi) = (_mm256_cvtpd_ps(_mm256_sub_pd(sum, err)), _mm256_cvtpd_ps(_mm256_add_pd(sum, err)));
+    let same = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_castps_si128(lo), _mm_castps_si128(hi))));
+    if zero != 0 || fits != 0xf || same != 0xf {
+        return None;
+    }
+    let mut bits = [0u32; 4];
+    // SAFETY: `bits` holds 16 bytes.
+    unsafe { _mm_storeu_si128(bits.as_mut_ptr() as *mut __m128i, _mm_castps_si128(lo)) };
+    if clear {
+        // SAFETY: as for the loads: the four slots' forty digits, registers and flags.
+        unsafe {
+            let p = k.digits.as_mut_ptr().add(slot * DIGITS) as *mut __m256i;
+            // Four slots' digits are 4 * DIGITS i64, DIGITS 32-byte vectors.
+            for j in 0..4 * DIGITS / 4 {
+                _mm256_storeu_si256(p.add(j), _mm256_setzero_si256());
+            }
+            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
+            (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
+        }
+    }
+    Some(bits)
+}
+
+/// `round_fp32_estimate4_avx2` for the tests (`None` without AVX2).
+#[cfg(test)]
+pub(crate) fn round_fp32_estimate4(k: &mut KulischWindow, slot: usize) -> Option<[u32; 4]> {
+    #[cfg(target_arch = "x86_64")]
+    if detected() == Isa::Avx2 {
+        // SAFETY: AVX2 support was detected at run time; the caller's slot + 4 <= slots.
+        return unsafe { round_fp32_estimate4_avx2(k, slot, false) };
+    }
+    None
 }
 
 /// `KulischWindow::round_fp32_estimate` with the runtime's best ISA (the
