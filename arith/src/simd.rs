@@ -678,7 +678,7 @@ unsafe fn kulisch_write_fp32_avx2(
 /// AVX2 is present, and slot + 4 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[inline]
+#[inline(never)] // out of the all-fast loop of `kulisch_write_fp32_avx2`, whose registers it would crowd
 unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
     use crate::kulisch::{DIGIT_SCALE as W, F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
     use std::arch::x86_64::*;
