@@ -251,7 +251,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
                 _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
             } else if $in_window {
-                mixed_block_avx2(k, s, b, ok);
+                mixed_blocks_avx2(k, s, b, ok, Rest::none());
             } else {
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -306,8 +306,24 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             // 2 KiB ahead (a prefetch never faults, past the run's end too).
             _mm_prefetch::<_MM_HINT_T0>(values.as_ptr().wrapping_add(4 * (s - first) + 2048) as *const i8);
             // SAFETY: first <= s and s + 8 <= end: the 32 bytes lie in `values`; s + 8 <= slots.
-            unsafe { block!(_mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i), s, bias, size, true) };
-            s += 8;
+            let b = unsafe { _mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i) };
+            let ok = test!(b, bias, size);
+            if ok == 0xff {
+                let x = _mm256_castsi256_ps(b);
+                // SAFETY: s + 8 <= slots <= the registers' padded length.
+                unsafe {
+                    let p = regs.add(s);
+                    _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+                    _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+                }
+                s += 8;
+            } else {
+                // This block and the mixed ones after it in the tile, in one
+                // call (full-range data: the rest of the tile).
+                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop, bias, size };
+                // SAFETY: s + 8 <= slots, and every full block from s to stop lies in the run and the window.
+                s = unsafe { mixed_blocks_avx2(k, s, b, ok, rest) };
+            }
         }
     }
     if s < end {
@@ -375,6 +391,63 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
     }
 }
 
+/// Where `mixed_blocks_avx2` may go on after its first block: the run's
+/// values (as the address of slot 0's), the end of the tile's full blocks,
+/// and the tile's window test (see `kulisch_fp32_avx2`).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Rest {
+    values: *const u8,
+    stop: usize,
+    bias: std::arch::x86_64::__m256i,
+    size: std::arch::x86_64::__m256i,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Rest {
+    /// The first block alone.
+    #[target_feature(enable = "avx2")]
+    fn none() -> Rest {
+        use std::arch::x86_64::*;
+        Rest { values: std::ptr::null(), stop: 0, bias: _mm256_setzero_si256(), size: _mm256_setzero_si256() }
+    }
+}
+
+/// `mixed_block_avx2` for block `b` at slot `s` (its lanes inside the window
+/// in `inside`), then for each following full block of the tile up to
+/// `rest.stop` until one lies wholly inside the window; returns the slot of
+/// the first block not done. Out of line, so that the all-inside loop keeps
+/// its registers, and one call a run of mixed blocks (full-range data: the
+/// rest of the tile) rather than one a block.
+///
+/// # Safety
+/// AVX2 is present; s + 8 <= slots; every block from s + 8 up to rest.stop
+/// lies in the window and its 32 bytes at `rest.values + 4 * slot` in the run.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, mut inside: i32, rest: Rest) -> usize {
+    use std::arch::x86_64::*;
+    let (zero, magnitude) = (_mm256_setzero_si256(), _mm256_set1_epi32(0x7fff_ffff));
+    loop {
+        // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
+        unsafe { mixed_block_avx2(k, s, b, inside) };
+        s += 8;
+        if s >= rest.stop {
+            return s;
+        }
+        _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
+        // SAFETY: s < rest.stop: the block lies in the run (the contract).
+        b = unsafe { _mm256_loadu_si256(rest.values.wrapping_add(4 * s) as *const __m256i) };
+        // The kernel's window test, zeros counted as inside.
+        let v = _mm256_cmpgt_epi32(rest.size, _mm256_add_epi32(_mm256_and_si256(b, magnitude), rest.bias));
+        inside = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(v, _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero))));
+        if inside == 0xff {
+            return s;
+        }
+    }
+}
+
 /// `mixed_block` for a whole block of eight slots inside the window (s + 8
 /// <= slots), in vectors and without a branch per lane (full-range data makes
 /// each a coin toss): the lanes inside the tile's window (zeros included) are
@@ -388,7 +461,7 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
 /// AVX2 is present, and the block's slots lie in the window: s + 8 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[inline(never)] // kept out of the all-inside loop, whose registers it would crowd
+#[inline]
 unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, inside: i32) {
     use std::arch::x86_64::*;
     let lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
