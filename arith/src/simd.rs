@@ -485,7 +485,9 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
     let shift = _mm256_sub_epi32(_mm256_max_epi32(e, _mm256_set1_epi32(1)), _mm256_set1_epi32(1));
     let idx = _mm256_and_si256(_mm256_srli_epi32::<5>(shift), digit);
     let sh = _mm256_and_si256(shift, _mm256_set1_epi32(31));
+    // The signed significand (|m| < 2^24; 0 on lanes not for the digits).
     let neg = _mm256_srai_epi32::<31>(b);
+    let smant = _mm256_sub_epi32(_mm256_xor_si256(mant, neg), neg);
     let mut at = [0u32; 8];
     // SAFETY: `at` is 32 bytes.
     unsafe { _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, idx) };
@@ -501,18 +503,18 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
         }};
     }
     for half in 0..2 {
-        let (m, c, n) = if half == 0 {
-            (_mm256_castsi256_si128(mant), _mm256_castsi256_si128(sh), _mm256_castsi256_si128(neg))
+        let (m, c) = if half == 0 {
+            (_mm256_castsi256_si128(smant), _mm256_castsi256_si128(sh))
         } else {
-            (_mm256_extracti128_si256::<1>(mant), _mm256_extracti128_si256::<1>(sh), _mm256_extracti128_si256::<1>(neg))
+            (_mm256_extracti128_si256::<1>(smant), _mm256_extracti128_si256::<1>(sh))
         };
-        // mant << sh (< 2^55) in 64-bit lanes, split into 32-bit halves, each negated with the sign.
-        let v = _mm256_sllv_epi64(_mm256_cvtepu32_epi64(m), _mm256_cvtepu32_epi64(c));
-        let sign = _mm256_cvtepi32_epi64(n);
+        // The signed term v = m << sh (|v| < 2^55) in 64-bit lanes, as
+        // hi * 2^32 + lo: lo its low 32 bits (unsigned, below 2^32), hi the
+        // rest, sign-extended (|hi| <= 2^23) -- the high word of each lane
+        // moved down, with the lane's sign bits above it.
+        let v = _mm256_sllv_epi64(_mm256_cvtepi32_epi64(m), _mm256_cvtepu32_epi64(c));
         let lo = _mm256_and_si256(v, _mm256_set1_epi64x(0xffff_ffff));
-        let hi = _mm256_srli_epi64::<32>(v);
-        let lo = _mm256_sub_epi64(_mm256_xor_si256(lo, sign), sign);
-        let hi = _mm256_sub_epi64(_mm256_xor_si256(hi, sign), sign);
+        let hi = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(v), _mm256_srai_epi32::<31>(v));
         // (lo, hi) pairs of lanes 0, 2 | 1, 3 of this half.
         let p02 = _mm256_unpacklo_epi64(lo, hi);
         let p13 = _mm256_unpackhi_epi64(lo, hi);
