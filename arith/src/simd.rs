@@ -251,7 +251,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
                 _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
             } else if $in_window {
-                mixed_blocks_avx2(k, s, b, ok, Rest::none());
+                mixed_blocks_avx2(k, s, b, Rest::none());
             } else {
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -322,7 +322,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 // call (full-range data: the rest of the tile).
                 let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop, bias, size };
                 // SAFETY: s + 8 <= slots, and every full block from s to stop lies in the run and the window.
-                s = unsafe { mixed_blocks_avx2(k, s, b, ok, rest) };
+                s = unsafe { mixed_blocks_avx2(k, s, b, rest) };
             }
         }
     }
@@ -413,8 +413,8 @@ impl Rest {
     }
 }
 
-/// `mixed_block_avx2` for block `b` at slot `s` (its lanes inside the window
-/// in `inside`), then for each following full block of the tile up to
+/// `mixed_block_avx2` for block `b` at slot `s` (a block with lanes outside
+/// its tile's window), then for each following full block of the tile up to
 /// `rest.stop` until one lies wholly inside the window; returns the slot of
 /// the first block not done. Out of line, so that the all-inside loop keeps
 /// its registers, and one call a run of mixed blocks (full-range data: the
@@ -426,12 +426,12 @@ impl Rest {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, mut inside: i32, rest: Rest) -> usize {
+unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest) -> usize {
     use std::arch::x86_64::*;
     let (zero, magnitude) = (_mm256_setzero_si256(), _mm256_set1_epi32(0x7fff_ffff));
     loop {
         // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
-        unsafe { mixed_block_avx2(k, s, b, inside) };
+        unsafe { mixed_block_avx2(k, s, b) };
         s += 8;
         if s >= rest.stop {
             return s;
@@ -441,43 +441,36 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
         b = unsafe { _mm256_loadu_si256(rest.values.wrapping_add(4 * s) as *const __m256i) };
         // The kernel's window test, zeros counted as inside.
         let v = _mm256_cmpgt_epi32(rest.size, _mm256_add_epi32(_mm256_and_si256(b, magnitude), rest.bias));
-        inside = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(v, _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero))));
+        let inside = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(v, _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero))));
         if inside == 0xff {
             return s;
         }
     }
 }
 
-/// `mixed_block` for a whole block of eight slots inside the window (s + 8
-/// <= slots), in vectors and without a branch per lane (full-range data makes
-/// each a coin toss): the lanes inside the tile's window (zeros included) are
-/// added to their registers, the other lanes' -0 there changing nothing; every
-/// finite term outside is decoded in vectors and added to its two digits as
-/// one 16-byte add, and every other lane adds 0 to its slot's lowest two
-/// digits (no change, no branch). Infinities and NaNs, rare, take the
-/// scalar path afterwards.
+/// What `mixed_block` does for a whole block of eight slots inside the window
+/// (s + 8 <= slots), in vectors and without a branch per lane (full-range
+/// data makes each a coin toss), but with every finite non-zero lane sent
+/// to the digits, whether or not it lies inside the tile's window (the
+/// digits hold any finite term exactly, and the registers' line is then not
+/// touched): each such term is decoded in vectors and added to its two
+/// digits as one 16-byte add, and every other lane adds 0 to its slot's
+/// lowest two digits (no change, no branch). A +0 lane only marks its slot
+/// as not -0 (as adding it to the register would); a -0 lane changes
+/// nothing. Infinities and NaNs, rare, take the scalar path afterwards.
 ///
 /// # Safety
 /// AVX2 is present, and the block's slots lie in the window: s + 8 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, inside: i32) {
+unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i) {
     use std::arch::x86_64::*;
-    let lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    let inside_v = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(inside), lanes), lanes);
+    let zero = _mm256_setzero_si256();
     let e = _mm256_and_si256(_mm256_srli_epi32::<23>(b), _mm256_set1_epi32(0xff));
     let special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
-    // Lanes whose term goes to the digits: finite, non-zero (zeros count as inside), outside.
-    let digit = _mm256_andnot_si256(_mm256_or_si256(inside_v, special), _mm256_set1_epi32(-1));
-    // The registers: each lane inside adds its value, every other lane -0.
-    let x = _mm256_castsi256_ps(_mm256_blendv_epi8(_mm256_set1_epi32(i32::MIN), b, inside_v));
-    // SAFETY: s + 8 <= slots <= the registers' length (the caller's contract).
-    unsafe {
-        let regs = k.acc.as_mut_ptr().add(s);
-        _mm256_storeu_pd(regs, _mm256_add_pd(_mm256_loadu_pd(regs), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-        _mm256_storeu_pd(regs.add(4), _mm256_add_pd(_mm256_loadu_pd(regs.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-    }
+    // Lanes whose term goes to the digits: finite and non-zero.
+    let digit = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero), special), _mm256_set1_epi32(-1));
     // Decode: significand (hidden bit when normal), shift = max(e, 1) - 1 units,
     // digit index shift / 32; lanes not for the digits get 0 and index 0.
     let normal = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_set1_epi32(0x80_0000));
@@ -527,9 +520,14 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
             add_pair!(j + 3, _mm256_extracti128_si256::<1>(p13));
         }
     }
-    // Flags: F_NOT_NEGZERO | F_SLOW on the digit lanes, eight bytes at once.
-    let w16 = _mm_packs_epi32(_mm256_castsi256_si128(digit), _mm256_extracti128_si256::<1>(digit));
-    let bytes = _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64 & (u64::from_ne_bytes([F_NOT_NEGZERO | F_SLOW; 8]));
+    // Flags, eight bytes at once: F_NOT_NEGZERO | F_SLOW on the digit lanes,
+    // F_NOT_NEGZERO on the +0 lanes.
+    let f = _mm256_or_si256(
+        _mm256_and_si256(digit, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)),
+        _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
+    );
+    let w16 = _mm_packs_epi32(_mm256_castsi256_si128(f), _mm256_extracti128_si256::<1>(f));
+    let bytes = _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64;
     // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
     unsafe {
         let meta = k.meta.as_mut_ptr().add(s) as *mut u64;
