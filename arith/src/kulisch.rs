@@ -261,7 +261,7 @@ impl KulischWindow {
 
     /// Chooses the window of every unset tile that `[first, first + n)` of a
     /// run of FP32 values reaches, from the largest finite exponent among the
-    /// first `SCAN` values it brings there (a sample: the window only decides
+    /// run's `SCAN` values nearest the tile (a sample: the window only decides
     /// which terms take the fast register, never the result; the headroom
     /// above the sample's largest value keeps later ones of the same data
     /// inside).
@@ -277,13 +277,18 @@ impl KulischWindow {
 
     /// Tile `t`'s window, chosen from this FP32 run (which starts at slot
     /// `first` and reaches the tile) when the tile has none: around the
-    /// largest finite exponent among the run's first `SCAN` values in it.
+    /// largest finite exponent among the run's `SCAN` values nearest the
+    /// tile -- from where the run enters it, or the run's last `SCAN` when
+    /// fewer are left. A run that ends a few slots into a tile would
+    /// otherwise choose its window from those few (from one value, which may
+    /// be far below the rest of the data: every later block of the tile
+    /// then has lanes above the window and leaves the fast path).
     #[inline(always)]
     pub(crate) fn tile_window(&mut self, t: usize, first: usize, values: &[u8], max_exponent: impl Fn(&[u8]) -> u32) -> Window {
         if self.tiles[t] == UNSET {
             let n = values.len() / 4;
-            let at = (t * TILE).max(first) - first;
-            let end = ((t + 1) * TILE - first).min(n).min(at + SCAN);
+            let at = ((t * TILE).max(first) - first).min(n.saturating_sub(SCAN));
+            let end = (at + SCAN).min(n);
             let emax = max_exponent(&values[4 * at..4 * end]);
             if emax > 0 {
                 self.tiles[t] = Window::around(emax);
@@ -706,6 +711,20 @@ mod tests {
         let mut b = v.to_le_bytes().to_vec();
         b.resize(n, if v < 0 { 0xff } else { 0 });
         b
+    }
+
+    /// A run that ends one slot into a tile gives that tile a window chosen
+    /// from the run's last values, not from the one value it brings there
+    /// (far below the rest here: that window would hold none of them).
+    #[test]
+    fn a_tile_a_run_barely_enters_takes_its_window_from_the_runs_last_values() {
+        let mut k = KulischWindow::new(288, 2 * TILE);
+        let run: Vec<u8> = (0..TILE).flat_map(|i| if i == TILE - 1 { 2f32.powi(-20) } else { 1.0f32 }.to_le_bytes()).collect();
+        k.prepare_fp32(1, &run);
+        for t in 0..2 {
+            let w = k.tiles[t];
+            assert!(w.elo as u32 <= 127 && 127 <= w.ehi as u32, "tile {t}: window {w:?} leaves out 1.0 (exponent 127)");
+        }
     }
 
     /// A tile chooses a new window only once every slot a run reached is
