@@ -17,7 +17,10 @@
 //! (registers start at -0, the identity).
 //!
 //! A finite native term outside the window goes to the slot's carry-save
-//! digits: `DIGITS` signed 64-bit digits of 32 bits each. Its 24-bit
+//! digits (the AVX2 kernel sends every finite lane of a block with any lane
+//! outside there, inside ones too: the digits hold any finite term exactly,
+//! and a +0 lane sets the slot's not-negative-zero flag instead):
+//! `DIGITS` signed 64-bit digits of 32 bits each. Its 24-bit
 //! significand, shifted by its exponent, touches two digits; each gets less
 //! than 2^32 in magnitude, so no carry moves and no branch depends on the
 //! value (full-range data would otherwise ripple carries through the
