@@ -222,22 +222,22 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             ((0x8000_0000u32.wrapping_sub(lo)) as i32, ((hi - lo) ^ 0x8000_0000) as i32)
         }
     };
-    let magnitude = _mm256_set1_epi32(0x7fff_ffff);
-    // Which lanes of block `b` lie inside the window, zeros counted as inside
-    // (a macro: closures do not inherit the function's target features).
     macro_rules! test {
-        ($b:expr, $bias:expr, $size:expr) => {{
-            let inside = _mm256_cmpgt_epi32($size, _mm256_add_epi32(_mm256_and_si256($b, magnitude), $bias));
-            let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
-            if ok == 0xff {
-                ok
-            } else {
-                let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32($b, 1), zero);
-                _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)))
-            }
-        }};
+        ($b:expr, $bias:expr, $size:expr) => {
+            inside_lanes_avx2($b, $bias, $size)
+        };
     }
     let regs = k.acc.as_mut_ptr();
+    // Adds block `b`, every lane inside the window, to the registers of slots s..s + 8.
+    // The caller's SAFETY: s + 8 <= the registers' padded length.
+    macro_rules! add_inside {
+        ($b:expr, $s:expr) => {{
+            let x = _mm256_castsi256_ps($b);
+            let p = regs.add($s);
+            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+        }};
+    }
     // Tests block `b` at slot `s` against the tile's window and adds it;
     // `$in_window`: s + 8 <= slots (a mixed block then takes the vector path).
     // The caller's SAFETY: s + 8 <= the registers' padded length.
@@ -246,10 +246,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let (b, s) = ($b, $s);
             let ok = test!(b, $bias, $size);
             if ok == 0xff {
-                let x = _mm256_castsi256_ps(b);
-                let p = regs.add(s);
-                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-                _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+                add_inside!(b, s);
             } else if $in_window {
                 mixed_blocks_avx2(k, s, b, Rest::none());
             } else {
@@ -309,13 +306,8 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let b = unsafe { _mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i) };
             let ok = test!(b, bias, size);
             if ok == 0xff {
-                let x = _mm256_castsi256_ps(b);
                 // SAFETY: s + 8 <= slots <= the registers' padded length.
-                unsafe {
-                    let p = regs.add(s);
-                    _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-                    _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-                }
+                unsafe { add_inside!(b, s) };
                 s += 8;
             } else {
                 // This block and the mixed ones after it in the tile, in one
@@ -391,6 +383,24 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
     }
 }
 
+/// Which lanes of block `b` lie inside a tile's window (bit j for lane j),
+/// zeros counted as inside: the window test of `kulisch_fp32_avx2`, whose
+/// `bias` and `size` it takes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> i32 {
+    use std::arch::x86_64::*;
+    let inside = _mm256_cmpgt_epi32(size, _mm256_add_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7fff_ffff)), bias));
+    let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
+    if ok == 0xff {
+        ok
+    } else {
+        let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), _mm256_setzero_si256());
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)))
+    }
+}
+
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's
 /// values (as the address of slot 0's), the end of the tile's full blocks,
 /// and the tile's window test (see `kulisch_fp32_avx2`).
@@ -428,7 +438,6 @@ impl Rest {
 #[inline(never)]
 unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest) -> usize {
     use std::arch::x86_64::*;
-    let (zero, magnitude) = (_mm256_setzero_si256(), _mm256_set1_epi32(0x7fff_ffff));
     loop {
         // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
         unsafe { mixed_block_avx2(k, s, b) };
@@ -439,10 +448,7 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
         _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
         // SAFETY: s < rest.stop: the block lies in the run (the contract).
         b = unsafe { _mm256_loadu_si256(rest.values.wrapping_add(4 * s) as *const __m256i) };
-        // The kernel's window test, zeros counted as inside.
-        let v = _mm256_cmpgt_epi32(rest.size, _mm256_add_epi32(_mm256_and_si256(b, magnitude), rest.bias));
-        let inside = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(v, _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero))));
-        if inside == 0xff {
+        if inside_lanes_avx2(b, rest.bias, rest.size) == 0xff {
             return s;
         }
     }
@@ -740,6 +746,36 @@ unsafe fn kulisch_write_fp32_avx2(
     Ok(())
 }
 
+/// A slot's ten digits as exact f64 terms (digit i times 2^(32 i - 149)),
+/// summed into four lanes, and the same for their magnitudes: what both
+/// estimate roundings add the register to.
+///
+/// # Safety
+/// AVX2 is present, and slot < slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
+    use crate::kulisch::DIGIT_SCALE as W;
+    use std::arch::x86_64::*;
+    const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
+    // i64 -> f64, exact for |x| < 2^51 (digits stay below 2^45 between flushes).
+    const MAGIC: u64 = 0x4338_0000_0000_0000;
+    let (magic, magic_d) = (_mm256_set1_epi64x(MAGIC as i64), _mm256_set1_pd(f64::from_bits(MAGIC)));
+    let terms = |d: __m256i, w: __m256d| _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, magic)), magic_d), w);
+    // SAFETY: slot < slots: digits slot * 10 .. slot * 10 + 10 are the slot's own; the
+    // last two are read as 128 bits and widened with zeros (whose terms are 0).
+    let (d0, d1, d2) = unsafe {
+        let p = k.digits.as_ptr().add(slot * DIGITS);
+        (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm256_set_m128i(_mm_setzero_si128(), _mm_loadu_si128(p.add(8) as *const __m128i)))
+    };
+    let t0 = terms(d0, _mm256_setr_pd(W[0], W[1], W[2], W[3]));
+    let t1 = terms(d1, _mm256_setr_pd(W[4], W[5], W[6], W[7]));
+    let t2 = terms(d2, _mm256_setr_pd(W[8], W[9], 0.0, 0.0));
+    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    (_mm256_add_pd(_mm256_add_pd(t0, t1), t2), _mm256_add_pd(_mm256_add_pd(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs)), _mm256_and_pd(t2, abs)))
+}
+
 /// Four consecutive slots `[slot, slot + 4)` rounded as
 /// `round_fp32_estimate_avx2` rounds each (the same eleven terms a slot and
 /// the same error bound, summed in another order), a slot a vector lane:
@@ -753,7 +789,7 @@ unsafe fn kulisch_write_fp32_avx2(
 #[target_feature(enable = "avx2")]
 #[inline(never)] // out of the all-fast loop of `kulisch_write_fp32_avx2`, whose registers it would crowd
 unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
-    use crate::kulisch::{DIGIT_SCALE as W, F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
+    use crate::kulisch::{F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
     use std::arch::x86_64::*;
     const NOT_ESTIMABLE: u32 = u32::from_ne_bytes([F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF; 4]);
     // SAFETY: slot + 4 <= slots = the flags' length; unaligned.
@@ -761,36 +797,10 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
     if meta & NOT_ESTIMABLE != 0 {
         return None;
     }
-    // i64 -> f64 as in `round_fp32_estimate_avx2` (digits stay below 2^45 between flushes).
-    const MAGIC: u64 = 0x4338_0000_0000_0000;
-    let (magic, magic_d) = (_mm256_set1_epi64x(MAGIC as i64), _mm256_set1_pd(f64::from_bits(MAGIC)));
-    let (w0, w1, w2) = (_mm256_setr_pd(W[0], W[1], W[2], W[3]), _mm256_setr_pd(W[4], W[5], W[6], W[7]), _mm256_setr_pd(W[8], W[9], 0.0, 0.0));
     let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
-    macro_rules! terms {
-        ($d:expr, $w:expr) => {
-            _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64($d, magic)), magic_d), $w)
-        };
-    }
-    // One slot's ten digit terms as four-lane sums of the terms and of their magnitudes.
-    macro_rules! slot_sums {
-        ($j:expr) => {{
-            // SAFETY: slot + $j < slots: digits (slot + j) * 10 .. + 10 are that slot's own.
-            let p = unsafe { k.digits.as_ptr().add((slot + $j) * DIGITS) };
-            let (d0, d1, d2) = unsafe {
-                (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm256_set_m128i(_mm_setzero_si128(), _mm_loadu_si128(p.add(8) as *const __m128i)))
-            };
-            let (t0, t1, t2) = (terms!(d0, w0), terms!(d1, w1), terms!(d2, w2));
-            (
-                _mm256_add_pd(_mm256_add_pd(t0, t1), t2),
-                _mm256_add_pd(_mm256_add_pd(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs)), _mm256_and_pd(t2, abs)),
-            )
-        }};
-    }
-    const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
-    let (s0, m0) = slot_sums!(0);
-    let (s1, m1) = slot_sums!(1);
-    let (s2, m2) = slot_sums!(2);
-    let (s3, m3) = slot_sums!(3);
+    // SAFETY (all four): slot + j < slots.
+    let ((s0, m0), (s1, m1)) = unsafe { (digit_sums_avx2(k, slot), digit_sums_avx2(k, slot + 1)) };
+    let ((s2, m2), (s3, m3)) = unsafe { (digit_sums_avx2(k, slot + 2), digit_sums_avx2(k, slot + 3)) };
     // Lane j: the sum of slot j's four lanes.
     macro_rules! across {
         ($a:expr, $b:expr, $c:expr, $d:expr) => {{
@@ -863,32 +873,18 @@ pub(crate) fn round_fp32_estimate(k: &mut KulischWindow, slot: usize) -> Option<
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<u32> {
-    use crate::kulisch::DIGIT_SCALE as W;
     use std::arch::x86_64::*;
     if !k.estimable(slot) {
         return None;
     }
-    const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
-    // i64 -> f64, exact for |x| < 2^51 (digits stay below 2^45 between flushes).
-    const MAGIC: u64 = 0x4338_0000_0000_0000;
-    let magic_d = f64::from_bits(MAGIC);
-    // SAFETY: slot < slots: digits slot * 10 .. slot * 10 + 10 are the slot's own.
-    let (d0, d1, d2) = unsafe {
-        let p = k.digits.as_ptr().add(slot * DIGITS);
-        (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm_loadu_si128(p.add(8) as *const __m128i))
-    };
-    let t0 = _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d0, _mm256_set1_epi64x(MAGIC as i64))), _mm256_set1_pd(magic_d)), _mm256_setr_pd(W[0], W[1], W[2], W[3]));
-    let t1 = _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d1, _mm256_set1_epi64x(MAGIC as i64))), _mm256_set1_pd(magic_d)), _mm256_setr_pd(W[4], W[5], W[6], W[7]));
-    let t2 = _mm_mul_pd(_mm_sub_pd(_mm_castsi128_pd(_mm_add_epi64(d2, _mm_set1_epi64x(MAGIC as i64))), _mm_set1_pd(magic_d)), _mm_setr_pd(W[8], W[9]));
+    // SAFETY: slot < slots.
+    let (sum4, mag4) = unsafe { digit_sums_avx2(k, slot) };
     let v = k.acc[slot];
-    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
-    let reduce = |a: __m256d, b: __m256d, c: __m128d, r: f64| {
-        let x = _mm256_add_pd(a, b);
-        let y = _mm_add_pd(_mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x)), c);
-        _mm_cvtsd_f64(_mm_add_sd(_mm_add_sd(y, _mm_unpackhi_pd(y, y)), _mm_set_sd(r)))
+    let across = |x: __m256d| {
+        let y = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x));
+        _mm_add_sd(y, _mm_unpackhi_pd(y, y))
     };
-    let sum = reduce(t0, t1, t2, v);
-    let mag = reduce(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs), _mm_and_pd(t2, _mm256_castpd256_pd128(abs)), v.abs());
+    let (sum, mag) = (_mm_cvtsd_f64(_mm_add_sd(across(sum4), _mm_set_sd(v))), _mm_cvtsd_f64(_mm_add_sd(across(mag4), _mm_set_sd(v.abs()))));
     let bits = k.settle_estimate(slot, sum, mag)?;
     if clear {
         // SAFETY: as for the loads.
