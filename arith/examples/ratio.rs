@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
-//! `-- --only gradient`, `fullrange`, `cache` or `dram`: one data class or scale (for profiling)
+//! `-- --only gradient`, `fullrange`, `cache`, `dram` or `n=8`, or several
+//! joined by commas (`fullrange,n=64`): the cases matching all of them (for profiling)
 
 use prism_arith::bench_support::*;
 use prism_arith::{simd, Policy};
@@ -42,7 +43,13 @@ fn main() {
         cases.push(("dram", Data::Gradient, 2, 16 << 20));
         cases.push(("dram", Data::Gradient, 8, 16 << 20));
     }
-    cases.retain(|c| only.as_deref().map_or(true, |o| format!("{:?}", c.1).to_ascii_lowercase() == o || c.0 == o));
+    // `--only` words, all of which a case must match: a data class, a scale, or `n=N`.
+    let words: Vec<String> = only.iter().flat_map(|o| o.split(',').map(str::to_owned).collect::<Vec<_>>()).collect();
+    cases.retain(|c| words.iter().all(|o| format!("{:?}", c.1).to_ascii_lowercase() == *o || c.0 == o || *o == format!("n={}", c.2)));
+    if cases.is_empty() {
+        eprintln!("error: no case matches --only {}", only.as_deref().unwrap_or(""));
+        std::process::exit(2);
+    }
     for (scale, data, n, len) in cases {
         let c = contributions(data, n, len, 42 + n as u64);
         let bytes = as_bytes(&c);

@@ -53,6 +53,13 @@ pub(crate) const F_NEG_INF: u8 = 1 << 3;
 pub(crate) const F_SLOW: u8 = 1 << 4;
 /// The slot's limbs hold part of its value (a wide Kulisch partial, or a flush).
 pub(crate) const F_LIMBS: u8 = 1 << 5;
+/// The slot's pair registers hold part of its value: `hi` one term, or with
+/// F_PAIR2 `hi + lo` the exact sum of two (filled by the AVX2 kernel, see
+/// `simd::mixed_block_avx2`; the estimates add them as two more terms, and
+/// the exact paths first move them into the digits with `settle_pair`).
+pub(crate) const F_PAIR: u8 = 1 << 6;
+/// The pair registers hold two terms: the next goes to the digits.
+pub(crate) const F_PAIR2: u8 = 1 << 7;
 /// Carry-save digits a slot: bit positions 0..320 in units of 2^-149. A
 /// native term reaches bit 277 at most, but its shift alone can reach 269
 /// (a BF16 term has 8 significant bits): digits shift / 32 and the next.
@@ -142,6 +149,10 @@ pub struct KulischWindow {
     width: u16,
     limbs_per: usize,
     pub(crate) acc: crate::simd::Registers,
+    /// Out-of-window terms the kernel could sum exactly in two `f64` (F_PAIR):
+    /// the rounded sum and its error, -0 when empty.
+    pub(crate) pair_hi: crate::simd::Registers,
+    pub(crate) pair_lo: crate::simd::Registers,
     /// F_* flags of the limbs path and of specials.
     pub(crate) meta: Vec<u8>,
     pub(crate) tiles: Vec<Window>,
@@ -195,6 +206,8 @@ impl KulischWindow {
             width,
             limbs_per,
             acc: crate::simd::Registers::new(slots),
+            pair_hi: crate::simd::Registers::new(slots),
+            pair_lo: crate::simd::Registers::new(slots),
             meta: vec![0; slots],
             tiles: vec![UNSET; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],
@@ -216,7 +229,7 @@ impl KulischWindow {
     pub fn clear(&mut self, first: usize, n: usize) {
         let l = self.limbs_per;
         // Most ranges never touched their limbs: one OR over the flags (vectorised) says so.
-        if self.meta[first..first + n].iter().fold(0, |a, m| a | m) & F_SLOW != 0 {
+        if self.meta[first..first + n].iter().fold(0, |a, m| a | m) & (F_SLOW | F_PAIR) != 0 {
             for slot in first..first + n {
                 let m = self.meta[slot];
                 if m & F_LIMBS != 0 {
@@ -224,6 +237,9 @@ impl KulischWindow {
                 }
                 if m & F_SLOW != 0 {
                     self.digits[slot * DIGITS..(slot + 1) * DIGITS].fill(0);
+                }
+                if m & F_PAIR != 0 {
+                    (self.pair_hi[slot], self.pair_lo[slot]) = (-0.0, -0.0);
                 }
             }
         }
@@ -242,8 +258,49 @@ impl KulischWindow {
         if m & F_SLOW != 0 {
             self.digits[slot * DIGITS..(slot + 1) * DIGITS].fill(0);
         }
+        if m & F_PAIR != 0 {
+            (self.pair_hi[slot], self.pair_lo[slot]) = (-0.0, -0.0);
+        }
         self.acc[slot] = -0.0;
         self.meta[slot] = 0;
+    }
+
+    /// Moves the slot's pair registers into its digits, exactly (no change
+    /// of value): every reader of a slot but the pair rounding wants the
+    /// value as register, digits and limbs.
+    pub(crate) fn settle_pair(&mut self, slot: usize) {
+        if self.meta[slot] & F_PAIR == 0 {
+            return;
+        }
+        self.meta[slot] = (self.meta[slot] & !(F_PAIR | F_PAIR2)) | F_SLOW;
+        let hi = std::mem::replace(&mut self.pair_hi[slot], -0.0);
+        let lo = std::mem::replace(&mut self.pair_lo[slot], -0.0);
+        for v in [hi, lo] {
+            if v != 0.0 {
+                self.add_wide_digits(slot, v);
+            }
+        }
+    }
+
+    /// Adds an `f64` that is a multiple of 2^-149 (a pair register) to the
+    /// slot's digits: its 53-bit significand, shifted, spans three digits,
+    /// each part below 2^32 (the limbs when it lies too high for them,
+    /// which sums of FP32 terms never do).
+    fn add_wide_digits(&mut self, slot: usize, v: f64) {
+        let (mant, shift) = register_units(v);
+        let k = shift as usize / 32;
+        let sign = -((v < 0.0) as i64);
+        if k + 3 > DIGITS {
+            self.meta[slot] |= F_LIMBS;
+            let l = self.limbs_per;
+            bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], (mant as i64 ^ sign) - sign, shift);
+            return;
+        }
+        let wide = (mant as u128) << (shift % 32);
+        for (j, dj) in self.digits[slot * DIGITS + k..][..3].iter_mut().enumerate() {
+            let part = ((wide >> (32 * j)) & 0xffff_ffff) as i64;
+            *dj += (part ^ sign) - sign;
+        }
     }
 
     /// Tells the tiles that `[first, first + n)` is cleared: a tile with no
@@ -306,7 +363,7 @@ impl KulischWindow {
     #[inline(always)]
     pub(crate) fn round_fp32_fast(&self, slot: usize) -> Option<u32> {
         let meta = self.meta[slot];
-        if meta & (F_SLOW | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
+        if meta & (F_SLOW | F_PAIR | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
             return None;
         }
         let v = self.acc[slot];
@@ -318,8 +375,8 @@ impl KulischWindow {
     }
 
     /// FP32 rounding (bits only) of a slot whose value is its register plus
-    /// its digits, from an `f64` estimate when that settles it: the digits
-    /// and the register are exact `f64` terms; their sum is off by at most
+    /// its digits and pair registers, from an `f64` estimate when that
+    /// settles it: the digits and the registers are exact `f64` terms; their sum is off by at most
     /// `ERR` of the sum of magnitudes, and when both ends of that interval
     /// round to the same FP32 value, so does the exact sum (rounding is
     /// monotonic). Full-range data almost always settles here; cancellation,
@@ -331,14 +388,17 @@ impl KulischWindow {
             return None;
         }
         let d = &self.digits[slot * DIGITS..(slot + 1) * DIGITS];
-        let v = self.acc[slot];
-        let mut t = [0f64; 12];
+        let mut t = [0f64; 16];
         for ((ti, &di), &sc) in t.iter_mut().zip(d).zip(&DIGIT_SCALE) {
             *ti = di as f64 * sc;
         }
-        t[DIGITS] = v;
-        // Summed as a tree (four adds deep, not eleven): the same error bound.
-        let tree = |t: [f64; 12]| ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])) + ((t[8] + t[9]) + (t[10] + t[11]));
+        // The register and the pair registers (-0 when unused).
+        (t[DIGITS], t[DIGITS + 1], t[DIGITS + 2]) = (self.acc[slot], self.pair_hi[slot], self.pair_lo[slot]);
+        // Summed as a tree (four adds deep, not thirteen): the same error bound.
+        let tree = |t: [f64; 16]| {
+            let q = |i: usize| (t[i] + t[i + 1]) + (t[i + 2] + t[i + 3]);
+            (q(0) + q(4)) + (q(8) + q(12))
+        };
         self.settle_estimate(slot, tree(t), tree(t.map(f64::abs)))
     }
 
@@ -349,9 +409,9 @@ impl KulischWindow {
         self.meta[slot] & (F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF) == 0
     }
 
-    /// The decision shared by `round_fp32_estimate` and its SIMD twin, given
-    /// the f64 sum of the slot's eleven terms (in any order) and the sum of
-    /// their magnitudes.
+    /// The decision shared by `round_fp32_estimate` and its SIMD twins, given
+    /// the f64 sum of the slot's thirteen terms (ten digits, the register,
+    /// the pair registers; in any order) and the sum of their magnitudes.
     #[inline(always)]
     pub(crate) fn settle_estimate(&self, slot: usize, sum: f64, mag: f64) -> Option<u32> {
         if mag == 0.0 {
@@ -359,7 +419,7 @@ impl KulischWindow {
             let negzero = self.acc[slot].to_bits() == (-0.0f64).to_bits() && self.meta[slot] & F_NOT_NEGZERO == 0;
             return Some(if negzero { 0x8000_0000 } else { 0 });
         }
-        // A sum of 11 terms in any order errs by less than 10 * 2^-53 of the
+        // A sum of 13 terms in any order errs by less than 12 * 2^-53 of the
         // magnitudes (rounded sums of magnitudes included); 2^-48 bounds it,
         // and covers the rounding of the interval's ends below.
         let err = mag * f64::from_bits((1023 - 48) << 52);
@@ -377,7 +437,7 @@ impl KulischWindow {
     /// for any other slot, or a value the width might not hold.
     pub(crate) fn round_fp32_digits(&self, slot: usize) -> Option<Rounded> {
         let meta = self.meta[slot];
-        if meta & (F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
+        if meta & (F_LIMBS | F_PAIR | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
             return None;
         }
         const N: usize = DIGITS + 1;
@@ -477,6 +537,7 @@ impl KulischWindow {
     /// Moves the register's value and the digits into the limbs (exactly),
     /// and the register's zero sign into the flags.
     fn flush(&mut self, slot: usize) {
+        self.settle_pair(slot);
         if self.meta[slot] & F_SLOW != 0 {
             self.meta[slot] |= F_LIMBS;
             let l = self.limbs_per;

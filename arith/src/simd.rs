@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_SLOW, TILE, UNSET};
+use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE, UNSET};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -457,13 +457,21 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
 /// What `mixed_block` does for a whole block of eight slots inside the window
 /// (s + 8 <= slots), in vectors and without a branch per lane (full-range
 /// data makes each a coin toss), but with every finite non-zero lane sent
-/// to the digits, whether or not it lies inside the tile's window (the
-/// digits hold any finite term exactly, and the registers' line is then not
-/// touched): each such term is decoded in vectors and added to its two
-/// digits as one 16-byte add, and every other lane adds 0 to its slot's
-/// lowest two digits (no change, no branch). A +0 lane only marks its slot
-/// as not -0 (as adding it to the register would); a -0 lane changes
-/// nothing. Infinities and NaNs, rare, take the scalar path afterwards.
+/// out of the register (whether or not it lies inside the tile's window; the
+/// registers' line is then not touched):
+/// - to the slot's pair registers while they hold fewer than two terms and
+///   the slot has not spilled to its digits: the first term is `hi`; the
+///   second makes `(hi, lo)` the rounded f64 sum and its exact error (an
+///   error-free sum, TwoSum: the error of one f64 sum of two FP32 values is
+///   itself an f64), so two contributors of full-range data never reach the
+///   digits, and each term costs a few vector operations;
+/// - else to the carry-save digits: decoded in vectors and added to its two
+///   digits as one 16-byte add; every other lane adds 0 to its slot's lowest
+///   two digits (no change, no branch).
+///
+/// A +0 lane only marks its slot as not -0 (as adding it to the register
+/// would); a -0 lane changes nothing. Infinities and NaNs, rare, take the
+/// scalar path afterwards.
 ///
 /// # Safety
 /// AVX2 is present, and the block's slots lie in the window: s + 8 <= slots.
@@ -475,8 +483,141 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
     let zero = _mm256_setzero_si256();
     let e = _mm256_and_si256(_mm256_srli_epi32::<23>(b), _mm256_set1_epi32(0xff));
     let special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
-    // Lanes whose term goes to the digits: finite and non-zero.
-    let digit = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero), special), _mm256_set1_epi32(-1));
+    // Lanes whose term leaves the register: finite and non-zero.
+    let finite = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), zero), special), _mm256_set1_epi32(-1));
+    // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
+    let meta = unsafe { k.meta.as_mut_ptr().add(s) as *mut u64 };
+    let flags = unsafe { meta.read_unaligned() };
+    let ones = |f: u8| u64::from_ne_bytes([f; 8]);
+    const _: () = assert!(F_PAIR2 >> 3 == F_SLOW, "one shift brings F_PAIR2 onto F_SLOW");
+    if (flags | flags >> 3) & ones(F_SLOW) == ones(F_SLOW) {
+        // Every slot spilled or its pair full (more than two contributors):
+        // every finite lane to the digits, without looking at the pairs.
+        if _mm256_movemask_ps(_mm256_castsi256_ps(finite)) != 0 {
+            // SAFETY: the caller's contract.
+            unsafe { digits_avx2(k, s, b, e, finite) };
+        }
+        let f = _mm256_or_si256(
+            _mm256_and_si256(finite, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)),
+            _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
+        );
+        let added = lane_bytes(f);
+        // SAFETY: as for the read above.
+        unsafe { meta.write_unaligned(flags | added) };
+    } else {
+        mixed_pair_block_avx2(k, s, b, e, finite, flags);
+    }
+    let sp = _mm256_movemask_ps(_mm256_castsi256_ps(special));
+    if sp != 0 {
+        let mut lane = [0u32; 8];
+        // SAFETY: `lane` is 32 bytes.
+        unsafe { _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b) };
+        for (j, &bits) in lane.iter().enumerate() {
+            if sp >> j & 1 == 1 {
+                k.add_outside(s + j, FP32.decode(bits));
+            }
+        }
+    }
+}
+
+/// The eight 32-bit lanes as eight bytes, lane j in byte j: masks (-1 or 0)
+/// as 0xff or 0, values below 128 as they are.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lane_bytes(m: std::arch::x86_64::__m256i) -> u64 {
+    use std::arch::x86_64::*;
+    let w16 = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64
+}
+
+/// The rest of `mixed_block_avx2` when some slot's pair may take its term
+/// (`flags`: the eight slots' flags before this block; `finite`: the finite
+/// non-zero lanes).
+///
+/// # Safety
+/// AVX2 is present, and s + 8 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn mixed_pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_si256();
+    let bytes_of = |m: __m256i| lane_bytes(m);
+    let ones = |f: u8| u64::from_ne_bytes([f; 8]);
+    // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
+    let meta = unsafe { k.meta.as_mut_ptr().add(s) as *mut u64 };
+    // The pair takes the term when the slot has not spilled to its digits
+    // and its pair holds fewer than two terms.
+    let open = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(flags as i64)), _mm256_set1_epi32((F_SLOW | F_PAIR2) as i32)), zero);
+    let take = _mm256_and_si256(open, finite);
+    if _mm256_movemask_ps(_mm256_castsi256_ps(take)) != 0 {
+        // SAFETY: s + 8 <= slots <= the pair registers' padded length.
+        let (hp, lp) = unsafe { (k.pair_hi.as_mut_ptr().add(s), k.pair_lo.as_mut_ptr().add(s)) };
+        for half in 0..2 {
+            let (x, took) = if half == 0 {
+                (_mm256_castps256_ps128(_mm256_castsi256_ps(b)), _mm256_castsi256_si128(take))
+            } else {
+                (_mm256_extractf128_ps::<1>(_mm256_castsi256_ps(b)), _mm256_extracti128_si256::<1>(take))
+            };
+            // Lanes not taken add +0: their `hi` keeps its value and their error is 0.
+            let t = _mm256_and_pd(_mm256_cvtps_pd(x), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(took)));
+            // SAFETY (both blocks): the four registers of this half lie in the padded lines (above).
+            if flags == 0 {
+                // No pair in use among the eight: `hi` is the term.
+                unsafe { _mm256_storeu_pd(hp.add(4 * half), t) };
+            } else {
+                // (hi, lo) = (hi + t rounded, its exact error): `lo` was empty
+                // where the term is taken, and gains 0 elsewhere.
+                let (h, l) = unsafe { (_mm256_loadu_pd(hp.add(4 * half)), _mm256_loadu_pd(lp.add(4 * half))) };
+                let (h2, err) = two_sum_avx2(h, t);
+                unsafe {
+                    _mm256_storeu_pd(hp.add(4 * half), h2);
+                    _mm256_storeu_pd(lp.add(4 * half), _mm256_add_pd(l, err));
+                }
+            }
+        }
+    }
+    let digit = _mm256_andnot_si256(take, finite);
+    if _mm256_movemask_ps(_mm256_castsi256_ps(digit)) != 0 {
+        // SAFETY: the caller's contract.
+        unsafe { digits_avx2(k, s, b, e, digit) };
+    }
+    // Flags: F_NOT_NEGZERO and F_SLOW on the digit lanes; F_NOT_NEGZERO and
+    // F_PAIR on the pair's, with F_PAIR2 where the pair already held a term
+    // (F_PAIR moved up one bit); F_NOT_NEGZERO on the +0 lanes.
+    let took = bytes_of(take);
+    let added = (bytes_of(digit) & ones(F_NOT_NEGZERO | F_SLOW))
+        | (took & (ones(F_NOT_NEGZERO | F_PAIR) | (flags & ones(F_PAIR)) << 1))
+        | (bytes_of(_mm256_cmpeq_epi32(b, zero)) & ones(F_NOT_NEGZERO));
+    const _: () = assert!(F_PAIR2 == F_PAIR << 1);
+    // SAFETY: as for the read above.
+    unsafe { meta.write_unaligned(flags | added) };
+}
+
+/// `a + b` as the rounded sum and its exact error (Knuth's TwoSum: six
+/// operations, no condition on the magnitudes), four lanes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn two_sum_avx2(a: std::arch::x86_64::__m256d, b: std::arch::x86_64::__m256d) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
+    use std::arch::x86_64::*;
+    let s = _mm256_add_pd(a, b);
+    let bb = _mm256_sub_pd(s, a);
+    let err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(s, bb)), _mm256_sub_pd(b, bb));
+    (s, err)
+}
+
+/// The digit half of `mixed_block_avx2`: the finite lanes of block `b` set
+/// in `digit` (exponent fields `e`) added to their slots' carry-save digits.
+///
+/// # Safety
+/// AVX2 is present, and s + 8 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, digit: std::arch::x86_64::__m256i) {
+    use std::arch::x86_64::*;
     // Decode: significand (hidden bit when normal), shift = max(e, 1) - 1 units,
     // digit index shift / 32; lanes not for the digits get 0 and index 0.
     let normal = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_set1_epi32(0x80_0000));
@@ -524,30 +665,6 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
             add_pair!(j + 1, _mm256_castsi256_si128(p13));
             add_pair!(j + 2, _mm256_extracti128_si256::<1>(p02));
             add_pair!(j + 3, _mm256_extracti128_si256::<1>(p13));
-        }
-    }
-    // Flags, eight bytes at once: F_NOT_NEGZERO | F_SLOW on the digit lanes,
-    // F_NOT_NEGZERO on the +0 lanes.
-    let f = _mm256_or_si256(
-        _mm256_and_si256(digit, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)),
-        _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
-    );
-    let w16 = _mm_packs_epi32(_mm256_castsi256_si128(f), _mm256_extracti128_si256::<1>(f));
-    let bytes = _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64;
-    // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
-    unsafe {
-        let meta = k.meta.as_mut_ptr().add(s) as *mut u64;
-        meta.write_unaligned(meta.read_unaligned() | bytes);
-    }
-    let sp = _mm256_movemask_ps(_mm256_castsi256_ps(special));
-    if sp != 0 {
-        let mut lane = [0u32; 8];
-        // SAFETY: `lane` is 32 bytes.
-        unsafe { _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b) };
-        for (j, &bits) in lane.iter().enumerate() {
-            if sp >> j & 1 == 1 {
-                k.add_outside(s + j, FP32.decode(bits));
-            }
         }
     }
 }
@@ -715,6 +832,24 @@ unsafe fn kulisch_write_fp32_avx2(
                 continue;
             }
         }
+        if slot + 4 <= slots {
+            // SAFETY: slot + 4 <= slots = the flags' length.
+            let meta = unsafe { (k.meta.as_ptr().add(slot) as *const u32).read_unaligned() };
+            const OTHER: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F_PAIR2); 4]);
+            if meta & u32::from_ne_bytes([F_PAIR; 4]) != 0 && meta & OTHER == 0 {
+                // Four slots of pair registers at once.
+                if m == 4 {
+                    // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
+                    if let Some(bits) = unsafe { round_pair4_avx2(k, slot, take) } {
+                        for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
+                            o.copy_from_slice(&b.to_le_bytes());
+                        }
+                        i += 4;
+                        continue;
+                    }
+                }
+            }
+        }
         // Four slots of digits and registers at once from their f64 estimates, when all four settle.
         if m == 4 && slot + 4 <= slots {
             // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
@@ -744,6 +879,80 @@ unsafe fn kulisch_write_fp32_avx2(
         i += m;
     }
     Ok(())
+}
+
+/// Four consecutive slots `[slot, slot + 4)` whose value is their register
+/// plus their pair registers (no flags but F_NOT_NEGZERO and the pair's; a
+/// slot without F_PAIR has empty pair registers), rounded to FP32 exactly: the three `f64` are summed by error-free sums
+/// into one rounded sum `s` and its exact error `e` (when an intermediate
+/// error cannot be added exactly the slot gives way), `s` is moved to its
+/// odd neighbour toward `e` when `e` is not zero and `s` is even (rounding
+/// to odd at 53 bits), and the f64-to-f32 conversion then rounds to nearest
+/// even as the exact sum would (53 >= 24 + 2: rounding to odd first never
+/// changes a nearest-even result; subnormals and overflow included). An
+/// exact zero is +0 when F_NOT_NEGZERO is set, else the register's zero
+/// (the pair registers are empty then). `Some` only when all
+/// four qualify -- then, with `clear`, all four are cleared; `None` changes
+/// nothing.
+///
+/// # Safety
+/// AVX2 is present, and slot + 4 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
+    use std::arch::x86_64::*;
+    const OTHER: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F_PAIR2); 4]);
+    // SAFETY: slot + 4 <= slots = the flags' length <= the registers' padded lengths.
+    let (meta, r, h, l) = unsafe {
+        (
+            (k.meta.as_ptr().add(slot) as *const u32).read_unaligned(),
+            _mm256_loadu_pd(k.acc.as_ptr().add(slot)),
+            _mm256_loadu_pd(k.pair_hi.as_ptr().add(slot)),
+            _mm256_loadu_pd(k.pair_lo.as_ptr().add(slot)),
+        )
+    };
+    if meta & OTHER != 0 {
+        return None;
+    }
+    let z = _mm256_setzero_pd();
+    // r + h + l = s2 + e1 + e2 exactly; = s3 + e3 when e1 + e2 is exact.
+    let (s1, e1) = two_sum_avx2(h, l);
+    let (s2, e2) = two_sum_avx2(r, s1);
+    let (u, f) = two_sum_avx2(e1, e2);
+    let (s3, e3) = two_sum_avx2(s2, u);
+    let inexact = _mm256_movemask_pd(_mm256_cmp_pd(f, z, _CMP_NEQ_UQ));
+    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    // A magnitude the width might not hold takes the exact path (it reports INEXACT).
+    let fits = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(s3, abs), _mm256_set1_pd(k.fast_limit()), _CMP_LT_OQ));
+    if inexact != 0 || fits != 0xf {
+        return None;
+    }
+    let sb = _mm256_castpd_si256(s3);
+    let even = _mm256_cmpeq_epi64(_mm256_and_si256(sb, _mm256_set1_epi64x(1)), _mm256_setzero_si256());
+    let move_ = _mm256_and_si256(even, _mm256_castpd_si256(_mm256_cmp_pd(e3, z, _CMP_NEQ_UQ)));
+    // +1 unit of the bit pattern away from zero when e has s's sign, -1 toward it when not.
+    let toward = _mm256_or_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(), _mm256_xor_si256(sb, _mm256_castpd_si256(e3))), _mm256_set1_epi64x(1));
+    let odd = _mm256_castsi256_pd(_mm256_add_epi64(sb, _mm256_and_si256(move_, toward)));
+    // An exact zero (s3 == 0, so e3 == 0): +0, or the register's zero when
+    // no finite term came (the sums of zeros above may have lost its sign).
+    let nn = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((meta & u32::from_ne_bytes([F_NOT_NEGZERO; 4])) as i32));
+    let zero_value = _mm256_blendv_pd(r, z, _mm256_castsi256_pd(_mm256_cmpgt_epi64(nn, _mm256_setzero_si256())));
+    let rounded = _mm256_cvtpd_ps(_mm256_blendv_pd(odd, zero_value, _mm256_cmp_pd(s3, z, _CMP_EQ_OQ)));
+    let mut bits = [0u32; 4];
+    // SAFETY: `bits` holds 16 bytes.
+    unsafe { _mm_storeu_si128(bits.as_mut_ptr() as *mut __m128i, _mm_castps_si128(rounded)) };
+    if clear {
+        let neg_zero = _mm256_set1_pd(-0.0);
+        // SAFETY: as for the loads.
+        unsafe {
+            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
+            _mm256_storeu_pd(k.pair_hi.as_mut_ptr().add(slot), neg_zero);
+            _mm256_storeu_pd(k.pair_lo.as_mut_ptr().add(slot), neg_zero);
+            (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
+        }
+    }
+    Some(bits)
 }
 
 /// A slot's ten digits as exact f64 terms (digit i times 2^(32 i - 149)),
@@ -808,10 +1017,10 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
             _mm256_add_pd(_mm256_permute2f128_pd::<0x20>(h01, h23), _mm256_permute2f128_pd::<0x31>(h01, h23))
         }};
     }
-    // SAFETY: slot + 4 <= slots <= the registers' length.
-    let regs = unsafe { _mm256_loadu_pd(k.acc.as_ptr().add(slot)) };
-    let sum = _mm256_add_pd(across!(s0, s1, s2, s3), regs);
-    let mag = _mm256_add_pd(across!(m0, m1, m2, m3), _mm256_and_pd(regs, abs));
+    // SAFETY: slot + 4 <= slots <= the registers' lengths.
+    let (regs, hi, lo) = unsafe { (_mm256_loadu_pd(k.acc.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_hi.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_lo.as_ptr().add(slot))) };
+    let sum = _mm256_add_pd(across!(s0, s1, s2, s3), _mm256_add_pd(regs, _mm256_add_pd(hi, lo)));
+    let mag = _mm256_add_pd(across!(m0, m1, m2, m3), _mm256_add_pd(_mm256_and_pd(regs, abs), _mm256_add_pd(_mm256_and_pd(hi, abs), _mm256_and_pd(lo, abs))));
     // `settle_estimate`, four lanes at once; a zero magnitude (the sign of
     // an exact zero) is left to it.
     let err = _mm256_mul_pd(mag, _mm256_set1_pd(f64::from_bits((1023 - 48) << 52)));
@@ -834,6 +1043,8 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
                 _mm256_storeu_si256(p.add(j), _mm256_setzero_si256());
             }
             _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
+            _mm256_storeu_pd(k.pair_hi.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
+            _mm256_storeu_pd(k.pair_lo.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
             (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
         }
     }
@@ -879,12 +1090,13 @@ unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bo
     }
     // SAFETY: slot < slots.
     let (sum4, mag4) = unsafe { digit_sums_avx2(k, slot) };
-    let v = k.acc[slot];
+    // The register and the pair registers (-0 when unused).
+    let (v, hi, lo) = (k.acc[slot], k.pair_hi[slot], k.pair_lo[slot]);
     let across = |x: __m256d| {
         let y = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x));
         _mm_add_sd(y, _mm_unpackhi_pd(y, y))
     };
-    let (sum, mag) = (_mm_cvtsd_f64(_mm_add_sd(across(sum4), _mm_set_sd(v))), _mm_cvtsd_f64(_mm_add_sd(across(mag4), _mm_set_sd(v.abs()))));
+    let (sum, mag) = (_mm_cvtsd_f64(_mm_add_sd(across(sum4), _mm_set_sd(v + (hi + lo)))), _mm_cvtsd_f64(_mm_add_sd(across(mag4), _mm_set_sd(v.abs() + (hi.abs() + lo.abs())))));
     let bits = k.settle_estimate(slot, sum, mag)?;
     if clear {
         // SAFETY: as for the loads.
@@ -894,7 +1106,7 @@ unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bo
             _mm256_storeu_si256(p.add(4) as *mut __m256i, _mm256_setzero_si256());
             _mm_storeu_si128(p.add(8) as *mut __m128i, _mm_setzero_si128());
         }
-        k.acc[slot] = -0.0;
+        (k.acc[slot], k.pair_hi[slot], k.pair_lo[slot]) = (-0.0, -0.0, -0.0);
         k.meta[slot] = 0;
     }
     Some(bits)

@@ -595,3 +595,105 @@ fn runs_at_any_offset_touch_only_their_slots() {
         }
     }
 }
+
+/// Two contributors whose sums sit where rounding from a pair of `f64`
+/// (the kernel's rounded sum and its exact error) can go wrong: exact FP32
+/// ties and one unit either side of them, at normal, subnormal and
+/// overflowing magnitudes, cancellation to zero, and far-apart terms. Every
+/// eighth lane holds values far from the rest, so that no block lies inside
+/// one tile's window and every case takes the kernel's pair path. Checked
+/// against the oracle through `take_fp32_run` (the four-slot pair rounding),
+/// `write_fp32_run` and `round_fp32` (which move the pair into the digits);
+/// then with a third contributor (the pair full: the digits and the
+/// estimate), and a register and a pair in one slot (a tie in the f64 sum
+/// that only rounding to odd at 53 bits breaks the right way).
+#[test]
+fn pair_sums_round_exactly_at_ties_and_edges() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(77);
+    let ulp = |x: f32| f32::from_bits(x.to_bits() + 1) - x;
+    let mut cases: Vec<(f32, f32)> = vec![
+        (1.0, 2f32.powi(-24)),
+        (1.0 + 2f32.powi(-23), 2f32.powi(-24)),
+        (1.0, 2f32.powi(-24) * (1.0 + 2f32.powi(-23))),
+        (1.0, 2f32.powi(-24) * (1.0 - 2f32.powi(-24))),
+        (-1.0, -(2f32.powi(-24))),
+        (2f32.powi(100), 2f32.powi(-100)),
+        (2f32.powi(100), -(2f32.powi(-100))),
+        (f32::MAX, f32::MAX),
+        (f32::MAX, 2f32.powi(103)),
+        (f32::MAX, 2f32.powi(103) * (1.0 - 2f32.powi(-24))),
+        (-f32::MAX, -(2f32.powi(103))),
+        (f32::MIN_POSITIVE, -f32::from_bits(1)),
+        (f32::from_bits(3), -f32::from_bits(1)),
+        (f32::from_bits(0x007f_ffff), f32::from_bits(1)),
+        (3.5, -3.5),
+        (f32::from_bits(1), -f32::from_bits(1)),
+        // Zeros beside pairs in one group of four: -0 only from -0 alone.
+        (-0.0, -0.0),
+        (0.0, -0.0),
+        (-0.0, 1.5),
+    ];
+    // Random ties: a + half an ulp of a (times an odd factor's sign), and a unit off.
+    while cases.len() < 7 * 40 {
+        let a = f32::from_bits(rng.gen_range(0x0080_0000..0x7f00_0000u32)) * if rng.gen() { 1.0 } else { -1.0 };
+        let half = ulp(a.abs()) / 2.0;
+        let b = match rng.gen_range(0..4) {
+            0 => half,
+            1 => -half,
+            2 => half * (1.0 + 2f32.powi(-23)),
+            _ => half * (1.0 - 2f32.powi(-24)),
+        };
+        cases.push((a, b));
+    }
+    let slots = cases.len() / 7 * 8;
+    let lane_of = |i: usize| i / 7 * 8 + i % 7;
+    let build = |which: usize| -> Vec<f32> {
+        let mut v = vec![0f32; slots];
+        for (i, c) in cases.iter().enumerate() {
+            v[lane_of(i)] = if which == 0 { c.0 } else { c.1 };
+        }
+        for b in 0..slots / 8 {
+            v[8 * b + 7] = if which == 0 { 2f32.powi(-140) } else { 2f32.powi(120) };
+        }
+        v
+    };
+    let (c0, c1) = (build(0), build(1));
+    let c2: Vec<f32> = (0..slots).map(|i| if i % 3 == 0 { 0.0 } else { f32::from_bits(rng.gen::<u32>() & 0xbf7f_ffff) }).collect();
+    // A register and a pair together: a first contributor whose blocks lie
+    // inside the tile's window (values in [1, 2)), then two whose blocks do
+    // not (a lane far out), bringing half an ulp of the first value (a tie)
+    // and a tiny term that decides it.
+    let r0: Vec<f32> = (0..slots).map(|_| f32::from_bits(0x3f80_0000 | rng.gen_range(0..0x80_0000u32))).collect();
+    let r1: Vec<f32> = (0..slots).map(|i| if i % 8 == 7 { 2f32.powi(120) } else { ulp(r0[i]) / 2.0 * if rng.gen() { 1.0 } else { -1.0 } }).collect();
+    let r2: Vec<f32> = (0..slots).map(|i| if i % 8 == 7 { 2f32.powi(-140) } else { 2f32.powi(-rng.gen_range(60..120)) * if rng.gen() { 1.0 } else { -1.0 } }).collect();
+    for scenario in 0..3 {
+        let width = min_kulisch_width(3) as u16;
+        let mut accs: Vec<Accumulator> = (0..3).map(|_| Accumulator::new(Policy::Kulisch { width_bits: width }, slots)).collect();
+        let contribs = match scenario {
+            0 => vec![&c0, &c1],
+            1 => vec![&c0, &c1, &c2],
+            _ => vec![&r0, &r1, &r2],
+        };
+
+        for c in &contribs {
+            let bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
+            for acc in accs.iter_mut() {
+                acc.accumulate(0, NumFormat::Fp32, &bytes).unwrap();
+            }
+        }
+        let (mut taken, mut written) = (vec![0u8; 4 * slots], vec![0u8; 4 * slots]);
+        accs[0].take_fp32_run(0, slots, &mut taken).unwrap();
+        accs[1].write_fp32_run(0, slots, &mut written).unwrap();
+        for slot in 0..slots {
+            let terms: Vec<V> = contribs.iter().map(|c| oracle::of_f32_bits(c[slot].to_bits())).collect();
+            let want = oracle::round(&oracle::sum(&terms), F32);
+            let what = format!("scenario {scenario} slot {slot}: {:?}", contribs.iter().map(|c| c[slot]).collect::<Vec<_>>());
+            assert_eq!(u32::from_le_bytes(taken[4 * slot..4 * slot + 4].try_into().unwrap()), want, "take: {what}");
+            assert_eq!(u32::from_le_bytes(written[4 * slot..4 * slot + 4].try_into().unwrap()), want, "write: {what}");
+            assert_eq!(accs[2].round_fp32(slot).unwrap().bits, want, "round_fp32: {what}");
+        }
+        // Taken slots are empty again: -0 everywhere.
+        accs[0].write_fp32_run(0, slots, &mut taken).unwrap();
+        assert!(taken.chunks_exact(4).all(|b| b == (-0.0f32).to_le_bytes()), "take leaves the slots clear");
+    }
+}
