@@ -55,8 +55,7 @@ pub(crate) const F_SLOW: u8 = 1 << 4;
 pub(crate) const F_LIMBS: u8 = 1 << 5;
 /// The slot's pair registers hold part of its value: `hi` one term, or with
 /// F_PAIR2 `hi + lo` the exact sum of two (filled by the AVX2 kernel, see
-/// `simd::mixed_block_avx2`; the estimates add them as two more terms, and
-/// the exact paths first move them into the digits with `settle_pair`).
+/// `simd::mixed_block_avx2`; every reader adds them like the register).
 pub(crate) const F_PAIR: u8 = 1 << 6;
 /// The pair registers hold two terms: the next goes to the digits.
 pub(crate) const F_PAIR2: u8 = 1 << 7;
@@ -265,44 +264,6 @@ impl KulischWindow {
         self.meta[slot] = 0;
     }
 
-    /// Moves the slot's pair registers into its digits, exactly (no change
-    /// of value): every reader of a slot but the pair rounding wants the
-    /// value as register, digits and limbs.
-    pub(crate) fn settle_pair(&mut self, slot: usize) {
-        if self.meta[slot] & F_PAIR == 0 {
-            return;
-        }
-        self.meta[slot] = (self.meta[slot] & !(F_PAIR | F_PAIR2)) | F_SLOW;
-        let hi = std::mem::replace(&mut self.pair_hi[slot], -0.0);
-        let lo = std::mem::replace(&mut self.pair_lo[slot], -0.0);
-        for v in [hi, lo] {
-            if v != 0.0 {
-                self.add_wide_digits(slot, v);
-            }
-        }
-    }
-
-    /// Adds an `f64` that is a multiple of 2^-149 (a pair register) to the
-    /// slot's digits: its 53-bit significand, shifted, spans three digits,
-    /// each part below 2^32 (the limbs when it lies too high for them,
-    /// which sums of FP32 terms never do).
-    fn add_wide_digits(&mut self, slot: usize, v: f64) {
-        let (mant, shift) = register_units(v);
-        let k = shift as usize / 32;
-        let sign = -((v < 0.0) as i64);
-        if k + 3 > DIGITS {
-            self.meta[slot] |= F_LIMBS;
-            let l = self.limbs_per;
-            bigint::add_signed_shifted(&mut self.limbs[slot * l..(slot + 1) * l], (mant as i64 ^ sign) - sign, shift);
-            return;
-        }
-        let wide = (mant as u128) << (shift % 32);
-        for (j, dj) in self.digits[slot * DIGITS + k..][..3].iter_mut().enumerate() {
-            let part = ((wide >> (32 * j)) & 0xffff_ffff) as i64;
-            *dj += (part ^ sign) - sign;
-        }
-    }
-
     /// Tells the tiles that `[first, first + n)` is cleared: a tile with no
     /// slot left that a run reached chooses a new window.
     pub(crate) fn forget(&mut self, first: usize, n: usize) {
@@ -431,30 +392,34 @@ impl KulischWindow {
         (lo.to_bits() == hi.to_bits()).then_some(lo.to_bits())
     }
 
-    /// FP32 rounding of a slot whose value is its register plus its digits
-    /// (no limbs, no specials): the digits and the register are normalised
+    /// FP32 rounding of a slot whose value is its registers plus its digits
+    /// (no limbs, no specials): the digits and the registers are normalised
     /// into a 320-bit integer in straight-line code and rounded once. `None`
     /// for any other slot, or a value the width might not hold.
     pub(crate) fn round_fp32_digits(&self, slot: usize) -> Option<Rounded> {
         let meta = self.meta[slot];
-        if meta & (F_LIMBS | F_PAIR | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
+        if meta & (F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF) != 0 {
             return None;
         }
         const N: usize = DIGITS + 1;
         let mut d = [0i64; N];
         d[..DIGITS].copy_from_slice(&self.digits[slot * DIGITS..(slot + 1) * DIGITS]);
         let v = self.acc[slot];
-        if v != 0.0 {
-            let (mant, shift) = register_units(v);
-            let k = shift as usize / 32;
-            if k + 3 > N {
-                return None;
-            }
-            let wide = (mant as u128) << (shift % 32);
-            let sign = -((v < 0.0) as i64);
-            for (j, dj) in d[k..k + 3].iter_mut().enumerate() {
-                let part = ((wide >> (32 * j)) & 0xffff_ffff) as i64;
-                *dj += (part ^ sign) - sign;
+        // The register and the pair registers (-0 when unused), each a
+        // 53-bit significand shifted across three digits.
+        for x in [v, self.pair_hi[slot], self.pair_lo[slot]] {
+            if x != 0.0 {
+                let (mant, shift) = register_units(x);
+                let k = shift as usize / 32;
+                if k + 3 > N {
+                    return None;
+                }
+                let wide = (mant as u128) << (shift % 32);
+                let sign = -((x < 0.0) as i64);
+                for (j, dj) in d[k..k + 3].iter_mut().enumerate() {
+                    let part = ((wide >> (32 * j)) & 0xffff_ffff) as i64;
+                    *dj += (part ^ sign) - sign;
+                }
             }
         }
         // Carries: 32-bit digits and the sign of what is left above them.
@@ -537,7 +502,12 @@ impl KulischWindow {
     /// Moves the register's value and the digits into the limbs (exactly),
     /// and the register's zero sign into the flags.
     fn flush(&mut self, slot: usize) {
-        self.settle_pair(slot);
+        if self.meta[slot] & F_PAIR != 0 {
+            self.meta[slot] &= !(F_PAIR | F_PAIR2);
+            let (hi, lo) = (std::mem::replace(&mut self.pair_hi[slot], -0.0), std::mem::replace(&mut self.pair_lo[slot], -0.0));
+            self.register_to_limbs(slot, hi);
+            self.register_to_limbs(slot, lo);
+        }
         if self.meta[slot] & F_SLOW != 0 {
             self.meta[slot] |= F_LIMBS;
             let l = self.limbs_per;
@@ -553,6 +523,11 @@ impl KulischWindow {
             return;
         }
         self.meta[slot] |= F_NOT_NEGZERO;
+        self.register_to_limbs(slot, v);
+    }
+
+    /// Adds a register's value (a multiple of 2^-149) to the slot's limbs.
+    fn register_to_limbs(&mut self, slot: usize, v: f64) {
         if v == 0.0 {
             return;
         }

@@ -488,9 +488,8 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
     // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
     let meta = unsafe { k.meta.as_mut_ptr().add(s) as *mut u64 };
     let flags = unsafe { meta.read_unaligned() };
-    let ones = |f: u8| u64::from_ne_bytes([f; 8]);
     const _: () = assert!(F_PAIR2 >> 3 == F_SLOW, "one shift brings F_PAIR2 onto F_SLOW");
-    if (flags | flags >> 3) & ones(F_SLOW) == ones(F_SLOW) {
+    if (flags | flags >> 3) & splat(F_SLOW) == splat(F_SLOW) {
         // Every slot spilled or its pair full (more than two contributors):
         // every finite lane to the digits, without looking at the pairs.
         if _mm256_movemask_ps(_mm256_castsi256_ps(finite)) != 0 {
@@ -501,11 +500,13 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
             _mm256_and_si256(finite, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)),
             _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
         );
-        let added = lane_bytes(f);
+        // SAFETY: as for the read above.
+        unsafe { meta.write_unaligned(flags | lane_bytes(f)) };
+    } else {
+        // SAFETY: the caller's contract.
+        let added = unsafe { pair_block_avx2(k, s, b, e, finite, flags) };
         // SAFETY: as for the read above.
         unsafe { meta.write_unaligned(flags | added) };
-    } else {
-        mixed_pair_block_avx2(k, s, b, e, finite, flags);
     }
     let sp = _mm256_movemask_ps(_mm256_castsi256_ps(special));
     if sp != 0 {
@@ -520,36 +521,38 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
     }
 }
 
-/// The eight 32-bit lanes as eight bytes, lane j in byte j: masks (-1 or 0)
-/// as 0xff or 0, values below 128 as they are.
+/// Flag bits `f` in each of eight slots' flag bytes, as one word.
+const fn splat(f: u8) -> u64 {
+    u64::from_ne_bytes([f; 8])
+}
+
+/// The eight 32-bit lanes, each below 256, as eight bytes: lane j in byte j.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn lane_bytes(m: std::arch::x86_64::__m256i) -> u64 {
     use std::arch::x86_64::*;
     let w16 = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
-    _mm_cvtsi128_si64(_mm_packs_epi16(w16, w16)) as u64
+    _mm_cvtsi128_si64(_mm_packus_epi16(w16, w16)) as u64
 }
 
 /// The rest of `mixed_block_avx2` when some slot's pair may take its term
 /// (`flags`: the eight slots' flags before this block; `finite`: the finite
-/// non-zero lanes).
+/// non-zero lanes): the pairs and the digits updated; returns the flag bits
+/// to add, lane j in byte j.
 ///
 /// # Safety
 /// AVX2 is present, and s + 8 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn mixed_pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) {
+unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) -> u64 {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_si256();
-    let bytes_of = |m: __m256i| lane_bytes(m);
-    let ones = |f: u8| u64::from_ne_bytes([f; 8]);
-    // SAFETY: s + 8 <= slots = the flags' length (the caller's contract); unaligned.
-    let meta = unsafe { k.meta.as_mut_ptr().add(s) as *mut u64 };
+    let lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(flags as i64));
     // The pair takes the term when the slot has not spilled to its digits
     // and its pair holds fewer than two terms.
-    let open = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(flags as i64)), _mm256_set1_epi32((F_SLOW | F_PAIR2) as i32)), zero);
+    let open = _mm256_cmpeq_epi32(_mm256_and_si256(lanes, _mm256_set1_epi32((F_SLOW | F_PAIR2) as i32)), zero);
     let take = _mm256_and_si256(open, finite);
     if _mm256_movemask_ps(_mm256_castsi256_ps(take)) != 0 {
         // SAFETY: s + 8 <= slots <= the pair registers' padded length.
@@ -586,13 +589,13 @@ unsafe fn mixed_pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x
     // Flags: F_NOT_NEGZERO and F_SLOW on the digit lanes; F_NOT_NEGZERO and
     // F_PAIR on the pair's, with F_PAIR2 where the pair already held a term
     // (F_PAIR moved up one bit); F_NOT_NEGZERO on the +0 lanes.
-    let took = bytes_of(take);
-    let added = (bytes_of(digit) & ones(F_NOT_NEGZERO | F_SLOW))
-        | (took & (ones(F_NOT_NEGZERO | F_PAIR) | (flags & ones(F_PAIR)) << 1))
-        | (bytes_of(_mm256_cmpeq_epi32(b, zero)) & ones(F_NOT_NEGZERO));
     const _: () = assert!(F_PAIR2 == F_PAIR << 1);
-    // SAFETY: as for the read above.
-    unsafe { meta.write_unaligned(flags | added) };
+    let pair = _mm256_or_si256(_mm256_set1_epi32((F_NOT_NEGZERO | F_PAIR) as i32), _mm256_slli_epi32::<1>(_mm256_and_si256(lanes, _mm256_set1_epi32(F_PAIR as i32))));
+    let f = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(digit, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)), _mm256_and_si256(take, pair)),
+        _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
+    );
+    lane_bytes(f)
 }
 
 /// `a + b` as the rounded sum and its exact error (Knuth's TwoSum: six
@@ -832,21 +835,18 @@ unsafe fn kulisch_write_fp32_avx2(
                 continue;
             }
         }
-        if slot + 4 <= slots {
+        if m == 4 && slot + 4 <= slots {
             // SAFETY: slot + 4 <= slots = the flags' length.
             let meta = unsafe { (k.meta.as_ptr().add(slot) as *const u32).read_unaligned() };
-            const OTHER: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F_PAIR2); 4]);
-            if meta & u32::from_ne_bytes([F_PAIR; 4]) != 0 && meta & OTHER == 0 {
-                // Four slots of pair registers at once.
-                if m == 4 {
-                    // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
-                    if let Some(bits) = unsafe { round_pair4_avx2(k, slot, take) } {
-                        for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
-                            o.copy_from_slice(&b.to_le_bytes());
-                        }
-                        i += 4;
-                        continue;
+            // Four slots of registers and pair registers, some pair in use, at once.
+            if meta & u32::from_ne_bytes([F_PAIR; 4]) != 0 && meta & NOT_PAIR_ROUNDABLE == 0 {
+                // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots; `meta` is theirs.
+                if let Some(bits) = unsafe { round_pair4_avx2(k, slot, meta, take) } {
+                    for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
+                        o.copy_from_slice(&b.to_le_bytes());
                     }
+                    i += 4;
+                    continue;
                 }
             }
         }
@@ -881,6 +881,10 @@ unsafe fn kulisch_write_fp32_avx2(
     Ok(())
 }
 
+/// Flags of four slots that `round_pair4_avx2` cannot round: digits,
+/// limbs, specials (all but F_NOT_NEGZERO and the pair's).
+const NOT_PAIR_ROUNDABLE: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F_PAIR2); 4]);
+
 /// Four consecutive slots `[slot, slot + 4)` whose value is their register
 /// plus their pair registers (no flags but F_NOT_NEGZERO and the pair's; a
 /// slot without F_PAIR has empty pair registers), rounded to FP32 exactly: the three `f64` are summed by error-free sums
@@ -892,29 +896,20 @@ unsafe fn kulisch_write_fp32_avx2(
 /// changes a nearest-even result; subnormals and overflow included). An
 /// exact zero is +0 when F_NOT_NEGZERO is set, else the register's zero
 /// (the pair registers are empty then). `Some` only when all
-/// four qualify -- then, with `clear`, all four are cleared; `None` changes
+/// four round so -- then, with `clear`, all four are cleared; `None` changes
 /// nothing.
 ///
 /// # Safety
-/// AVX2 is present, and slot + 4 <= slots.
+/// AVX2 is present, slot + 4 <= slots, and `meta` is the four slots' flags,
+/// none of them in `NOT_PAIR_ROUNDABLE`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
+unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, meta: u32, clear: bool) -> Option<[u32; 4]> {
     use std::arch::x86_64::*;
-    const OTHER: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F_PAIR2); 4]);
-    // SAFETY: slot + 4 <= slots = the flags' length <= the registers' padded lengths.
-    let (meta, r, h, l) = unsafe {
-        (
-            (k.meta.as_ptr().add(slot) as *const u32).read_unaligned(),
-            _mm256_loadu_pd(k.acc.as_ptr().add(slot)),
-            _mm256_loadu_pd(k.pair_hi.as_ptr().add(slot)),
-            _mm256_loadu_pd(k.pair_lo.as_ptr().add(slot)),
-        )
-    };
-    if meta & OTHER != 0 {
-        return None;
-    }
+    debug_assert_eq!(meta & NOT_PAIR_ROUNDABLE, 0);
+    // SAFETY: slot + 4 <= slots <= the registers' padded lengths.
+    let (r, h, l) = unsafe { (_mm256_loadu_pd(k.acc.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_hi.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_lo.as_ptr().add(slot))) };
     let z = _mm256_setzero_pd();
     // r + h + l = s2 + e1 + e2 exactly; = s3 + e3 when e1 + e2 is exact.
     let (s1, e1) = two_sum_avx2(h, l);
@@ -943,16 +938,31 @@ unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> O
     // SAFETY: `bits` holds 16 bytes.
     unsafe { _mm_storeu_si128(bits.as_mut_ptr() as *mut __m128i, _mm_castps_si128(rounded)) };
     if clear {
-        let neg_zero = _mm256_set1_pd(-0.0);
         // SAFETY: as for the loads.
-        unsafe {
-            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
-            _mm256_storeu_pd(k.pair_hi.as_mut_ptr().add(slot), neg_zero);
-            _mm256_storeu_pd(k.pair_lo.as_mut_ptr().add(slot), neg_zero);
-            (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
-        }
+        unsafe { clear_registers4(k, slot) };
     }
     Some(bits)
+}
+
+/// Slots `[slot, slot + 4)` back to empty registers (-0) and no flags:
+/// the end of a four-slot rounding with `clear` (digits, when used, are the
+/// caller's).
+///
+/// # Safety
+/// AVX2 is present, and slot + 4 <= slots.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn clear_registers4(k: &mut KulischWindow, slot: usize) {
+    use std::arch::x86_64::*;
+    let neg_zero = _mm256_set1_pd(-0.0);
+    // SAFETY: slot + 4 <= slots <= the registers' padded lengths and the flags' length.
+    unsafe {
+        _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
+        _mm256_storeu_pd(k.pair_hi.as_mut_ptr().add(slot), neg_zero);
+        _mm256_storeu_pd(k.pair_lo.as_mut_ptr().add(slot), neg_zero);
+        (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
+    }
 }
 
 /// A slot's ten digits as exact f64 terms (digit i times 2^(32 i - 149)),
@@ -1042,10 +1052,7 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
             for j in 0..4 * DIGITS / 4 {
                 _mm256_storeu_si256(p.add(j), _mm256_setzero_si256());
             }
-            _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
-            _mm256_storeu_pd(k.pair_hi.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
-            _mm256_storeu_pd(k.pair_lo.as_mut_ptr().add(slot), _mm256_set1_pd(-0.0));
-            (k.meta.as_mut_ptr().add(slot) as *mut u32).write_unaligned(0);
+            clear_registers4(k, slot);
         }
     }
     Some(bits)

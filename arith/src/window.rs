@@ -283,7 +283,6 @@ impl Accumulator {
 /// A Kulisch slot rounded to FP32 by the cheapest path that holds it: the
 /// register alone, the register and the digits, or the exact limbs.
 fn kulisch_round_fp32(k: &mut KulischWindow, slot: usize) -> Result<Rounded, ArithError> {
-    k.settle_pair(slot);
     if let Some(bits) = k.round_fp32_fast(slot) {
         return Ok(Rounded { bits, exact: k.fast_is_exact_fp32(slot) });
     }
