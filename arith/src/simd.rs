@@ -489,25 +489,27 @@ unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64
     let meta = unsafe { k.meta.as_mut_ptr().add(s) as *mut u64 };
     let flags = unsafe { meta.read_unaligned() };
     const _: () = assert!(F_PAIR2 >> 3 == F_SLOW, "one shift brings F_PAIR2 onto F_SLOW");
-    if (flags | flags >> 3) & splat(F_SLOW) == splat(F_SLOW) {
-        // Every slot spilled or its pair full (more than two contributors):
-        // every finite lane to the digits, without looking at the pairs.
-        if _mm256_movemask_ps(_mm256_castsi256_ps(finite)) != 0 {
-            // SAFETY: the caller's contract.
-            unsafe { digits_avx2(k, s, b, e, finite) };
-        }
-        let f = _mm256_or_si256(
-            _mm256_and_si256(finite, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)),
-            _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
-        );
-        // SAFETY: as for the read above.
-        unsafe { meta.write_unaligned(flags | lane_bytes(f)) };
+    // Lanes the pairs take, and their flag bits: none when every slot has
+    // spilled or its pair is full (more than two contributors).
+    let (take, pair_flags) = if (flags | flags >> 3) & splat(F_SLOW) == splat(F_SLOW) {
+        (zero, zero)
     } else {
         // SAFETY: the caller's contract.
-        let added = unsafe { pair_block_avx2(k, s, b, e, finite, flags) };
-        // SAFETY: as for the read above.
-        unsafe { meta.write_unaligned(flags | added) };
+        unsafe { pair_block_avx2(k, s, b, finite, flags) }
+    };
+    let digit = _mm256_andnot_si256(take, finite);
+    if _mm256_movemask_ps(_mm256_castsi256_ps(digit)) != 0 {
+        // SAFETY: the caller's contract.
+        unsafe { digits_avx2(k, s, b, e, digit) };
     }
+    // Flags: F_NOT_NEGZERO and F_SLOW on the digit lanes, the pair's on its
+    // lanes, F_NOT_NEGZERO on the +0 lanes.
+    let f = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(digit, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)), pair_flags),
+        _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
+    );
+    // SAFETY: as for the read above.
+    unsafe { meta.write_unaligned(flags | lane_bytes(f)) };
     let sp = _mm256_movemask_ps(_mm256_castsi256_ps(special));
     if sp != 0 {
         let mut lane = [0u32; 8];
@@ -536,23 +538,23 @@ fn lane_bytes(m: std::arch::x86_64::__m256i) -> u64 {
     _mm_cvtsi128_si64(_mm_packus_epi16(w16, w16)) as u64
 }
 
-/// The rest of `mixed_block_avx2` when some slot's pair may take its term
-/// (`flags`: the eight slots' flags before this block; `finite`: the finite
-/// non-zero lanes): the pairs and the digits updated; returns the flag bits
-/// to add, lane j in byte j.
+/// The pair half of `mixed_block_avx2`, when some slot's pair may take its
+/// term (`flags`: the eight slots' flags before this block; `finite`: the
+/// finite non-zero lanes): adds the terms the pairs take to them and
+/// returns those lanes and their flag bits (F_NOT_NEGZERO and F_PAIR, with
+/// F_PAIR2 where the pair already held a term).
 ///
 /// # Safety
 /// AVX2 is present, and s + 8 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) -> u64 {
+unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
     use std::arch::x86_64::*;
-    let zero = _mm256_setzero_si256();
     let lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(flags as i64));
     // The pair takes the term when the slot has not spilled to its digits
     // and its pair holds fewer than two terms.
-    let open = _mm256_cmpeq_epi32(_mm256_and_si256(lanes, _mm256_set1_epi32((F_SLOW | F_PAIR2) as i32)), zero);
+    let open = _mm256_cmpeq_epi32(_mm256_and_si256(lanes, _mm256_set1_epi32((F_SLOW | F_PAIR2) as i32)), _mm256_setzero_si256());
     let take = _mm256_and_si256(open, finite);
     if _mm256_movemask_ps(_mm256_castsi256_ps(take)) != 0 {
         // SAFETY: s + 8 <= slots <= the pair registers' padded length.
@@ -581,21 +583,10 @@ unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64:
             }
         }
     }
-    let digit = _mm256_andnot_si256(take, finite);
-    if _mm256_movemask_ps(_mm256_castsi256_ps(digit)) != 0 {
-        // SAFETY: the caller's contract.
-        unsafe { digits_avx2(k, s, b, e, digit) };
-    }
-    // Flags: F_NOT_NEGZERO and F_SLOW on the digit lanes; F_NOT_NEGZERO and
-    // F_PAIR on the pair's, with F_PAIR2 where the pair already held a term
-    // (F_PAIR moved up one bit); F_NOT_NEGZERO on the +0 lanes.
+    // F_PAIR2 from the lane's own F_PAIR, moved up one bit.
     const _: () = assert!(F_PAIR2 == F_PAIR << 1);
-    let pair = _mm256_or_si256(_mm256_set1_epi32((F_NOT_NEGZERO | F_PAIR) as i32), _mm256_slli_epi32::<1>(_mm256_and_si256(lanes, _mm256_set1_epi32(F_PAIR as i32))));
-    let f = _mm256_or_si256(
-        _mm256_or_si256(_mm256_and_si256(digit, _mm256_set1_epi32((F_NOT_NEGZERO | F_SLOW) as i32)), _mm256_and_si256(take, pair)),
-        _mm256_and_si256(_mm256_cmpeq_epi32(b, zero), _mm256_set1_epi32(F_NOT_NEGZERO as i32)),
-    );
-    lane_bytes(f)
+    let bits = _mm256_or_si256(_mm256_set1_epi32((F_NOT_NEGZERO | F_PAIR) as i32), _mm256_slli_epi32::<1>(_mm256_and_si256(lanes, _mm256_set1_epi32(F_PAIR as i32))));
+    (take, _mm256_and_si256(take, bits))
 }
 
 /// `a + b` as the rounded sum and its exact error (Knuth's TwoSum: six
