@@ -966,22 +966,33 @@ unsafe fn clear_registers4(k: &mut KulischWindow, slot: usize) {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
-    use crate::kulisch::DIGIT_SCALE as W;
     use std::arch::x86_64::*;
     const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
-    // i64 -> f64, exact for |x| < 2^51 (digits stay below 2^45 between flushes).
-    const MAGIC: u64 = 0x4338_0000_0000_0000;
-    let (magic, magic_d) = (_mm256_set1_epi64x(MAGIC as i64), _mm256_set1_pd(f64::from_bits(MAGIC)));
-    let terms = |d: __m256i, w: __m256d| _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, magic)), magic_d), w);
+    // Digit i times its weight 2^(32 i - 149) as an exact f64, without a
+    // multiply: 1.5 * 2^(52 + 32 i - 149) has a unit in the last place of
+    // exactly that weight, so adding the digit (|d| < 2^51; digits stay below
+    // 2^45 between flushes) to its bits gives magic + d * weight, and
+    // subtracting magic leaves d * weight.
+    const MAGIC: [u64; 12] = {
+        let mut m = [0u64; 12];
+        let mut i = 0;
+        while i < 12 {
+            m[i] = ((1023 + 52 + 32 * i as u64 - 149) << 52) | 1 << 51;
+            i += 1;
+        }
+        m
+    };
+    let terms = |d: __m256i, i: usize| {
+        let m = _mm256_setr_epi64x(MAGIC[i] as i64, MAGIC[i + 1] as i64, MAGIC[i + 2] as i64, MAGIC[i + 3] as i64);
+        _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, m)), _mm256_castsi256_pd(m))
+    };
     // SAFETY: slot < slots: digits slot * 10 .. slot * 10 + 10 are the slot's own; the
     // last two are read as 128 bits and widened with zeros (whose terms are 0).
     let (d0, d1, d2) = unsafe {
         let p = k.digits.as_ptr().add(slot * DIGITS);
         (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(4) as *const __m256i), _mm256_set_m128i(_mm_setzero_si128(), _mm_loadu_si128(p.add(8) as *const __m128i)))
     };
-    let t0 = terms(d0, _mm256_setr_pd(W[0], W[1], W[2], W[3]));
-    let t1 = terms(d1, _mm256_setr_pd(W[4], W[5], W[6], W[7]));
-    let t2 = terms(d2, _mm256_setr_pd(W[8], W[9], 0.0, 0.0));
+    let (t0, t1, t2) = (terms(d0, 0), terms(d1, 4), terms(d2, 8));
     let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     (_mm256_add_pd(_mm256_add_pd(t0, t1), t2), _mm256_add_pd(_mm256_add_pd(_mm256_and_pd(t0, abs), _mm256_and_pd(t1, abs)), _mm256_and_pd(t2, abs)))
 }
