@@ -766,27 +766,26 @@ unsafe fn kulisch_write_fp32_avx2(
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let slots = k.acc.len().min(k.meta.len());
-    // Lanes of four registers at `slot` that round straight from the register:
-    // no flags, and a magnitude the width holds (the caller's SAFETY: slot + 4 <= slots).
-    macro_rules! fast4 {
+    // Which of four registers at `slot` hold a magnitude the width holds (the
+    // caller's SAFETY: slot + 4 <= slots); read only for slots without flags.
+    macro_rules! small4 {
         ($slot:expr) => {{
             let acc = _mm256_loadu_pd(k.acc.as_ptr().add($slot));
-            let meta = (k.meta.as_ptr().add($slot) as *const u32).read_unaligned();
-            let small = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ));
-            (acc, meta, small)
+            (acc, _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(acc, abs_mask), limit, _CMP_LT_OQ)))
         }};
     }
     let mut i = 0;
     while i < n {
         let slot = first + i;
-        // Eight at a time where all eight round straight from their registers: one 32-byte store of values.
-        if i + 8 <= n {
-            // SAFETY: slot + 8 <= first + n <= slots (the caller checked the range), so both
-            // 32-byte loads from `acc` and the 4-byte reads of `meta` stay inside them; `out` holds 4 bytes a slot.
+        // Eight at a time where all eight round straight from their registers
+        // (no flags): one 32-byte store of values.
+        // SAFETY: slot + 8 <= first + n <= slots (the caller checked the range): the
+        // 8-byte read of `meta` and both 32-byte loads from `acc` stay inside them.
+        if i + 8 <= n && unsafe { (k.meta.as_ptr().add(slot) as *const u64).read_unaligned() } == 0 {
+            // SAFETY: as above; `out` holds 4 bytes a slot.
             let fast = unsafe {
-                let (a0, m0, s0) = fast4!(slot);
-                let (a1, m1, s1) = fast4!(slot + 4);
-                if m0 | m1 == 0 && s0 & s1 == 0xf {
+                let ((a0, s0), (a1, s1)) = (small4!(slot), small4!(slot + 4));
+                if s0 & s1 == 0xf {
                     _mm256_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0)));
                     if take {
                         // Flags are clear already: only the registers go back to -0.
@@ -807,30 +806,29 @@ unsafe fn kulisch_write_fp32_avx2(
         // Four (or a last group of fewer, which reads but never writes the registers
         // after it while the window has them).
         if slot + 4 <= slots {
-            let lanes = (1 << m) - 1;
-            // SAFETY: slot + 4 <= slots bounds the 32-byte load from `acc` and the 4-byte read of `meta`.
-            let (acc, meta, small) = unsafe { fast4!(slot) };
-            let meta = if m == 4 { meta } else { meta & (u32::MAX >> (32 - 8 * m)) };
-            if meta == 0 && small & lanes == lanes {
-                let mut v = [0f32; 4];
-                // SAFETY: `v` holds 16 bytes.
-                unsafe { _mm_storeu_ps(v.as_mut_ptr(), _mm256_cvtpd_ps(acc)) };
-                for (o, x) in out[4 * i..4 * (i + m)].chunks_exact_mut(4).zip(v) {
-                    o.copy_from_slice(&x.to_bits().to_le_bytes());
-                }
-                if take {
-                    // Flags are clear already: only the registers go back to -0.
-                    k.acc[slot..slot + m].fill(-0.0);
-                }
-                i += m;
-                continue;
-            }
-        }
-        if m == 4 && slot + 4 <= slots {
             // SAFETY: slot + 4 <= slots = the flags' length.
             let meta = unsafe { (k.meta.as_ptr().add(slot) as *const u32).read_unaligned() };
-            // Four slots of registers and pair registers, some pair in use, at once.
-            if meta & u32::from_ne_bytes([F_PAIR; 4]) != 0 && meta & NOT_PAIR_ROUNDABLE == 0 {
+            let meta = if m == 4 { meta } else { meta & (u32::MAX >> (32 - 8 * m)) };
+            let lanes = (1 << m) - 1;
+            if meta == 0 {
+                // SAFETY: slot + 4 <= slots bounds the 32-byte load from `acc`.
+                let (acc, small) = unsafe { small4!(slot) };
+                if small & lanes == lanes {
+                    let mut v = [0f32; 4];
+                    // SAFETY: `v` holds 16 bytes.
+                    unsafe { _mm_storeu_ps(v.as_mut_ptr(), _mm256_cvtpd_ps(acc)) };
+                    for (o, x) in out[4 * i..4 * (i + m)].chunks_exact_mut(4).zip(v) {
+                        o.copy_from_slice(&x.to_bits().to_le_bytes());
+                    }
+                    if take {
+                        // Flags are clear already: only the registers go back to -0.
+                        k.acc[slot..slot + m].fill(-0.0);
+                    }
+                    i += m;
+                    continue;
+                }
+            } else if m == 4 && meta & u32::from_ne_bytes([F_PAIR; 4]) != 0 && meta & NOT_PAIR_ROUNDABLE == 0 {
+                // Four slots of registers and pair registers, some pair in use, at once.
                 // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots; `meta` is theirs.
                 if let Some(bits) = unsafe { round_pair4_avx2(k, slot, meta, take) } {
                     for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
@@ -840,16 +838,16 @@ unsafe fn kulisch_write_fp32_avx2(
                     continue;
                 }
             }
-        }
-        // Four slots of digits and registers at once from their f64 estimates, when all four settle.
-        if m == 4 && slot + 4 <= slots {
-            // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
-            if let Some(bits) = unsafe { round_fp32_estimate4_avx2(k, slot, take) } {
-                for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
-                    o.copy_from_slice(&b.to_le_bytes());
+            // Four slots of digits and registers at once from their f64 estimates, when all four settle.
+            if m == 4 {
+                // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
+                if let Some(bits) = unsafe { round_fp32_estimate4_avx2(k, slot, take) } {
+                    for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
+                        o.copy_from_slice(&b.to_le_bytes());
+                    }
+                    i += 4;
+                    continue;
                 }
-                i += 4;
-                continue;
             }
         }
         for j in i..i + m {
