@@ -11,19 +11,30 @@ use prism_arith::{simd, Policy};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// Best-of-rounds elements per second of `f` over `elements` elements.
-fn rate(elements: usize, budget: Duration, mut f: impl FnMut()) -> f64 {
-    f(); // warm-up
-    let mut best = f64::MAX;
+/// Best-of-rounds elements per second of each of `fs` over `elements`
+/// elements, their rounds interleaved (one call of each in turn): this VM
+/// changes clock speed within a run, and a change then reaches every
+/// kernel alike instead of skewing the ratio of the ones timed before it
+/// against the ones after.
+fn rates<const K: usize>(elements: usize, budget: Duration, mut fs: [&mut dyn FnMut(); K]) -> [f64; K] {
+    for f in fs.iter_mut() {
+        f(); // warm-up
+    }
+    let mut best = [f64::MAX; K];
     let start = Instant::now();
     let mut rounds = 0;
-    while rounds < 5 || (start.elapsed() < budget && rounds < 1000) {
-        let t = Instant::now();
-        f();
-        best = best.min(t.elapsed().as_secs_f64());
+    while rounds < 5 || (start.elapsed() < budget * K as u32 && rounds < 1000) {
+        for (f, b) in fs.iter_mut().zip(best.iter_mut()) {
+            // Untimed first, so that each timed call finds its own data in
+            // cache, as in a run of that kernel alone.
+            f();
+            let t = Instant::now();
+            f();
+            *b = b.min(t.elapsed().as_secs_f64());
+        }
         rounds += 1;
     }
-    elements as f64 / best
+    best.map(|b| elements as f64 / b)
 }
 
 fn main() {
@@ -57,11 +68,18 @@ fn main() {
         let mut acc = vec![0f32; WINDOW];
         let mut out = vec![0f32; len];
         let mut out_b = vec![0u8; 4 * len];
-        let naive = rate(elements, budget, || run_naive(black_box(&mut acc), black_box(&c), &mut out));
+        let mut out_k = vec![0u8; 4 * len];
         let mut fp = window(Policy::Fp32Arrival);
-        let arrival = rate(elements, budget, || run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b));
         let mut k = window(Policy::Kulisch { width_bits: prism_arith::min_kulisch_width(n as u32) as u16 });
-        let kulisch = rate(elements, budget, || run_policy(black_box(&mut k), black_box(&bytes), &mut out_b));
+        let [naive, arrival, kulisch] = rates(
+            elements,
+            budget,
+            [
+                &mut || run_naive(black_box(&mut acc), black_box(&c), &mut out),
+                &mut || run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b),
+                &mut || run_policy(black_box(&mut k), black_box(&bytes), &mut out_k),
+            ],
+        );
         rows.push(format!(
             "{{\"scale\":\"{scale}\",\"data\":\"{data:?}\",\"n\":{n},\"naive_elems_per_s\":{naive:.4e},\"fp32_arrival_elems_per_s\":{arrival:.4e},\"kulisch_elems_per_s\":{kulisch:.4e},\"fp32_arrival_ratio\":{:.3},\"kulisch_ratio\":{:.3}}}",
             arrival / naive,

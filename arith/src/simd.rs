@@ -185,6 +185,22 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     k.add_native_scalar(first, NumFormat::Fp32, values)
 }
 
+/// A tile's window as one signed compare: a value inside has |bits| in
+/// [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo below the window's size
+/// as an unsigned number; adding `bias` = 2^31 - lo maps that unsigned
+/// test onto a signed one against `size` = the window's size - 2^31.
+/// An unset tile takes nothing (no value is below i32::MIN). A window
+/// never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
+/// Returns (bias, size) for `inside_lanes_avx2`.
+fn window_bounds(w: crate::kulisch::Window) -> (i32, i32) {
+    if w == UNSET {
+        (0, i32::MIN)
+    } else {
+        let (lo, hi) = ((w.elo as u32) << 23, (w.ehi as u32 + 1) << 23);
+        ((0x8000_0000u32.wrapping_sub(lo)) as i32, ((hi - lo) ^ 0x8000_0000) as i32)
+    }
+}
+
 /// Eight values at a time: when all eight lie inside their tile's window (or
 /// are zeros), they are widened to f64 and added to the slots' registers;
 /// otherwise each goes, by the same test, to its register, to the slot's
@@ -208,20 +224,6 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     // all eight of its slots lie in the window (its lanes outside the run
     // are -0: nothing for the digits).
     let slots = k.slots();
-    // A tile's window as one signed compare: a value inside has |bits| in
-    // [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo below the window's size
-    // as an unsigned number; adding `bias` = 2^31 - lo maps that unsigned
-    // test onto a signed one against `size` = the window's size - 2^31.
-    // An unset tile takes nothing (no value is below i32::MIN). A window
-    // never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
-    let bounds = |w: crate::kulisch::Window| {
-        if w == UNSET {
-            (0, i32::MIN)
-        } else {
-            let (lo, hi) = ((w.elo as u32) << 23, (w.ehi as u32 + 1) << 23);
-            ((0x8000_0000u32.wrapping_sub(lo)) as i32, ((hi - lo) ^ 0x8000_0000) as i32)
-        }
-    };
     macro_rules! test {
         ($b:expr, $bias:expr, $size:expr) => {
             inside_lanes_avx2($b, $bias, $size)
@@ -266,7 +268,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             if $s / TILE != tile {
                 tile = $s / TILE;
                 // SAFETY (in the closure): AVX2 is present, as for this function.
-                let (b0, s0) = bounds(k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) }));
+                let (b0, s0) = window_bounds(k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) }));
                 (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
             }
         };
@@ -310,10 +312,11 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 unsafe { add_inside!(b, s) };
                 s += 8;
             } else {
-                // This block and the mixed ones after it in the tile, in one
-                // call (full-range data: the rest of the tile).
-                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop, bias, size };
-                // SAFETY: s + 8 <= slots, and every full block from s to stop lies in the run and the window.
+                // This block and the mixed ones after it, in one call
+                // (full-range data: the rest of the run, across the tiles
+                // whose windows are set).
+                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop: full_end, bias, size };
+                // SAFETY: s + 8 <= slots, and every full block from s to full_end lies in the run and the window.
                 s = unsafe { mixed_blocks_avx2(k, s, b, rest) };
             }
         }
@@ -402,8 +405,8 @@ fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m
 }
 
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's
-/// values (as the address of slot 0's), the end of the tile's full blocks,
-/// and the tile's window test (see `kulisch_fp32_avx2`).
+/// values (as the address of slot 0's), the end of the run's full blocks,
+/// and the first tile's window test (see `kulisch_fp32_avx2`).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Rest {
@@ -424,11 +427,12 @@ impl Rest {
 }
 
 /// `mixed_block_avx2` for block `b` at slot `s` (a block with lanes outside
-/// its tile's window), then for each following full block of the tile up to
-/// `rest.stop` until one lies wholly inside the window; returns the slot of
-/// the first block not done. Out of line, so that the all-inside loop keeps
-/// its registers, and one call a run of mixed blocks (full-range data: the
-/// rest of the tile) rather than one a block.
+/// its tile's window), then for each following full block up to
+/// `rest.stop` until one lies wholly inside its tile's window or reaches a
+/// tile without one (the caller chooses it); returns the slot of the first
+/// block not done. Out of line, so that the all-inside loop keeps its
+/// registers, and one call a run of mixed blocks (full-range data: the
+/// rest of the run) rather than one a block or a tile.
 ///
 /// # Safety
 /// AVX2 is present; s + 8 <= slots; every block from s + 8 up to rest.stop
@@ -438,6 +442,7 @@ impl Rest {
 #[inline(never)]
 unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest) -> usize {
     use std::arch::x86_64::*;
+    let (mut bias, mut size) = (rest.bias, rest.size);
     loop {
         // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
         unsafe { mixed_block_avx2(k, s, b) };
@@ -445,10 +450,20 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
         if s >= rest.stop {
             return s;
         }
+        if s.is_multiple_of(TILE) {
+            // A new tile: its window decides what is inside from here; an
+            // unset one is the caller's to choose (from the run's values).
+            let w = k.tiles[s / TILE];
+            if w == UNSET {
+                return s;
+            }
+            let (b0, s0) = window_bounds(w);
+            (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+        }
         _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
         // SAFETY: s < rest.stop: the block lies in the run (the contract).
         b = unsafe { _mm256_loadu_si256(rest.values.wrapping_add(4 * s) as *const __m256i) };
-        if inside_lanes_avx2(b, rest.bias, rest.size) == 0xff {
+        if inside_lanes_avx2(b, bias, size) == 0xff {
             return s;
         }
     }
@@ -838,14 +853,15 @@ unsafe fn kulisch_write_fp32_avx2(
                     continue;
                 }
             }
-            // Four slots of digits and registers at once from their f64 estimates, when all four settle.
+            // Four slots of digits and registers at once from their f64
+            // estimates, when all four settle; and the groups of digits after them.
             if m == 4 {
-                // SAFETY: AVX2 is present (this function's feature); slot + 4 <= slots.
-                if let Some(bits) = unsafe { round_fp32_estimate4_avx2(k, slot, take) } {
-                    for (o, b) in out[4 * i..4 * i + 16].chunks_exact_mut(4).zip(bits) {
-                        o.copy_from_slice(&b.to_le_bytes());
-                    }
-                    i += 4;
+                let groups = (n - i) / 4;
+                // SAFETY: AVX2 is present (this function's feature); slot + 4 * groups
+                // <= first + n <= slots; `out` holds 4 bytes a slot from i.
+                let done = unsafe { round_fp32_estimate4_run_avx2(k, slot, groups, &mut out[4 * i..], take) };
+                if done > 0 {
+                    i += 4 * done;
                     continue;
                 }
             }
@@ -1006,7 +1022,7 @@ unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (std::arch::x86_64:
 /// AVX2 is present, and slot + 4 <= slots.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[inline(never)] // out of the all-fast loop of `kulisch_write_fp32_avx2`, whose registers it would crowd
+#[inline]
 unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
     use crate::kulisch::{F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
     use std::arch::x86_64::*;
@@ -1056,6 +1072,39 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
         }
     }
     Some(bits)
+}
+
+/// `round_fp32_estimate4_avx2` over consecutive groups of four slots from
+/// `slot`, at most `groups` of them, while each group has digits (the other
+/// kinds of group round faster in the caller's loop) and settles: the
+/// values go to `out` (4 bytes a slot, from its start); returns the groups
+/// done. One call a run of such groups (full-range data: the whole run), so
+/// that the estimate's constants stay in registers and the caller's
+/// all-fast loop keeps its own.
+///
+/// # Safety
+/// AVX2 is present, slot + 4 * groups <= slots, and `out` holds 16 bytes a group.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn round_fp32_estimate4_run_avx2(k: &mut KulischWindow, slot: usize, groups: usize, out: &mut [u8], clear: bool) -> usize {
+    use std::arch::x86_64::*;
+    const SLOW: u32 = u32::from_ne_bytes([F_SLOW; 4]);
+    let mut g = 0;
+    while g < groups {
+        let at = slot + 4 * g;
+        // The first group is the caller's choice; a later one goes on only with digits.
+        // SAFETY: at + 4 <= slots = the flags' length.
+        if g > 0 && unsafe { (k.meta.as_ptr().add(at) as *const u32).read_unaligned() } & SLOW == 0 {
+            break;
+        }
+        // SAFETY: AVX2 is present; at + 4 <= slots.
+        let Some(bits) = (unsafe { round_fp32_estimate4_avx2(k, at, clear) }) else { break };
+        // SAFETY: `out` holds 16 bytes for group g (the contract).
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().add(16 * g) as *mut __m128i, _mm_loadu_si128(bits.as_ptr() as *const __m128i)) };
+        g += 1;
+    }
+    g
 }
 
 /// `round_fp32_estimate4_avx2` for the tests (`None` without AVX2).
