@@ -1,5 +1,8 @@
 //! Throughput of FP32_ARRIVAL and KULISCH_FIXED against a naive SIMD FP32 add of
-//! the same stream, measured in one run; prints one JSON object.
+//! the same stream, measured in one run; prints one JSON object. Also the
+//! same stream added into f64 sums (`f64_add_ratio`, not exact): the
+//! load/store traffic of 8 bytes of state per element with no other work,
+//! which bounds what KULISCH_FIXED's f64 registers can reach.
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
@@ -71,19 +74,23 @@ fn main() {
         let mut out_k = vec![0u8; 4 * len];
         let mut fp = window(Policy::Fp32Arrival);
         let mut k = window(Policy::Kulisch { width_bits: prism_arith::min_kulisch_width(n as u32) as u16 });
-        let [naive, arrival, kulisch] = rates(
+        let mut acc64 = vec![0f64; WINDOW];
+        let mut out64 = vec![0f32; len];
+        let [naive, f64_add, arrival, kulisch] = rates(
             elements,
             budget,
             [
                 &mut || run_naive(black_box(&mut acc), black_box(&c), &mut out),
+                &mut || run_naive_f64(black_box(&mut acc64), black_box(&c), &mut out64),
                 &mut || run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b),
                 &mut || run_policy(black_box(&mut k), black_box(&bytes), &mut out_k),
             ],
         );
         rows.push(format!(
-            "{{\"scale\":\"{scale}\",\"data\":\"{data:?}\",\"n\":{n},\"naive_elems_per_s\":{naive:.4e},\"fp32_arrival_elems_per_s\":{arrival:.4e},\"kulisch_elems_per_s\":{kulisch:.4e},\"fp32_arrival_ratio\":{:.3},\"kulisch_ratio\":{:.3}}}",
+            "{{\"scale\":\"{scale}\",\"data\":\"{data:?}\",\"n\":{n},\"naive_elems_per_s\":{naive:.4e},\"fp32_arrival_elems_per_s\":{arrival:.4e},\"kulisch_elems_per_s\":{kulisch:.4e},\"fp32_arrival_ratio\":{:.3},\"kulisch_ratio\":{:.3},\"f64_add_ratio\":{:.3}}}",
             arrival / naive,
-            kulisch / naive
+            kulisch / naive,
+            f64_add / naive
         ));
     }
     println!("{{\"isa\":\"{:?}\",\"cases\":[\n  {}\n]}}", simd::detected(), rows.join(",\n  "));

@@ -48,18 +48,33 @@ pub fn contributions(data: Data, n: usize, len: usize, seed: u64) -> Vec<Vec<f32
 
 /// Baseline: the same stream added with plain SIMD f32 adds, window by window.
 pub fn run_naive(acc: &mut [f32], contribs: &[Vec<f32>], out: &mut [f32]) {
+    naive_windows(acc, contribs, out, simd::naive_fp32_add, |a| a)
+}
+
+/// `run_naive` into f64 sums (`simd::naive_f64_add`): the memory traffic
+/// of 8 bytes of state per element, a floor for KULISCH_FIXED's register
+/// path (rounded to f32 on the way out, as a RESULT would be).
+pub fn run_naive_f64(acc: &mut [f64], contribs: &[Vec<f32>], out: &mut [f32]) {
+    naive_windows(acc, contribs, out, simd::naive_f64_add, |a| a as f32)
+}
+
+/// Window by window: cleared to -0, each contributor's packets added with
+/// `add`, the sums written out through `round`.
+fn naive_windows<T: Copy + From<f32>>(acc: &mut [T], contribs: &[Vec<f32>], out: &mut [f32], add: fn(&mut [T], &[f32]), round: fn(T) -> f32) {
     let len = contribs[0].len();
     let mut at = 0;
     while at < len {
         let n = WINDOW.min(len - at);
-        acc[..n].fill(-0.0);
+        acc[..n].fill(T::from(-0.0));
         for c in contribs {
             for p in (0..n).step_by(PACKET) {
                 let m = PACKET.min(n - p);
-                simd::naive_fp32_add(&mut acc[p..p + m], &c[at + p..at + p + m]);
+                add(&mut acc[p..p + m], &c[at + p..at + p + m]);
             }
         }
-        out[at..at + n].copy_from_slice(&acc[..n]);
+        for (o, a) in out[at..at + n].iter_mut().zip(&acc[..n]) {
+            *o = round(*a);
+        }
         at += n;
     }
 }

@@ -154,6 +154,18 @@ unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
 /// The baseline of the benchmarks: the same stream added naively, vectorised by
 /// the compiler for the best ISA detected.
 pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
+    naive_add(acc, values)
+}
+
+/// A reference point of the benchmarks, not an accumulator (its sums
+/// round): the same stream widened to f64 and added to f64 sums, the load
+/// and store traffic of any design that keeps 8 bytes per element, as
+/// KULISCH_FIXED's registers do, with no test of the values at all.
+pub fn naive_f64_add(acc: &mut [f64], values: &[f32]) {
+    naive_add(acc, values)
+}
+
+fn naive_add<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
     #[cfg(target_arch = "x86_64")]
     if detected() == Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
@@ -161,15 +173,15 @@ pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
         return;
     }
     for (a, v) in acc.iter_mut().zip(values) {
-        *a += *v;
+        *a += T::from(*v);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn naive_avx2(acc: &mut [f32], values: &[f32]) {
+unsafe fn naive_avx2<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
     for (a, v) in acc.iter_mut().zip(values) {
-        *a += *v;
+        *a += T::from(*v);
     }
 }
 
