@@ -79,15 +79,35 @@ pub(crate) const DIGIT_SCALE: [f64; DIGITS] = {
 pub(crate) struct Window {
     pub elo: u8,
     pub ehi: u8,
+    /// The window's test as the AVX2 kernel makes it, worked out once
+    /// when the window is set rather than each time a run enters the
+    /// tile: a value lies inside when `(|bits| + bias) < size` as signed
+    /// 32-bit integers (see `simd::inside_lanes_avx2`).
+    pub bias: i32,
+    pub size: i32,
 }
 
-pub(crate) const UNSET: Window = Window { elo: 0, ehi: 0 };
+/// No window: no value lies inside (none is below i32::MIN).
+pub(crate) const UNSET: Window = Window { elo: 0, ehi: 0, bias: 0, size: i32::MIN };
 
 impl Window {
     /// The window for values whose largest FP32 exponent is `e`.
     pub(crate) fn around(e: u32) -> Window {
         let ehi = (e + ABOVE).min(254);
-        Window { elo: ehi.saturating_sub(SPAN).max(1) as u8, ehi: ehi as u8 }
+        let elo = ehi.saturating_sub(SPAN).max(1);
+        // Inside: |bits| in [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo
+        // below the window's size as an unsigned number; adding 2^31 - lo
+        // maps that unsigned test onto a signed one against the size - 2^31.
+        // A window never reaches exponent 0 or 255: subnormals,
+        // infinities and NaNs fall outside.
+        let (lo, hi) = (elo << 23, (ehi + 1) << 23);
+        Window { elo: elo as u8, ehi: ehi as u8, bias: 0x8000_0000u32.wrapping_sub(lo) as i32, size: ((hi - lo) ^ 0x8000_0000) as i32 }
+    }
+
+    /// Whether this is `UNSET` (a set window has ehi >= 1).
+    #[inline(always)]
+    pub(crate) fn is_unset(self) -> bool {
+        self.ehi == 0
     }
 
     /// Whether a finite term `mant * 2^(shift - 149)` lies inside: its last
@@ -95,7 +115,7 @@ impl Window {
     #[inline(always)]
     fn holds(self, mant: u64, shift: u32) -> bool {
         let top = shift + (64 - mant.leading_zeros());
-        self != UNSET && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
+        !self.is_unset() && shift + 1 >= self.elo as u32 && top <= self.ehi as u32 + 23
     }
 }
 
@@ -306,7 +326,7 @@ impl KulischWindow {
     /// then has lanes above the window and leaves the fast path).
     #[inline(always)]
     pub(crate) fn tile_window(&mut self, t: usize, first: usize, values: &[u8], max_exponent: impl Fn(&[u8]) -> u32) -> Window {
-        if self.tiles[t] == UNSET {
+        if self.tiles[t].is_unset() {
             let n = values.len() / 4;
             let at = ((t * TILE).max(first) - first).min(n.saturating_sub(SCAN));
             let end = (at + SCAN).min(n);
@@ -555,7 +575,7 @@ impl KulischWindow {
     #[inline(always)]
     fn add_to_register(&mut self, slot: usize, neg: bool, mant: u64, shift: u32) -> bool {
         let tile = &mut self.tiles[slot / TILE];
-        if *tile == UNSET {
+        if tile.is_unset() {
             // Only zeros can be in the tile's registers: any window is right for them.
             *tile = Window::around(exponent_of(mant, shift));
         }

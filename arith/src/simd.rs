@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE, UNSET};
+use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -197,22 +197,6 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     k.add_native_scalar(first, NumFormat::Fp32, values)
 }
 
-/// A tile's window as one signed compare: a value inside has |bits| in
-/// [elo << 23, (ehi + 1) << 23), i.e. |bits| - lo below the window's size
-/// as an unsigned number; adding `bias` = 2^31 - lo maps that unsigned
-/// test onto a signed one against `size` = the window's size - 2^31.
-/// An unset tile takes nothing (no value is below i32::MIN). A window
-/// never reaches exponent 0 or 255: subnormals, infinities and NaNs fall outside.
-/// Returns (bias, size) for `inside_lanes_avx2`.
-fn window_bounds(w: crate::kulisch::Window) -> (i32, i32) {
-    if w == UNSET {
-        (0, i32::MIN)
-    } else {
-        let (lo, hi) = ((w.elo as u32) << 23, (w.ehi as u32 + 1) << 23);
-        ((0x8000_0000u32.wrapping_sub(lo)) as i32, ((hi - lo) ^ 0x8000_0000) as i32)
-    }
-}
-
 /// Eight values at a time: when all eight lie inside their tile's window (or
 /// are zeros), they are widened to f64 and added to the slots' registers;
 /// otherwise each goes, by the same test, to its register, to the slot's
@@ -280,8 +264,8 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             if $s / TILE != tile {
                 tile = $s / TILE;
                 // SAFETY (in the closure): AVX2 is present, as for this function.
-                let (b0, s0) = window_bounds(k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) }));
-                (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+                let w = k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) });
+                (bias, size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
             }
         };
     }
@@ -486,11 +470,10 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
             // A new tile: its window decides what is inside from here; an
             // unset one is the caller's to choose (from the run's values).
             let w = k.tiles[s / TILE];
-            if w == UNSET {
+            if w.is_unset() {
                 return s;
             }
-            let (b0, s0) = window_bounds(w);
-            (bias, size) = (_mm256_set1_epi32(b0), _mm256_set1_epi32(s0));
+            (bias, size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
         }
         _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
         // SAFETY: s < rest.stop: the block lies in the run (the contract).
