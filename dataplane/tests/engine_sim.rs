@@ -285,6 +285,26 @@ fn every_data_reject_path_is_counted_and_changes_nothing() {
     p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
     n.handle(0, &f, &mut out);
     assert_eq!(n.counters.data_rejected[DataReject::FormatNotAllowed.index()], 1);
+    // The same behind an FP32 group: every group of a body is checked.
+    let ones: Vec<u8> = 1.0f32.to_le_bytes().to_vec();
+    let g = [GroupRepr { format: NumFormat::Fp32, count: 1, values: &ones }, GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &kulisch }];
+    let mut body = vec![0; groups_len(&g)];
+    emit_groups(&g, &mut body);
+    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id: 6, first_element: 201, element_count: 2, group_count: 2, flags: 0, stream_id: 0, body: &body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
+    n.handle(0, &f, &mut out);
+    assert_eq!(n.counters.data_rejected[DataReject::FormatNotAllowed.index()], 2);
+    // A valid DATA frame for another MAC is not ours: counted, nothing applied.
+    let applied = n.counters.data_applied;
+    n.handle(0, &data(&s, 0, 300, 1, 7, |_, e| e.dst = rank_mac(1)), &mut out);
+    assert_eq!((n.counters.not_for_us, n.counters.data_applied), (1, applied));
+    // A DATA frame whose groups do not match its header is malformed, by reason.
+    let mut bad = data(&s, 0, 300, 1, 7, |_, _| {});
+    DataPacket::new_unchecked(&mut bad[ETH_HEADER_LEN..]).set_element_count(2);
+    n.handle(0, &bad, &mut out);
+    assert_eq!(n.counters.malformed[Reason::ElementCountMismatch.index()], 1);
+    assert_eq!(n.counters.data_applied, applied);
     // An identical duplicate is acknowledged as such and not applied again.
     n.handle(0, &data(&s, 0, 0, 100, 0, |_, _| {}), &mut out);
     assert_eq!(n.counters.data_duplicates, 1);

@@ -202,8 +202,40 @@ impl Node {
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
     pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) {
-        // Matched by reference throughout: moving the parsed frame out of the
-        // Result copied it with wide loads over narrow stores (a store-forwarding stall a frame).
+        // DATA and RESULT, nearly every frame, are parsed straight from the
+        // envelope, without a `PrismRepr` to build and match.
+        let Envelope { eth, packet } = match parse_envelope(frame, &Limits { mtu: self.cfg.mtu }) {
+            Ok(x) => x,
+            Err(e) => {
+                self.counters.malformed[e.reason.index()] += 1;
+                return;
+            }
+        };
+        if let Some((Class::DATA | Class::RESULT, packet)) = packet {
+            let d = match DataRepr::parse(&DataPacket::new_unchecked(packet), ETH_HEADER_LEN) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.counters.malformed[e.reason.index()] += 1;
+                    return;
+                }
+            };
+            if eth.dst != self.cfg.mac {
+                self.counters.not_for_us += 1;
+                return;
+            }
+            let result = d.class == Class::RESULT;
+            match self.data(port, eth.src, &d, frame.len(), out) {
+                Ok(Admitted::Applied) if result => self.counters.results_received += 1,
+                Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
+                Ok(Admitted::Applied) => self.counters.data_applied += 1,
+                Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
+                Err(r) => self.counters.data_rejected[r.index()] += 1,
+            }
+            return;
+        }
+        // The other classes as `parse_frame` gives them. Matched by reference
+        // throughout: moving the parsed frame out of the Result copied it
+        // with wide loads over narrow stores (a store-forwarding stall a frame).
         let parsed = parse_frame(frame, &Limits { mtu: self.cfg.mtu });
         let parsed = match &parsed {
             Ok(p) => p,
@@ -218,22 +250,12 @@ impl Node {
         }
         let c = match &parsed.prism {
             Some(PrismRepr::Control(c)) => c,
-            Some(PrismRepr::Data(d)) => {
-                let result = d.class == Class::RESULT;
-                match self.data(port, parsed.eth.src, d, frame.len(), out) {
-                    Ok(Admitted::Applied) if result => self.counters.results_received += 1,
-                    Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
-                    Ok(Admitted::Applied) => self.counters.data_applied += 1,
-                    Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
-                    Err(r) => self.counters.data_rejected[r.index()] += 1,
-                }
-                return;
-            }
             Some(PrismRepr::Progress(p)) => {
                 self.progress(port, parsed.eth.src, p, out);
                 return;
             }
-            None => {
+            // DATA and RESULT went above.
+            Some(PrismRepr::Data(_)) | None => {
                 self.counters.not_for_us += 1;
                 return;
             }

@@ -429,12 +429,16 @@ impl OpData {
             Policy::Kulisch { width_bits } => Some(width_bits),
             Policy::Fp32Arrival => None,
         };
-        for g in d.groups() {
-            if let NumFormat::Kulisch { width_bits } = g.format {
-                if kulisch != Some(width_bits) {
-                    return Err(DataReject::FormatNotAllowed);
-                }
-            }
+        // A body of one group (nearly every packet) is read once, here, and
+        // applied from this copy below; others are walked twice.
+        let single = if d.group_count == 1 { d.groups().next() } else { None };
+        let allowed = |g: &GroupRepr<'_>| !matches!(g.format, NumFormat::Kulisch { width_bits } if kulisch != Some(width_bits));
+        let ok = match &single {
+            Some(g) => allowed(g),
+            None => d.groups().all(|g| allowed(&g)),
+        };
+        if !ok {
+            return Err(DataReject::FormatNotAllowed);
         }
         let (first, end) = (d.first_element as u64, d.end_element());
         let digest = digest(first, end, d.body);
@@ -473,19 +477,14 @@ impl OpData {
             return Err(DataReject::BytesExhausted);
         }
         // Admitted: apply every group at its global position.
-        let slots = self.acc.slots();
-        let mut pos = first;
-        for g in d.groups() {
-            let w = g.format.value_bytes();
-            let (mut vals, mut left) = (g.values, g.count as usize);
-            while left > 0 {
-                let slot = self.ring.slot(pos);
-                let n = left.min(slots - slot);
-                let (now, rest) = vals.split_at(n * w);
-                // Validated shapes: accumulate cannot fail here (formats checked above, ranges in window).
-                let _ = self.acc.accumulate(slot, g.format, now);
-                (vals, left) = (rest, left - n);
-                pos += n as u64;
+        match single {
+            Some(g) => self.apply_group(first, &g),
+            None => {
+                let mut pos = first;
+                for g in d.groups() {
+                    self.apply_group(pos, &g);
+                    pos += g.count as u64;
+                }
             }
         }
         let c = &mut self.contributors[ci];
@@ -495,6 +494,24 @@ impl OpData {
         c.covered = c.covered_from(c.covered.max(self.base));
         self.emit_ready(out);
         Ok(Admitted::Applied)
+    }
+
+    /// Adds one admitted group's values, which start at global position
+    /// `pos`, to the window (split where the ring wraps).
+    #[inline]
+    fn apply_group(&mut self, mut pos: u64, g: &GroupRepr<'_>) {
+        let slots = self.acc.slots();
+        let w = g.format.value_bytes();
+        let (mut vals, mut left) = (g.values, g.count as usize);
+        while left > 0 {
+            let slot = self.ring.slot(pos);
+            let n = left.min(slots - slot);
+            let (now, rest) = vals.split_at(n * w);
+            // Validated shapes: accumulate cannot fail here (formats checked by the caller, ranges in window).
+            let _ = self.acc.accumulate(slot, g.format, now);
+            (vals, left) = (rest, left - n);
+            pos += n as u64;
+        }
     }
 
     /// PROGRESS to a contributor: its watermark, holes and remaining credit.

@@ -102,10 +102,37 @@ pub fn declared_prism_len(class: Class, prism: &[u8]) -> Option<usize> {
 /// Non-PRISM frames come back with `prism: None`. Errors carry frame offsets.
 /// Ownership (is the destination MAC ours?) is the caller's decision.
 pub fn parse_frame<'a>(frame: &'a [u8], limits: &Limits) -> Result<ParsedFrame<'a>> {
+    let Envelope { eth, packet } = parse_envelope(frame, limits)?;
+    let Some((class, packet)) = packet else { return Ok(ParsedFrame { eth, prism: None }) };
+    let base = ETH_HEADER_LEN;
+    let repr = match class {
+        Class::CONTROL => PrismRepr::Control(ControlRepr::parse(&ControlPacket::new_unchecked(packet), base)?),
+        Class::PROGRESS => PrismRepr::Progress(ProgressRepr::parse(&ProgressPacket::new_unchecked(packet), base)?),
+        _ => PrismRepr::Data(DataRepr::parse(&DataPacket::new_unchecked(packet), base)?),
+    };
+    Ok(ParsedFrame { eth, prism: Some(repr) })
+}
+
+/// What `parse_envelope` gives: the Ethernet header, and for a PRISM frame
+/// its class and packet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Envelope<'a> {
+    pub eth: EthernetRepr,
+    pub packet: Option<(Class, &'a [u8])>,
+}
+
+/// The first half of `parse_frame`: the Ethernet header, and for a PRISM
+/// frame its class and its packet (control word to end of body, Ethernet
+/// padding cut off) once the checks every class shares have passed
+/// (version, known class, declared length, MTU). The class's own parse
+/// (`DataRepr::parse` and so on, at frame offset `ETH_HEADER_LEN`) is the
+/// rest; a caller that handles one class itself (the node, for DATA) skips
+/// building the `PrismRepr`.
+pub fn parse_envelope<'a>(frame: &'a [u8], limits: &Limits) -> Result<Envelope<'a>> {
     let eth_view = EthernetFrame::new_checked(frame)?;
     let eth = EthernetRepr::parse(&eth_view);
     if eth.ethertype != ETHERTYPE {
-        return Ok(ParsedFrame { eth, prism: None });
+        return Ok(Envelope { eth, packet: None });
     }
     let prism = &frame[ETH_HEADER_LEN..];
     let base = ETH_HEADER_LEN;
@@ -137,13 +164,7 @@ pub fn parse_frame<'a>(frame: &'a [u8], limits: &Limits) -> Result<ParsedFrame<'
     if declared > limits.mtu as usize {
         return Err(Error::new(Reason::ExceedsMtu, len_field));
     }
-    let packet = &prism[..declared];
-    let repr = match class {
-        Class::CONTROL => PrismRepr::Control(ControlRepr::parse(&ControlPacket::new_unchecked(packet), base)?),
-        Class::PROGRESS => PrismRepr::Progress(ProgressRepr::parse(&ProgressPacket::new_unchecked(packet), base)?),
-        _ => PrismRepr::Data(DataRepr::parse(&DataPacket::new_unchecked(packet), base)?),
-    };
-    Ok(ParsedFrame { eth, prism: Some(repr) })
+    Ok(Envelope { eth, packet: Some((class, &prism[..declared])) })
 }
 
 /// Most values of `format` one DATA/RESULT packet holds at `mtu` in a single group.

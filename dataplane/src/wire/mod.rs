@@ -25,7 +25,7 @@ pub use error::{Error, ErrorKind, Reason};
 pub(crate) use error::Result;
 pub use ethernet::{EthernetFrame, EthernetRepr, Mac};
 pub use frame::{
-    capacity, declared_prism_len, parse_frame, single_window_elements, Limits, ParsedFrame,
+    capacity, declared_prism_len, parse_envelope, parse_frame, Envelope, single_window_elements, Limits, ParsedFrame,
     PrismRepr,
 };
 pub use group::{emit_groups, format_code, groups_len, GroupIter, GroupRepr};
