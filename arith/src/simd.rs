@@ -873,7 +873,7 @@ unsafe fn kulisch_write_fp32_avx2(
             if m == 4 {
                 let groups = (n - i) / 4;
                 // SAFETY: AVX2 is present (this function's feature); slot + 4 * groups
-                // <= first + n <= slots; `out` holds 4 bytes a slot from i.
+                // <= first + n <= slots.
                 let done = unsafe { round_fp32_estimate4_run_avx2(k, slot, groups, &mut out[4 * i..], take) };
                 if done > 0 {
                     i += 4 * done;
@@ -1098,28 +1098,28 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
 /// all-fast loop keeps its own.
 ///
 /// # Safety
-/// AVX2 is present, slot + 4 * groups <= slots, and `out` holds 16 bytes a group.
+/// AVX2 is present, and slot + 4 * groups <= slots (a group without its 16
+/// bytes in `out` is not done).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
 unsafe fn round_fp32_estimate4_run_avx2(k: &mut KulischWindow, slot: usize, groups: usize, out: &mut [u8], clear: bool) -> usize {
-    use std::arch::x86_64::*;
     const SLOW: u32 = u32::from_ne_bytes([F_SLOW; 4]);
-    let mut g = 0;
-    while g < groups {
+    let mut done = 0;
+    for (g, o) in out.chunks_exact_mut(16).take(groups).enumerate() {
         let at = slot + 4 * g;
         // The first group is the caller's choice; a later one goes on only with digits.
-        // SAFETY: at + 4 <= slots = the flags' length.
-        if g > 0 && unsafe { (k.meta.as_ptr().add(at) as *const u32).read_unaligned() } & SLOW == 0 {
+        if g > 0 && u32::from_ne_bytes([k.meta[at], k.meta[at + 1], k.meta[at + 2], k.meta[at + 3]]) & SLOW == 0 {
             break;
         }
         // SAFETY: AVX2 is present; at + 4 <= slots.
         let Some(bits) = (unsafe { round_fp32_estimate4_avx2(k, at, clear) }) else { break };
-        // SAFETY: `out` holds 16 bytes for group g (the contract).
-        unsafe { _mm_storeu_si128(out.as_mut_ptr().add(16 * g) as *mut __m128i, _mm_loadu_si128(bits.as_ptr() as *const __m128i)) };
-        g += 1;
+        for (b, v) in o.chunks_exact_mut(4).zip(bits) {
+            b.copy_from_slice(&v.to_le_bytes());
+        }
+        done += 1;
     }
-    g
+    done
 }
 
 /// `round_fp32_estimate4_avx2` for the tests (`None` without AVX2).
