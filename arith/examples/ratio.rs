@@ -1,8 +1,9 @@
 //! Throughput of FP32_ARRIVAL and KULISCH_FIXED against a naive SIMD FP32 add of
 //! the same stream, measured in one run; prints one JSON object. Also the
-//! same stream added into f64 sums (`f64_add_ratio`, not exact): the
-//! load/store traffic of 8 bytes of state per element with no other work,
-//! which bounds what KULISCH_FIXED's f64 registers can reach.
+//! same stream added into f64 sums (`f64_add_ratio`, not exact): what 8
+//! bytes of state per element cost with no other work, a reference point
+//! for KULISCH_FIXED's f64 registers (in cache; at DRAM scale the
+//! accumulators' prefetch can beat it).
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)

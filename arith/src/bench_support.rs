@@ -51,9 +51,10 @@ pub fn run_naive(acc: &mut [f32], contribs: &[Vec<f32>], out: &mut [f32]) {
     naive_windows(acc, contribs, out, simd::naive_fp32_add, |a| a)
 }
 
-/// `run_naive` into f64 sums (`simd::naive_f64_add`): the memory traffic
-/// of 8 bytes of state per element, a floor for KULISCH_FIXED's register
-/// path (rounded to f32 on the way out, as a RESULT would be).
+/// `run_naive` into f64 sums (`simd::naive_f64_add`), rounded to f32 on
+/// the way out as a RESULT would be: the memory traffic of 8 bytes of
+/// state per element with no other work, a reference point for
+/// KULISCH_FIXED's register path.
 pub fn run_naive_f64(acc: &mut [f64], contribs: &[Vec<f32>], out: &mut [f32]) {
     naive_windows(acc, contribs, out, simd::naive_f64_add, |a| a as f32)
 }
