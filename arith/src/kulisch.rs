@@ -33,6 +33,9 @@ use crate::round::Rounded;
 use crate::term::{decode_native, Term};
 use crate::NumFormat;
 
+/// Bits of the largest native term as a signed integer in units of 2^-149
+/// (FP32's and BF16's largest finite values are below 2^128 = 2^277 units).
+const NATIVE_BITS: usize = 278;
 /// Slots per tile (one exponent window each).
 pub(crate) const TILE: usize = 64;
 const _: () = assert!(TILE <= 64, "a tile's used slots are one u64");
@@ -219,8 +222,13 @@ impl Span {
 impl KulischWindow {
     /// A window of `slots` elements for Kulisch width `width` bits.
     pub fn new(width: u16, slots: usize) -> Self {
-        // 64 bits of headroom above W: sums of up to 2^63 W-bit partials never wrap.
-        let limbs_per = (width as usize).div_ceil(64) + 1;
+        // 64 bits of headroom above W: sums of up to 2^63 W-bit partials never
+        // wrap. And never fewer than a native term needs (2^277 units at the
+        // most, FP32 and BF16): below W = 278 a term can exceed the width,
+        // and the limbs must still hold it for the width check to see it
+        // (narrower limbs dropped its high bits, and the sum came out wrong
+        // where it should have been INEXACT).
+        let limbs_per = (width as usize).max(NATIVE_BITS).div_ceil(64) + 1;
         KulischWindow {
             width,
             limbs_per,

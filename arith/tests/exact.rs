@@ -214,6 +214,42 @@ fn overflowing_the_width_is_inexact_never_saturated() {
 }
 
 #[test]
+fn a_narrow_width_reports_inexact_from_the_registers_too() {
+    // W = 64 holds magnitudes below 2^(64 - 150) = 2^-86: FP32 terms of
+    // 2^-100 (inside a tile's window, so in the registers) fit, 1.0 does
+    // not; sixteen slots, so the eight-slot rounding path sees them.
+    let (tiny, one) = (2f32.powi(-100), 1.0f32);
+    for big in [None, Some(3), Some(12)] {
+        let vals: Vec<f32> = (0..16).map(|i| if Some(i) == big { one } else { tiny }).collect();
+        let b: Vec<u8> = vals.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 64 }, 16);
+        acc.accumulate(0, NumFormat::Fp32, &b).unwrap();
+        acc.accumulate(0, NumFormat::Fp32, &b).unwrap();
+        let mut out = vec![0u8; 64];
+        let got = acc.write_fp32_run(0, 16, &mut out);
+        match big {
+            None => {
+                got.unwrap();
+                for c in out.chunks_exact(4) {
+                    assert_eq!(f32::from_le_bytes(c.try_into().unwrap()), 2.0 * tiny);
+                }
+            }
+            Some(slot) => assert_eq!(got, Err(ArithError::Inexact { slot }), "write"),
+        }
+        let got = acc.take_fp32_run(0, 16, &mut out);
+        assert_eq!(got.is_ok(), big.is_none(), "take");
+    }
+    // Every slot too large, all in the registers (one window for all).
+    let b: Vec<u8> = (0..16).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: 64 }, 16);
+    acc.accumulate(0, NumFormat::Fp32, &b).unwrap();
+    let mut out = vec![0u8; 64];
+    assert_eq!(acc.write_fp32_run(0, 16, &mut out), Err(ArithError::Inexact { slot: 0 }));
+    assert_eq!(acc.take_fp32_run(0, 16, &mut out), Err(ArithError::Inexact { slot: 0 }));
+    assert!(!acc.fits(5));
+}
+
+#[test]
 fn fp32_arrival_equals_a_sequential_rne_replay() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     for n in [2, 3, 8, 64] {
