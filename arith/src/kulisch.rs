@@ -483,7 +483,9 @@ impl KulischWindow {
 
     /// Register values below this fit the width (2^(W - 150), at most 2^1000).
     pub(crate) fn fast_limit(&self) -> f64 {
-        f64::from_bits(((self.width as u64).min(1150) - 150 + 1023) << 52)
+        // Biased exponent W - 150 + 1023, added before the subtraction: a
+        // width below 150 bits has a limit below 1.0.
+        f64::from_bits(((self.width as u64).min(1150) + 1023 - 150) << 52)
     }
 
     #[cfg(test)]
