@@ -409,7 +409,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
             if signals::stop_requested() {
                 break;
             }
-            let idle = start.elapsed().as_millis() as u64 - shared.last_rx_ms.load(Ordering::Relaxed);
+            let idle = idle_ms(start.elapsed().as_millis() as u64, shared.last_rx_ms.load(Ordering::Relaxed));
             if args.idle_exit_ms > 0 && idle > args.idle_exit_ms {
                 tracing::info!("idle for {} ms: stopping", args.idle_exit_ms);
                 break;
@@ -461,5 +461,26 @@ fn main() -> ExitCode {
             eprintln!("prism-switch: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Milliseconds since the last received frame. A worker can note a frame
+/// after the caller read the clock (its time is then later than `now`):
+/// the switch was not idle, and the difference must not wrap (in release
+/// it wrapped to an idle time that stopped the switch at once; in debug
+/// it panicked).
+fn idle_ms(now: u64, last_rx: u64) -> u64 {
+    now.saturating_sub(last_rx)
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use super::idle_ms;
+
+    #[test]
+    fn a_frame_noted_after_the_clock_was_read_is_not_idle_time() {
+        assert_eq!(idle_ms(1000, 400), 600);
+        assert_eq!(idle_ms(1000, 1000), 0);
+        assert_eq!(idle_ms(1000, 1001), 0);
     }
 }
