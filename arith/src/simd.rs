@@ -305,8 +305,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64) as *const i8);
                 // SAFETY: first <= s and s + 32 <= stop <= end: the 128 bytes lie in `values`.
                 let b = unsafe { [0, 1, 2, 3].map(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
-                let abs = _mm256_set1_epi32(0x7fff_ffff);
-                let inside = b.map(|b| _mm256_cmpgt_epi32(size, _mm256_add_epi32(_mm256_and_si256(b, abs), bias)));
+                let inside = b.map(|b| inside_avx2(b, bias, size));
                 let all = _mm256_and_si256(_mm256_and_si256(inside[0], inside[1]), _mm256_and_si256(inside[2], inside[3]));
                 if _mm256_movemask_ps(_mm256_castsi256_ps(all)) == 0xff {
                     for (j, x) in b.into_iter().enumerate() {
@@ -410,7 +409,7 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
 #[inline]
 fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> i32 {
     use std::arch::x86_64::*;
-    let inside = _mm256_cmpgt_epi32(size, _mm256_add_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7fff_ffff)), bias));
+    let inside = inside_avx2(b, bias, size);
     let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
     if ok == 0xff {
         ok
@@ -418,6 +417,16 @@ fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m
         let zeros = _mm256_cmpeq_epi32(_mm256_slli_epi32::<1>(b), _mm256_setzero_si256());
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inside, zeros)))
     }
+}
+
+/// The window test's lanes (all ones where |bits| lies inside the window;
+/// zeros not counted): `(|bits| + bias) < size` as signed integers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn inside_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    _mm256_cmpgt_epi32(size, _mm256_add_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7fff_ffff)), bias))
 }
 
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's

@@ -214,6 +214,17 @@ fn abort_in_the_middle_then_a_newer_generation() {
 }
 
 /// One DATA frame of rank `r` covering `[first, first + n)` with FP32 ones.
+/// A DATA frame from rank 0 (not the last) of these groups, at `first`.
+fn rank0_frame(s: &Scenario, packet_id: u32, first: u32, groups: &[GroupRepr<'_>]) -> Vec<u8> {
+    let mut body = vec![0; groups_len(groups)];
+    emit_groups(groups, &mut body);
+    let count = groups.iter().map(|g| g.count).sum();
+    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id, first_element: first, element_count: count, group_count: groups.len() as u8, flags: 0, stream_id: 0, body: &body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
+    f
+}
+
 fn data(s: &Scenario, r: u16, first: u32, n: u16, packet_id: u32, edit: impl Fn(&mut DataRepr<'_>, &mut EthernetRepr)) -> Vec<u8> {
     let values: Vec<u8> = (0..n).flat_map(|_| 1.0f32.to_le_bytes()).collect();
     let g = [GroupRepr { format: NumFormat::Fp32, count: n, values: &values }];
@@ -277,23 +288,13 @@ fn every_data_reject_path_is_counted_and_changes_nothing() {
         assert!(out.is_empty(), "{} produced output", reason.name());
     }
     // Kulisch values under FP32_ARRIVAL.
-    let g = [GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &kulisch }];
-    let mut body = vec![0; groups_len(&g)];
-    emit_groups(&g, &mut body);
-    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id: 5, first_element: 200, element_count: 1, group_count: 1, flags: 0, stream_id: 0, body: &body });
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
-    n.handle(0, &f, &mut out);
+    let kulisch_group = GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &kulisch };
+    n.handle(0, &rank0_frame(&s, 5, 200, &[kulisch_group]), &mut out);
     assert_eq!(n.counters.data_rejected[DataReject::FormatNotAllowed.index()], 1);
     // The same behind an FP32 group: every group of a body is checked.
     let ones: Vec<u8> = 1.0f32.to_le_bytes().to_vec();
-    let g = [GroupRepr { format: NumFormat::Fp32, count: 1, values: &ones }, GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &kulisch }];
-    let mut body = vec![0; groups_len(&g)];
-    emit_groups(&g, &mut body);
-    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id: 6, first_element: 201, element_count: 2, group_count: 2, flags: 0, stream_id: 0, body: &body });
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
-    n.handle(0, &f, &mut out);
+    let fp32_group = GroupRepr { format: NumFormat::Fp32, count: 1, values: &ones };
+    n.handle(0, &rank0_frame(&s, 6, 201, &[fp32_group, kulisch_group]), &mut out);
     assert_eq!(n.counters.data_rejected[DataReject::FormatNotAllowed.index()], 2);
     // A valid DATA frame for another MAC is not ours: counted, nothing applied.
     let applied = n.counters.data_applied;

@@ -202,8 +202,8 @@ impl Node {
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
     pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) {
-        // DATA and RESULT, nearly every frame, are parsed straight from the
-        // envelope, without a `PrismRepr` to build and match.
+        // Each class is parsed straight from the envelope, without a
+        // `PrismRepr` to build and match (DATA and RESULT are nearly every frame).
         let Envelope { eth, packet } = match parse_envelope(frame, &Limits { mtu: self.cfg.mtu }) {
             Ok(x) => x,
             Err(e) => {
@@ -211,56 +211,50 @@ impl Node {
                 return;
             }
         };
-        if let Some((Class::DATA | Class::RESULT, packet)) = packet {
-            let d = match DataRepr::parse(&DataPacket::new_unchecked(packet), ETH_HEADER_LEN) {
-                Ok(d) => d,
-                Err(e) => {
-                    self.counters.malformed[e.reason.index()] += 1;
-                    return;
-                }
-            };
-            if eth.dst != self.cfg.mac {
-                self.counters.not_for_us += 1;
-                return;
-            }
-            let result = d.class == Class::RESULT;
-            match self.data(port, eth.src, &d, frame.len(), out) {
-                Ok(Admitted::Applied) if result => self.counters.results_received += 1,
-                Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
-                Ok(Admitted::Applied) => self.counters.data_applied += 1,
-                Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
-                Err(r) => self.counters.data_rejected[r.index()] += 1,
-            }
-            return;
-        }
-        // The other classes as `parse_frame` gives them. Matched by reference
-        // throughout: moving the parsed frame out of the Result copied it
-        // with wide loads over narrow stores (a store-forwarding stall a frame).
-        let parsed = parse_frame(frame, &Limits { mtu: self.cfg.mtu });
-        let parsed = match &parsed {
-            Ok(p) => p,
-            Err(e) => {
-                self.counters.malformed[e.reason.index()] += 1;
-                return;
-            }
-        };
-        if parsed.eth.dst != self.cfg.mac {
+        let Some((class, packet)) = packet else {
             self.counters.not_for_us += 1;
             return;
-        }
-        let c = match &parsed.prism {
-            Some(PrismRepr::Control(c)) => c,
-            Some(PrismRepr::Progress(p)) => {
-                self.progress(port, parsed.eth.src, p, out);
-                return;
-            }
-            // DATA and RESULT went above.
-            Some(PrismRepr::Data(_)) | None => {
-                self.counters.not_for_us += 1;
-                return;
-            }
         };
-        if parsed.eth.src != self.cfg.am_mac || port != self.cfg.am_port {
+        // The class's own parse (an error is counted as malformed), then
+        // the destination: a frame for another MAC is not ours.
+        macro_rules! parse_ours {
+            ($parsed:expr) => {{
+                let x = match $parsed {
+                    Ok(x) => x,
+                    Err(e) => {
+                        self.counters.malformed[e.reason.index()] += 1;
+                        return;
+                    }
+                };
+                if eth.dst != self.cfg.mac {
+                    self.counters.not_for_us += 1;
+                    return;
+                }
+                x
+            }};
+        }
+        let c = match class {
+            Class::DATA | Class::RESULT => {
+                let d = parse_ours!(DataRepr::parse(&DataPacket::new_unchecked(packet), ETH_HEADER_LEN));
+                let result = d.class == Class::RESULT;
+                match self.data(port, eth.src, &d, frame.len(), out) {
+                    Ok(Admitted::Applied) if result => self.counters.results_received += 1,
+                    Ok(Admitted::Duplicate) if result => self.counters.results_duplicates += 1,
+                    Ok(Admitted::Applied) => self.counters.data_applied += 1,
+                    Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
+                    Err(r) => self.counters.data_rejected[r.index()] += 1,
+                }
+                return;
+            }
+            Class::PROGRESS => {
+                let p = parse_ours!(ProgressRepr::parse(&ProgressPacket::new_unchecked(packet), ETH_HEADER_LEN));
+                self.progress(port, eth.src, &p, out);
+                return;
+            }
+            // CONTROL (the envelope admits known classes only).
+            _ => parse_ours!(ControlRepr::parse(&ControlPacket::new_unchecked(packet), ETH_HEADER_LEN)),
+        };
+        if eth.src != self.cfg.am_mac || port != self.cfg.am_port {
             self.counters.untrusted_source += 1;
             return;
         }

@@ -126,7 +126,7 @@ pub struct Envelope<'a> {
 /// padding cut off) once the checks every class shares have passed
 /// (version, known class, declared length, MTU). The class's own parse
 /// (`DataRepr::parse` and so on, at frame offset `ETH_HEADER_LEN`) is the
-/// rest; a caller that handles one class itself (the node, for DATA) skips
+/// rest; a caller that dispatches on the class itself (the node) skips
 /// building the `PrismRepr`.
 pub fn parse_envelope<'a>(frame: &'a [u8], limits: &Limits) -> Result<Envelope<'a>> {
     let eth_view = EthernetFrame::new_checked(frame)?;
