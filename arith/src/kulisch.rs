@@ -177,22 +177,34 @@ pub struct KulischWindow {
     pub(crate) pair_lo: crate::simd::Registers,
     /// F_* flags of the limbs path and of specials.
     pub(crate) meta: Vec<u8>,
-    pub(crate) tiles: Vec<Window>,
+    pub(crate) tiles: Vec<Tile>,
     limbs: Vec<u64>,
     /// `DIGITS` carry-save digits a slot (out-of-window FP32 terms).
     pub(crate) digits: Vec<i64>,
-    /// Runs that reached each tile since its registers were last empty or flushed.
-    tile_runs: Vec<u16>,
-    /// Per tile, a bit for each slot a run reached since it was last cleared
-    /// (a superset of the slots that hold anything): a tile with none left
+}
+
+/// A tile's window and its bookkeeping, together: the kernel reads and
+/// updates all three each time a run enters the tile (one bounds check,
+/// one cache line).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tile {
+    pub window: Window,
+    /// Runs that reached the tile since its registers were last empty or flushed.
+    runs: u16,
+    /// A bit for each slot a run reached since it was last cleared (a
+    /// superset of the slots that hold anything): a tile with none left
     /// chooses a new window.
-    tile_used: Vec<u64>,
+    used: u64,
+}
+
+impl Tile {
+    const EMPTY: Tile = Tile { window: UNSET, runs: 0, used: 0 };
 }
 
 /// The tiles `t0..=t1` that `[first, first + n)` (n > 0) reaches, and the
 /// bits of its slots in the first and in the last of them.
 #[derive(Clone, Copy)]
-struct Span {
+pub(crate) struct Span {
     t0: usize,
     t1: usize,
     lo: u64,
@@ -200,7 +212,7 @@ struct Span {
 }
 
 impl Span {
-    fn new(first: usize, n: usize) -> Span {
+    pub(crate) fn new(first: usize, n: usize) -> Span {
         let end = first + n - 1;
         Span { t0: first / TILE, t1: end / TILE, lo: u64::MAX << (first % TILE), hi: u64::MAX >> (63 - end % TILE) }
     }
@@ -236,11 +248,9 @@ impl KulischWindow {
             pair_hi: crate::simd::Registers::new(slots),
             pair_lo: crate::simd::Registers::new(slots),
             meta: vec![0; slots],
-            tiles: vec![UNSET; slots.div_ceil(TILE)],
+            tiles: vec![Tile::EMPTY; slots.div_ceil(TILE)],
             limbs: vec![0; slots * limbs_per],
             digits: vec![0; slots * DIGITS],
-            tile_runs: vec![0; slots.div_ceil(TILE)],
-            tile_used: vec![0; slots.div_ceil(TILE)],
         }
     }
 
@@ -300,10 +310,10 @@ impl KulischWindow {
         }
         let span = Span::new(first, n);
         for t in span.t0..span.t1 + 1 {
-            self.tile_used[t] &= !span.bits(t);
-            if self.tile_used[t] == 0 {
-                self.tiles[t] = UNSET;
-                self.tile_runs[t] = 0;
+            let tile = &mut self.tiles[t];
+            tile.used &= !span.bits(t);
+            if tile.used == 0 {
+                *tile = Tile::EMPTY;
             }
         }
     }
@@ -334,16 +344,16 @@ impl KulischWindow {
     /// then has lanes above the window and leaves the fast path).
     #[inline(always)]
     pub(crate) fn tile_window(&mut self, t: usize, first: usize, values: &[u8], max_exponent: impl Fn(&[u8]) -> u32) -> Window {
-        if self.tiles[t].is_unset() {
+        if self.tiles[t].window.is_unset() {
             let n = values.len() / 4;
             let at = ((t * TILE).max(first) - first).min(n.saturating_sub(SCAN));
             let end = (at + SCAN).min(n);
             let emax = max_exponent(&values[4 * at..4 * end]);
             if emax > 0 {
-                self.tiles[t] = Window::around(emax);
+                self.tiles[t].window = Window::around(emax);
             }
         }
-        self.tiles[t]
+        self.tiles[t].window
     }
 
     /// FP32 rounding straight from the `f64` register when the slot never
@@ -490,7 +500,7 @@ impl KulischWindow {
 
     #[cfg(test)]
     fn tile_bits_used(&self, t: usize) -> u64 {
-        self.tile_used[t]
+        self.tiles[t].used
     }
 
     /// Counts one more run into the tiles that `[first, first + n)` reaches;
@@ -500,31 +510,37 @@ impl KulischWindow {
         if n == 0 {
             return;
         }
-        let Span { t0, t1, lo, hi } = Span::new(first, n);
+        let span = Span::new(first, n);
         let mut due = false;
-        // Straight-line masks over slices: an indexed loop through `Span::bits` costs 3-9% here.
-        let (used, runs) = (&mut self.tile_used[t0..t1 + 1], &mut self.tile_runs[t0..t1 + 1]);
-        let last = used.len() - 1;
-        if last == 0 {
-            used[0] |= lo & hi;
-        } else {
-            used[0] |= lo;
-            used[last] |= hi;
-            used[1..last].fill(u64::MAX);
-        }
-        for r in runs.iter_mut() {
-            *r += 1;
-            due |= *r as u32 >= MAX_FAST_RUNS;
+        for t in span.t0..=span.t1 {
+            due |= self.count_run(t, span);
         }
         if due {
-            for t in t0..=t1 {
-                if self.tile_runs[t] as u32 >= MAX_FAST_RUNS {
-                    for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
-                        self.flush(slot);
-                    }
-                    self.tiles[t] = UNSET;
-                    self.tile_runs[t] = 0;
+            self.flush_due(span);
+        }
+    }
+
+    /// `note_run` for one tile `t` of the run's `span`, without the flush:
+    /// the AVX2 kernel counts each tile as it enters it (a pass of its own
+    /// over the run's tiles cost it about 10%). True when the tile is due
+    /// (the caller then calls `flush_due` once the run is added).
+    #[inline(always)]
+    pub(crate) fn count_run(&mut self, t: usize, span: Span) -> bool {
+        let tile = &mut self.tiles[t];
+        tile.used |= span.bits(t);
+        tile.runs += 1;
+        tile.runs as u32 >= MAX_FAST_RUNS
+    }
+
+    /// Flushes the registers of each tile of `span` that `MAX_FAST_RUNS` runs reached.
+    #[cold]
+    pub(crate) fn flush_due(&mut self, span: Span) {
+        for t in span.t0..=span.t1 {
+            if self.tiles[t].runs as u32 >= MAX_FAST_RUNS {
+                for slot in t * TILE..((t + 1) * TILE).min(self.slots()) {
+                    self.flush(slot);
                 }
+                (self.tiles[t].window, self.tiles[t].runs) = (UNSET, 0);
             }
         }
     }
@@ -584,7 +600,7 @@ impl KulischWindow {
     /// when it does not.
     #[inline(always)]
     fn add_to_register(&mut self, slot: usize, neg: bool, mant: u64, shift: u32) -> bool {
-        let tile = &mut self.tiles[slot / TILE];
+        let tile = &mut self.tiles[slot / TILE].window;
         if tile.is_unset() {
             // Only zeros can be in the tile's registers: any window is right for them.
             *tile = Window::around(exponent_of(mant, shift));
@@ -791,7 +807,7 @@ mod tests {
         let run: Vec<u8> = (0..TILE).flat_map(|i| if i == TILE - 1 { 2f32.powi(-20) } else { 1.0f32 }.to_le_bytes()).collect();
         k.prepare_fp32(1, &run);
         for t in 0..2 {
-            let w = k.tiles[t];
+            let w = k.tiles[t].window;
             assert!(w.elo as u32 <= 127 && 127 <= w.ehi as u32, "tile {t}: window {w:?} leaves out 1.0 (exponent 127)");
         }
     }
@@ -800,21 +816,54 @@ mod tests {
     /// cleared: clearing part of it keeps the window of the values still there.
     #[test]
     fn a_tile_forgets_its_window_only_when_wholly_cleared() {
-        let mut k = KulischWindow::new(280, 256);
-        let ones: Vec<u8> = (0..90).flat_map(|_| 1.0f32.to_le_bytes()).collect();
-        k.add_native_scalar(10, NumFormat::Fp32, &ones);
-        let set = k.tiles[0];
-        assert_ne!(set, UNSET);
-        k.clear(10, 40);
-        assert_eq!(k.tiles[0], set, "slots 50..64 still hold values");
-        assert_ne!(k.tiles[1], UNSET);
-        assert_eq!(k.tile_bits_used(0), ((1u64 << 14) - 1) << 50);
-        k.clear(50, 50);
-        assert_eq!((k.tiles[0], k.tiles[1]), (UNSET, UNSET));
-        assert_eq!((k.tile_runs[0], k.tile_runs[1]), (0, 0));
-        // A run inside one tile marks exactly its slots.
-        k.add_native_scalar(70, NumFormat::Fp32, &ones[..4 * 3]);
-        assert_eq!(k.tile_bits_used(1), 0b111 << 6);
+        for (path, add) in ADDERS {
+            let mut k = KulischWindow::new(280, 256);
+            let ones: Vec<u8> = (0..90).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+            add(&mut k, 10, &ones);
+            assert_eq!((k.tiles[0].runs, k.tiles[1].runs), (1, 1), "{path}");
+            let set = k.tiles[0].window;
+            assert_ne!(set, UNSET);
+            k.clear(10, 40);
+            assert_eq!(k.tiles[0].window, set, "{path}: slots 50..64 still hold values");
+            assert_ne!(k.tiles[1].window, UNSET);
+            assert_eq!(k.tile_bits_used(0), ((1u64 << 14) - 1) << 50, "{path}");
+            k.clear(50, 50);
+            assert_eq!((k.tiles[0].window, k.tiles[1].window), (UNSET, UNSET), "{path}");
+            assert_eq!((k.tiles[0].runs, k.tiles[1].runs), (0, 0), "{path}");
+            // A run inside one tile marks exactly its slots.
+            add(&mut k, 70, &ones[..4 * 3]);
+            assert_eq!(k.tile_bits_used(1), 0b111 << 6, "{path}");
+            assert_eq!(k.tiles[1].runs, 1, "{path}");
+        }
+    }
+
+    /// Adds a run of FP32 wire values at a first slot.
+    type Adder = fn(&mut KulischWindow, usize, &[u8]);
+
+    /// The scalar path, and the dispatcher (the AVX2 kernel where present).
+    const ADDERS: [(&str, Adder); 2] = [
+        ("scalar", |k, first, v| k.add_native_scalar(first, NumFormat::Fp32, v)),
+        ("dispatched", |k, first, v| crate::simd::kulisch_fp32(k, first, v)),
+    ];
+
+    /// A run counts once into every tile it reaches and marks exactly its
+    /// slots used: also where the kernel crosses tile edges inside a run of
+    /// mixed blocks (every block below has a lane under the window).
+    #[test]
+    fn every_tile_a_run_reaches_counts_it_once() {
+        for (path, add) in ADDERS {
+            let mut k = KulischWindow::new(280, 256);
+            let ones: Vec<u8> = (0..256).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+            add(&mut k, 0, &ones);
+            let mixed: Vec<u8> = (10..200).flat_map(|s| if s % 8 == 3 { 2f32.powi(-40) } else { 1.0 }.to_le_bytes()).collect();
+            add(&mut k, 10, &mixed);
+            let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
+            assert_eq!(runs, [2, 2, 2, 2], "{path}");
+            assert!((0..4).all(|t| k.tile_bits_used(t) == u64::MAX), "{path}");
+            add(&mut k, 100, &mixed[..4 * 40]);
+            let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
+            assert_eq!(runs, [2, 3, 3, 2], "{path}");
+        }
     }
 
     #[test]

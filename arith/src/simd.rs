@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
+use crate::kulisch::{KulischWindow, Span, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -191,7 +191,6 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     if detected() == Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         unsafe { kulisch_fp32_avx2(k, first, values) };
-        k.note_run(first, values.len() / 4);
         return;
     }
     k.add_native_scalar(first, NumFormat::Fp32, values)
@@ -211,7 +210,12 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     use std::arch::x86_64::*;
     const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
     let n = values.len() / 4;
+    if n == 0 {
+        return;
+    }
     let end = first + n;
+    // The run is counted into each tile as the kernel enters it (`count_run`).
+    let span = Span::new(first, n);
     let zero = _mm256_setzero_si256();
     let neg_zero = _mm256_set1_epi32(i32::MIN);
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -225,6 +229,9 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             inside_lanes_avx2($b, $bias, $size)
         };
     }
+    // The tile the blocks are in, its window test, and whether a tile the
+    // run was counted into is due for a flush (see `enter!`).
+    let (mut tile, mut bias, mut size, mut due) = (usize::MAX, zero, zero, false);
     let regs = k.acc.as_mut_ptr();
     // Adds block `b`, every lane inside the window, to the registers of slots s..s + 8.
     // The caller's SAFETY: s + 8 <= the registers' padded length.
@@ -246,7 +253,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             if ok == 0xff {
                 add_inside!(b, s);
             } else if $in_window {
-                mixed_blocks_avx2(k, s, b, Rest::none());
+                mixed_blocks_avx2(k, s, b, Rest::none(span), &mut At { tile, bias: $bias, size: $size, due: false });
             } else {
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -254,15 +261,15 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             }
         }};
     }
-    // The window of the tile that slot `s` lies in (chosen from this run if the tile has none).
-    // The bounds of the tile slot `s` lies in, kept while the blocks stay in
-    // it (a tile's window is chosen from this run if it has none, and does
-    // not change during the run).
-    let (mut tile, mut bias, mut size) = (usize::MAX, zero, zero);
+    // Enters the tile slot `s` lies in unless the blocks are in it already:
+    // counts the run into it and takes its window test, kept while the
+    // blocks stay in the tile (a tile's window is chosen from this run if
+    // it has none, and does not change during the run).
     macro_rules! enter {
         ($s:expr) => {
             if $s / TILE != tile {
                 tile = $s / TILE;
+                due |= k.count_run(tile, span);
                 // SAFETY (in the closure): AVX2 is present, as for this function.
                 let w = k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) });
                 (bias, size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
@@ -284,9 +291,6 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             unsafe { block!(_mm256_blendv_epi8(neg_zero, v, valid), s, bias, size, s + 8 <= slots) };
         }};
     }
-    if n == 0 {
-        return;
-    }
     let mut s = first & !7;
     if s < first || s + 8 > end {
         partial!(s);
@@ -296,6 +300,27 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     while s < full_end {
         let stop = ((s / TILE + 1) * TILE).min(full_end);
         enter!(s);
+        // A whole tile in one step where all its values lie inside: one
+        // test and one branch for the 64, no per-block loop bookkeeping.
+        if stop - s == TILE {
+            let v = values.as_ptr().wrapping_add(4 * (s - first));
+            for line in 0..TILE / 16 {
+                _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
+            }
+            // SAFETY: first <= s and s + TILE = stop <= end: the 4 * TILE bytes lie in `values`.
+            let b: [__m256i; TILE / 8] = unsafe { std::array::from_fn(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
+            let ones = _mm256_set1_epi32(-1);
+            let all = b.iter().fold(ones, |a, &x| _mm256_and_si256(a, inside_avx2(x, bias, size)));
+            // Every sign bit set (one `vtestps`).
+            if _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) == 1 {
+                for (j, x) in b.into_iter().enumerate() {
+                    // SAFETY: s + TILE <= slots <= the registers' padded length.
+                    unsafe { add_inside!(x, s + 8 * j) };
+                }
+                s = stop;
+                continue;
+            }
+        }
         while s < stop {
             // Four blocks a step where all 32 values lie inside: one test
             // for the four, one prefetch a cache line; otherwise one block.
@@ -330,14 +355,19 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 // This block and the mixed ones after it, in one call
                 // (full-range data: the rest of the run, across the tiles
                 // whose windows are set).
-                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop: full_end, bias, size };
+                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop: full_end, span };
+                let mut at = At { tile, bias, size, due };
                 // SAFETY: s + 8 <= slots, and every full block from s to full_end lies in the run and the window.
-                s = unsafe { mixed_blocks_avx2(k, s, b, rest) };
+                s = unsafe { mixed_blocks_avx2(k, s, b, rest, &mut at) };
+                (tile, bias, size, due) = (at.tile, at.bias, at.size, at.due);
             }
         }
     }
     if s < end {
         partial!(s);
+    }
+    if due {
+        k.flush_due(span);
     }
 }
 
@@ -431,24 +461,32 @@ fn inside_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, 
 
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's
 /// values (as the address of slot 0's), the end of the run's full blocks,
-/// and the first tile's window test (see `kulisch_fp32_avx2`).
+/// and the run's tiles (to count the ones it enters).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Rest {
     values: *const u8,
     stop: usize,
-    bias: std::arch::x86_64::__m256i,
-    size: std::arch::x86_64::__m256i,
+    span: Span,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl Rest {
     /// The first block alone.
-    #[target_feature(enable = "avx2")]
-    fn none() -> Rest {
-        use std::arch::x86_64::*;
-        Rest { values: std::ptr::null(), stop: 0, bias: _mm256_setzero_si256(), size: _mm256_setzero_si256() }
+    fn none(span: Span) -> Rest {
+        Rest { values: std::ptr::null(), stop: 0, span }
     }
+}
+
+/// The tile `kulisch_fp32_avx2` is in, its window test, and whether a tile
+/// it counted the run into is due for a flush: what `mixed_blocks_avx2`
+/// takes over and hands back when it crosses into another tile.
+#[cfg(target_arch = "x86_64")]
+struct At {
+    tile: usize,
+    bias: std::arch::x86_64::__m256i,
+    size: std::arch::x86_64::__m256i,
+    due: bool,
 }
 
 /// `mixed_block_avx2` for block `b` at slot `s` (a block with lanes outside
@@ -465,9 +503,8 @@ impl Rest {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest) -> usize {
+unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest, at: &mut At) -> usize {
     use std::arch::x86_64::*;
-    let (mut bias, mut size) = (rest.bias, rest.size);
     loop {
         // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
         unsafe { mixed_block_avx2(k, s, b) };
@@ -478,16 +515,18 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
         if s.is_multiple_of(TILE) {
             // A new tile: its window decides what is inside from here; an
             // unset one is the caller's to choose (from the run's values).
-            let w = k.tiles[s / TILE];
+            let w = k.tiles[s / TILE].window;
             if w.is_unset() {
                 return s;
             }
-            (bias, size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
+            at.tile = s / TILE;
+            at.due |= k.count_run(at.tile, rest.span);
+            (at.bias, at.size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
         }
         _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
         // SAFETY: s < rest.stop: the block lies in the run (the contract).
         b = unsafe { _mm256_loadu_si256(rest.values.wrapping_add(4 * s) as *const __m256i) };
-        if inside_lanes_avx2(b, bias, size) == 0xff {
+        if inside_lanes_avx2(b, at.bias, at.size) == 0xff {
             return s;
         }
     }

@@ -492,6 +492,43 @@ fn more_runs_than_a_register_holds_between_flushes() {
     }
 }
 
+/// Enough runs near the top of the tiles' windows that an unflushed
+/// register would pass 2^53 of its units and drop the last bit of a later
+/// term, one that breaks a tie in the final rounding: the AVX2 kernel must
+/// count each run into every tile it reaches (whole tiles, single blocks, a
+/// run's partial first and last blocks) and flush in time. Against the oracle.
+#[test]
+fn runs_past_the_flush_limit_stay_exact_through_the_kernel() {
+    let (slots, first, n) = (200, 3, 190);
+    let mut acc = Accumulator::new(Policy::Kulisch { width_bits: min_kulisch_width(10_000) as u16 }, slots);
+    let mut terms: Vec<Vec<V>> = vec![Vec::new(); n];
+    let mut run = |acc: &mut Accumulator, v: f32| {
+        for t in terms.iter_mut() {
+            t.push(oracle::of_f32_bits(v.to_bits()));
+        }
+        let bytes: Vec<u8> = (0..n).flat_map(|_| v.to_le_bytes()).collect();
+        acc.accumulate(first, NumFormat::Fp32, &bytes).unwrap();
+    };
+    // The first run sets the windows around 1.0: inside, 2^-13 up to 16, in units of 2^-36.
+    run(&mut acc, 1.0);
+    // 135001 passes 2^17 = 2^53 units.
+    for _ in 0..9000 {
+        run(&mut acc, 15.0);
+    }
+    // Half an FP32 ulp at 135001 (a tie, to even: down), then 2^-36 (up), as 2^-13 + 2^-36 and -2^-13.
+    run(&mut acc, 2f32.powi(-7));
+    run(&mut acc, 2f32.powi(-13) * (1.0 + 2f32.powi(-23)));
+    run(&mut acc, -2f32.powi(-13));
+    let mut out = vec![0u8; 4 * n];
+    acc.write_fp32_run(first, n, &mut out).unwrap();
+    for (i, t) in terms.iter().enumerate() {
+        let want = oracle::round(&oracle::sum(t), F32);
+        assert_eq!(want, (135001.0f32 + 2f32.powi(-6)).to_bits(), "the oracle's sum");
+        let got = u32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+        assert_eq!(got, want, "slot {}", first + i);
+    }
+}
+
 /// Leaves' Kulisch partials of gradient-like data (mostly narrow enough for
 /// the root's f64 registers), mixed at the root with direct FP32 terms and
 /// with a few wide partials; FP32 rounding by the vectorised writer and by
