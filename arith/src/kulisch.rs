@@ -37,8 +37,8 @@ use crate::NumFormat;
 /// (FP32's and BF16's largest finite values are below 2^128 = 2^277 units).
 const NATIVE_BITS: usize = 278;
 /// Slots per tile (one exponent window each).
-pub(crate) const TILE: usize = 64;
-const _: () = assert!(TILE <= 64, "a tile's used slots are one u64");
+pub(crate) const TILE: usize = 128;
+const _: () = assert!(TILE <= 128, "a tile's used slots are one u128");
 /// Binades a tile's window spans above its lowest exponent.
 pub(crate) const SPAN: u32 = 16;
 /// Values of a tile's first run whose largest exponent sets the window.
@@ -194,7 +194,7 @@ pub(crate) struct Tile {
     /// A bit for each slot a run reached since it was last cleared (a
     /// superset of the slots that hold anything): a tile with none left
     /// chooses a new window.
-    used: u64,
+    used: u128,
 }
 
 impl Tile {
@@ -207,20 +207,20 @@ impl Tile {
 pub(crate) struct Span {
     t0: usize,
     t1: usize,
-    lo: u64,
-    hi: u64,
+    lo: u128,
+    hi: u128,
 }
 
 impl Span {
     pub(crate) fn new(first: usize, n: usize) -> Span {
         let end = first + n - 1;
-        Span { t0: first / TILE, t1: end / TILE, lo: u64::MAX << (first % TILE), hi: u64::MAX >> (63 - end % TILE) }
+        Span { t0: first / TILE, t1: end / TILE, lo: u128::MAX << (first % TILE), hi: u128::MAX >> (127 - end % TILE) }
     }
 
     /// The bits of tile `t`'s slots inside the span.
     #[inline(always)]
-    fn bits(self, t: usize) -> u64 {
-        let mut b = u64::MAX;
+    fn bits(self, t: usize) -> u128 {
+        let mut b = u128::MAX;
         if t == self.t0 {
             b &= self.lo;
         }
@@ -499,7 +499,7 @@ impl KulischWindow {
     }
 
     #[cfg(test)]
-    fn tile_bits_used(&self, t: usize) -> u64 {
+    fn tile_bits_used(&self, t: usize) -> u128 {
         self.tiles[t].used
     }
 
@@ -817,21 +817,22 @@ mod tests {
     #[test]
     fn a_tile_forgets_its_window_only_when_wholly_cleared() {
         for (path, add) in ADDERS {
-            let mut k = KulischWindow::new(280, 256);
-            let ones: Vec<u8> = (0..90).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+            let mut k = KulischWindow::new(280, 4 * TILE);
+            // Slots 10 .. TILE + 36: the end of tile 0, the start of tile 1.
+            let ones: Vec<u8> = (0..TILE + 26).flat_map(|_| 1.0f32.to_le_bytes()).collect();
             add(&mut k, 10, &ones);
             assert_eq!((k.tiles[0].runs, k.tiles[1].runs), (1, 1), "{path}");
             let set = k.tiles[0].window;
             assert_ne!(set, UNSET);
             k.clear(10, 40);
-            assert_eq!(k.tiles[0].window, set, "{path}: slots 50..64 still hold values");
+            assert_eq!(k.tiles[0].window, set, "{path}: slots 50..TILE still hold values");
             assert_ne!(k.tiles[1].window, UNSET);
-            assert_eq!(k.tile_bits_used(0), ((1u64 << 14) - 1) << 50, "{path}");
-            k.clear(50, 50);
+            assert_eq!(k.tile_bits_used(0), ((1u128 << (TILE - 50)) - 1) << 50, "{path}");
+            k.clear(50, TILE - 14);
             assert_eq!((k.tiles[0].window, k.tiles[1].window), (UNSET, UNSET), "{path}");
             assert_eq!((k.tiles[0].runs, k.tiles[1].runs), (0, 0), "{path}");
             // A run inside one tile marks exactly its slots.
-            add(&mut k, 70, &ones[..4 * 3]);
+            add(&mut k, TILE + 6, &ones[..4 * 3]);
             assert_eq!(k.tile_bits_used(1), 0b111 << 6, "{path}");
             assert_eq!(k.tiles[1].runs, 1, "{path}");
         }
@@ -852,15 +853,16 @@ mod tests {
     #[test]
     fn every_tile_a_run_reaches_counts_it_once() {
         for (path, add) in ADDERS {
-            let mut k = KulischWindow::new(280, 256);
-            let ones: Vec<u8> = (0..256).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+            let mut k = KulischWindow::new(280, 4 * TILE);
+            let ones: Vec<u8> = (0..4 * TILE).flat_map(|_| 1.0f32.to_le_bytes()).collect();
             add(&mut k, 0, &ones);
-            let mixed: Vec<u8> = (10..200).flat_map(|s| if s % 8 == 3 { 2f32.powi(-40) } else { 1.0 }.to_le_bytes()).collect();
+            let mixed: Vec<u8> = (10..3 * TILE + 8).flat_map(|s| if s % 8 == 3 { 2f32.powi(-40) } else { 1.0 }.to_le_bytes()).collect();
             add(&mut k, 10, &mixed);
             let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
             assert_eq!(runs, [2, 2, 2, 2], "{path}");
-            assert!((0..4).all(|t| k.tile_bits_used(t) == u64::MAX), "{path}");
-            add(&mut k, 100, &mixed[..4 * 40]);
+            assert!((0..4).all(|t| k.tile_bits_used(t) == u128::MAX), "{path}");
+            // Across the edge of tiles 1 and 2.
+            add(&mut k, 2 * TILE - 20, &mixed[..4 * 40]);
             let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
             assert_eq!(runs, [2, 3, 3, 2], "{path}");
         }

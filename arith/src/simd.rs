@@ -208,7 +208,7 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
     use std::arch::x86_64::*;
-    const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
+    const _: () = assert!(TILE % 64 == 0, "an aligned block lies in one tile, and a tile holds whole 64-slot steps");
     let n = values.len() / 4;
     if n == 0 {
         return;
@@ -300,26 +300,27 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     while s < full_end {
         let stop = ((s / TILE + 1) * TILE).min(full_end);
         enter!(s);
-        // A whole tile in one step where all its values lie inside: one
-        // test and one branch for the 64, no per-block loop bookkeeping.
-        if stop - s == TILE {
+        // Sixty-four slots (256 bytes of values) a step while all their
+        // values lie inside: one test and one branch for the 64, no
+        // per-block loop bookkeeping.
+        while s + 64 <= stop {
             let v = values.as_ptr().wrapping_add(4 * (s - first));
-            for line in 0..TILE / 16 {
+            for line in 0..4 {
                 _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
             }
-            // SAFETY: first <= s and s + TILE = stop <= end: the 4 * TILE bytes lie in `values`.
-            let b: [__m256i; TILE / 8] = unsafe { std::array::from_fn(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
+            // SAFETY: first <= s and s + 64 <= stop <= end: the 256 bytes lie in `values`.
+            let b: [__m256i; 8] = unsafe { std::array::from_fn(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
             let ones = _mm256_set1_epi32(-1);
             let all = b.iter().fold(ones, |a, &x| _mm256_and_si256(a, inside_avx2(x, bias, size)));
             // Every sign bit set (one `vtestps`).
-            if _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) == 1 {
-                for (j, x) in b.into_iter().enumerate() {
-                    // SAFETY: s + TILE <= slots <= the registers' padded length.
-                    unsafe { add_inside!(x, s + 8 * j) };
-                }
-                s = stop;
-                continue;
+            if _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) != 1 {
+                break;
             }
+            for (j, x) in b.into_iter().enumerate() {
+                // SAFETY: s + 64 <= slots <= the registers' padded length.
+                unsafe { add_inside!(x, s + 8 * j) };
+            }
+            s += 64;
         }
         while s < stop {
             // Four blocks a step where all 32 values lie inside: one test
