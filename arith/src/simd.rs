@@ -841,7 +841,6 @@ unsafe fn kulisch_write_fp32_avx2(
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
     use std::arch::x86_64::*;
-    let neg_zero = _mm256_set1_pd(-0.0);
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let slots = k.acc.len().min(k.meta.len());
@@ -855,32 +854,21 @@ unsafe fn kulisch_write_fp32_avx2(
     }
     let mut i = 0;
     while i < n {
-        let slot = first + i;
-        // Eight at a time where all eight round straight from their registers
-        // (no flags): one 32-byte store of values.
-        // SAFETY: slot + 8 <= first + n <= slots (the caller checked the range): the
-        // 8-byte read of `meta` and both 32-byte loads from `acc` stay inside them.
-        if i + 8 <= n && unsafe { (k.meta.as_ptr().add(slot) as *const u64).read_unaligned() } == 0 {
-            // SAFETY: as above; `out` holds 4 bytes a slot.
-            let fast = unsafe {
-                let ((a0, s0), (a1, s1)) = (small4!(slot), small4!(slot + 4));
-                if s0 & s1 == 0xf {
-                    _mm256_storeu_ps(out.as_mut_ptr().add(4 * i) as *mut f32, _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0)));
-                    if take {
-                        // Flags are clear already: only the registers go back to -0.
-                        _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot), neg_zero);
-                        _mm256_storeu_pd(k.acc.as_mut_ptr().add(slot + 4), neg_zero);
-                    }
-                    true
-                } else {
-                    false
-                }
-            };
-            if fast {
-                i += 8;
-                continue;
+        // Eight at a time while all eight round straight from their registers.
+        // SAFETY: AVX2 is present (this function's feature); first + n <= slots (the
+        // caller checked the range) and `out` holds 4 bytes a slot.
+        i = unsafe {
+            let (acc, meta) = (k.acc.as_mut_ptr(), k.meta.as_ptr());
+            if take {
+                fast_run8_avx2::<true>(acc, meta, out.as_mut_ptr(), first, i, n, limit)
+            } else {
+                fast_run8_avx2::<false>(acc, meta, out.as_mut_ptr(), first, i, n, limit)
             }
+        };
+        if i >= n {
+            break;
         }
+        let slot = first + i;
         let m = (n - i).min(4);
         // Four (or a last group of fewer, which reads but never writes the registers
         // after it while the window has them).
@@ -948,6 +936,47 @@ unsafe fn kulisch_write_fp32_avx2(
         i += m;
     }
     Ok(())
+}
+
+/// From slot `first + i` on, eight slots at a time while all eight have no
+/// flags and registers below `limit` (then each rounds straight from its
+/// register: one f64-to-f32 conversion, round to nearest even): writes their
+/// FP32 values at `out + 4 i` and, with `TAKE`, sets the registers back to
+/// -0 (the flags are clear already). Returns the `i` it stopped at. Its own
+/// loop, with the pointers and constants in registers and the `TAKE` test
+/// out of it: the common case of every RESULT.
+///
+/// # Safety
+/// AVX2 is present; `acc` and `meta` hold the window's registers and flags,
+/// and first + n <= their length; `out` holds 4 n bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fast_run8_avx2<const TAKE: bool>(acc: *mut f64, meta: *const u8, out: *mut u8, first: usize, mut i: usize, n: usize, limit: std::arch::x86_64::__m256d) -> usize {
+    use std::arch::x86_64::*;
+    let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+    let neg_zero = _mm256_set1_pd(-0.0);
+    while i + 8 <= n {
+        let slot = first + i;
+        // SAFETY: slot + 8 <= first + n: the 8-byte read of `meta`, both 32-byte
+        // loads from and stores to `acc` and the 32-byte store at `out + 4 i` stay inside.
+        unsafe {
+            if (meta.add(slot) as *const u64).read_unaligned() != 0 {
+                break;
+            }
+            let (a0, a1) = (_mm256_loadu_pd(acc.add(slot)), _mm256_loadu_pd(acc.add(slot + 4)));
+            let small = _mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(a0, abs_mask), limit, _CMP_LT_OQ), _mm256_cmp_pd(_mm256_and_pd(a1, abs_mask), limit, _CMP_LT_OQ));
+            if _mm256_movemask_pd(small) != 0xf {
+                break;
+            }
+            _mm256_storeu_ps(out.add(4 * i) as *mut f32, _mm256_set_m128(_mm256_cvtpd_ps(a1), _mm256_cvtpd_ps(a0)));
+            if TAKE {
+                _mm256_storeu_pd(acc.add(slot), neg_zero);
+                _mm256_storeu_pd(acc.add(slot + 4), neg_zero);
+            }
+        }
+        i += 8;
+    }
+    i
 }
 
 /// Flags of four slots that `round_pair4_avx2` cannot round: digits,
