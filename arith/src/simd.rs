@@ -208,7 +208,7 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
     use std::arch::x86_64::*;
-    const _: () = assert!(TILE % 64 == 0, "an aligned block lies in one tile, and a tile holds whole 64-slot steps");
+    const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
     let n = values.len() / 4;
     if n == 0 {
         return;
