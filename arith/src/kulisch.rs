@@ -503,31 +503,50 @@ impl KulischWindow {
         self.tiles[t].used
     }
 
-    /// Counts one more run into the tiles that `[first, first + n)` reaches;
-    /// flushes a tile's registers when it is due. Counted per tile, so a
-    /// window whose ranges are cleared as they complete never flushes.
+    /// Counts one more run into the tiles that `[first, first + n)` reaches
+    /// and marks its slots used; flushes a tile's registers when it is due.
+    /// Counted per tile, so a window whose ranges are cleared as they
+    /// complete never flushes.
     pub(crate) fn note_run(&mut self, first: usize, n: usize) {
         if n == 0 {
             return;
         }
-        let span = Span::new(first, n);
+        let span = self.mark_used(first, n);
         let mut due = false;
         for t in span.t0..=span.t1 {
-            due |= self.count_run(t, span);
+            due |= self.count_run(t);
         }
         if due {
             self.flush_due(span);
         }
     }
 
-    /// `note_run` for one tile `t` of the run's `span`, without the flush:
-    /// the AVX2 kernel counts each tile as it enters it (a pass of its own
-    /// over the run's tiles cost it about 10%). True when the tile is due
-    /// (the caller then calls `flush_due` once the run is added).
+    /// Marks the slots `[first, first + n)` (n > 0) used in their tiles,
+    /// and returns their span: straight-line masks for the first and last
+    /// tile, whole words between.
+    #[inline]
+    pub(crate) fn mark_used(&mut self, first: usize, n: usize) -> Span {
+        let span = Span::new(first, n);
+        if span.t0 == span.t1 {
+            self.tiles[span.t0].used |= span.lo & span.hi;
+        } else {
+            self.tiles[span.t0].used |= span.lo;
+            self.tiles[span.t1].used |= span.hi;
+            for t in &mut self.tiles[span.t0 + 1..span.t1] {
+                t.used = u128::MAX;
+            }
+        }
+        span
+    }
+
+    /// `note_run`'s count for one tile, without the flush: the AVX2 kernel
+    /// counts each tile as it enters it (a pass of its own over the run's
+    /// tiles cost it about 10%), and marks the run's slots once it is done
+    /// (`mark_used`). True when the tile is due (the caller then calls
+    /// `flush_due` once the run is added).
     #[inline(always)]
-    pub(crate) fn count_run(&mut self, t: usize, span: Span) -> bool {
+    pub(crate) fn count_run(&mut self, t: usize) -> bool {
         let tile = &mut self.tiles[t];
-        tile.used |= span.bits(t);
         tile.runs += 1;
         tile.runs as u32 >= MAX_FAST_RUNS
     }

@@ -1,7 +1,7 @@
 //! SIMD kernels behind runtime CPU detection, each with a scalar twin that
 //! the tests compare it against. The `unsafe` of this crate lives here.
 
-use crate::kulisch::{KulischWindow, Span, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
+use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
 use crate::term::FP32;
 use crate::NumFormat;
 
@@ -214,8 +214,6 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         return;
     }
     let end = first + n;
-    // The run is counted into each tile as the kernel enters it (`count_run`).
-    let span = Span::new(first, n);
     let zero = _mm256_setzero_si256();
     let neg_zero = _mm256_set1_epi32(i32::MIN);
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -253,7 +251,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             if ok == 0xff {
                 add_inside!(b, s);
             } else if $in_window {
-                mixed_blocks_avx2(k, s, b, Rest::none(span), &mut At { tile, bias: $bias, size: $size, due: false });
+                mixed_blocks_avx2(k, s, b, Rest::none(), &mut At { tile, bias: $bias, size: $size, due: false });
             } else {
                 let mut lane = [0u32; 8];
                 _mm256_storeu_si256(lane.as_mut_ptr() as *mut __m256i, b);
@@ -269,7 +267,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         ($s:expr) => {
             if $s / TILE != tile {
                 tile = $s / TILE;
-                due |= k.count_run(tile, span);
+                due |= k.count_run(tile);
                 // SAFETY (in the closure): AVX2 is present, as for this function.
                 let w = k.tile_window(tile, first, values, |v| unsafe { max_finite_exponent_avx2(v) });
                 (bias, size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
@@ -356,7 +354,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
                 // This block and the mixed ones after it, in one call
                 // (full-range data: the rest of the run, across the tiles
                 // whose windows are set).
-                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop: full_end, span };
+                let rest = Rest { values: values.as_ptr().wrapping_sub(4 * first), stop: full_end };
                 let mut at = At { tile, bias, size, due };
                 // SAFETY: s + 8 <= slots, and every full block from s to full_end lies in the run and the window.
                 s = unsafe { mixed_blocks_avx2(k, s, b, rest, &mut at) };
@@ -367,6 +365,8 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     if s < end {
         partial!(s);
     }
+    // The run's slots, marked once it is added (the tiles counted it as it entered them).
+    let span = k.mark_used(first, n);
     if due {
         k.flush_due(span);
     }
@@ -461,21 +461,19 @@ fn inside_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, 
 }
 
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's
-/// values (as the address of slot 0's), the end of the run's full blocks,
-/// and the run's tiles (to count the ones it enters).
+/// values (as the address of slot 0's) and the end of the run's full blocks.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Rest {
     values: *const u8,
     stop: usize,
-    span: Span,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl Rest {
     /// The first block alone.
-    fn none(span: Span) -> Rest {
-        Rest { values: std::ptr::null(), stop: 0, span }
+    fn none() -> Rest {
+        Rest { values: std::ptr::null(), stop: 0 }
     }
 }
 
@@ -521,7 +519,7 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
                 return s;
             }
             at.tile = s / TILE;
-            at.due |= k.count_run(at.tile, rest.span);
+            at.due |= k.count_run(at.tile);
             (at.bias, at.size) = (_mm256_set1_epi32(w.bias), _mm256_set1_epi32(w.size));
         }
         _mm_prefetch::<_MM_HINT_T0>(rest.values.wrapping_add(4 * s + 2048) as *const i8);
