@@ -37,8 +37,8 @@ use crate::NumFormat;
 /// (FP32's and BF16's largest finite values are below 2^128 = 2^277 units).
 const NATIVE_BITS: usize = 278;
 /// Slots per tile (one exponent window each).
-pub(crate) const TILE: usize = 128;
-const _: () = assert!(TILE <= 128, "a tile's used slots are one u128");
+pub(crate) const TILE: usize = 256;
+const _: () = assert!(TILE.is_multiple_of(64), "a tile's used slots are whole words");
 /// Binades a tile's window spans above its lowest exponent.
 pub(crate) const SPAN: u32 = 16;
 /// Values of a tile's first run whose largest exponent sets the window.
@@ -191,43 +191,83 @@ pub(crate) struct Tile {
     pub window: Window,
     /// Runs that reached the tile since its registers were last empty or flushed.
     runs: u16,
-    /// A bit for each slot a run reached since it was last cleared (a
-    /// superset of the slots that hold anything): a tile with none left
-    /// chooses a new window.
-    used: u128,
+    /// The slots a run reached since they were last cleared (a superset
+    /// of the slots that hold anything): a tile with none left chooses a
+    /// new window.
+    used: Used,
 }
 
 impl Tile {
-    const EMPTY: Tile = Tile { window: UNSET, runs: 0, used: 0 };
+    const EMPTY: Tile = Tile { window: UNSET, runs: 0, used: Used([0; TILE / 64]) };
+}
+
+/// A bit for each slot of a tile, bit j of word w for slot 64 w + j.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Used([u64; TILE / 64]);
+
+impl Used {
+    const ALL: Used = Used([u64::MAX; TILE / 64]);
+
+    /// Sets (`on`) or clears the bits of slots `from..=to` (offsets in the
+    /// tile, from <= to): the end words by masks, the words between whole.
+    #[inline(always)]
+    fn set(&mut self, from: usize, to: usize, on: bool) {
+        const WORDS: usize = TILE / 64;
+        let (wf, wt) = ((from / 64) % WORDS, (to / 64) % WORDS);
+        let (head, tail) = (u64::MAX << (from % 64), u64::MAX >> (63 - to % 64));
+        let mut put = |w: usize, mask: u64| {
+            if on {
+                self.0[w] |= mask;
+            } else {
+                self.0[w] &= !mask;
+            }
+        };
+        if wf == wt {
+            put(wf, head & tail);
+        } else {
+            put(wf, head);
+            put(wt, tail);
+            for w in wf + 1..wt {
+                put(w, u64::MAX);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, from: usize, to: usize) {
+        self.set(from, to, true)
+    }
+
+    #[inline(always)]
+    fn unmark(&mut self, from: usize, to: usize) {
+        self.set(from, to, false)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&x| x == 0)
+    }
 }
 
 /// The tiles `t0..=t1` that `[first, first + n)` (n > 0) reaches, and the
-/// bits of its slots in the first and in the last of them.
+/// run's first and last slots as offsets in the first and in the last of them.
 #[derive(Clone, Copy)]
 pub(crate) struct Span {
     t0: usize,
     t1: usize,
-    lo: u128,
-    hi: u128,
+    from: usize,
+    to: usize,
 }
 
 impl Span {
     pub(crate) fn new(first: usize, n: usize) -> Span {
         let end = first + n - 1;
-        Span { t0: first / TILE, t1: end / TILE, lo: u128::MAX << (first % TILE), hi: u128::MAX >> (127 - end % TILE) }
+        Span { t0: first / TILE, t1: end / TILE, from: first % TILE, to: end % TILE }
     }
 
-    /// The bits of tile `t`'s slots inside the span.
+    /// The offsets of tile `t`'s first and last slots inside the span.
     #[inline(always)]
-    fn bits(self, t: usize) -> u128 {
-        let mut b = u128::MAX;
-        if t == self.t0 {
-            b &= self.lo;
-        }
-        if t == self.t1 {
-            b &= self.hi;
-        }
-        b
+    fn slots_in(self, t: usize) -> (usize, usize) {
+        (if t == self.t0 { self.from } else { 0 }, if t == self.t1 { self.to } else { TILE - 1 })
     }
 }
 
@@ -310,9 +350,10 @@ impl KulischWindow {
         }
         let span = Span::new(first, n);
         for t in span.t0..span.t1 + 1 {
+            let (from, to) = span.slots_in(t);
             let tile = &mut self.tiles[t];
-            tile.used &= !span.bits(t);
-            if tile.used == 0 {
+            tile.used.unmark(from, to);
+            if tile.used.is_empty() {
                 *tile = Tile::EMPTY;
             }
         }
@@ -499,8 +540,8 @@ impl KulischWindow {
     }
 
     #[cfg(test)]
-    fn tile_bits_used(&self, t: usize) -> u128 {
-        self.tiles[t].used
+    fn tile_slots_used(&self, t: usize) -> Vec<usize> {
+        (0..TILE).filter(|&j| self.tiles[t].used.0[j / 64] >> (j % 64) & 1 == 1).collect()
     }
 
     /// Counts one more run into the tiles that `[first, first + n)` reaches
@@ -522,18 +563,17 @@ impl KulischWindow {
     }
 
     /// Marks the slots `[first, first + n)` (n > 0) used in their tiles,
-    /// and returns their span: straight-line masks for the first and last
-    /// tile, whole words between.
+    /// and returns their span: masks for the first and last tile, all ones
+    /// between.
     #[inline]
     pub(crate) fn mark_used(&mut self, first: usize, n: usize) -> Span {
         let span = Span::new(first, n);
-        if span.t0 == span.t1 {
-            self.tiles[span.t0].used |= span.lo & span.hi;
-        } else {
-            self.tiles[span.t0].used |= span.lo;
-            self.tiles[span.t1].used |= span.hi;
+        let (from, to) = span.slots_in(span.t0);
+        self.tiles[span.t0].used.mark(from, to);
+        if span.t1 > span.t0 {
+            self.tiles[span.t1].used.mark(0, span.to);
             for t in &mut self.tiles[span.t0 + 1..span.t1] {
-                t.used = u128::MAX;
+                t.used = Used::ALL;
             }
         }
         span
@@ -846,19 +886,43 @@ mod tests {
             k.clear(10, 40);
             assert_eq!(k.tiles[0].window, set, "{path}: slots 50..TILE still hold values");
             assert_ne!(k.tiles[1].window, UNSET);
-            assert_eq!(k.tile_bits_used(0), ((1u128 << (TILE - 50)) - 1) << 50, "{path}");
+            assert_eq!(k.tile_slots_used(0), (50..TILE).collect::<Vec<_>>(), "{path}");
             k.clear(50, TILE - 14);
             assert_eq!((k.tiles[0].window, k.tiles[1].window), (UNSET, UNSET), "{path}");
             assert_eq!((k.tiles[0].runs, k.tiles[1].runs), (0, 0), "{path}");
             // A run inside one tile marks exactly its slots.
             add(&mut k, TILE + 6, &ones[..4 * 3]);
-            assert_eq!(k.tile_bits_used(1), 0b111 << 6, "{path}");
+            assert_eq!(k.tile_slots_used(1), [6, 7, 8], "{path}");
             assert_eq!(k.tiles[1].runs, 1, "{path}");
         }
     }
 
     /// Adds a run of FP32 wire values at a first slot.
     type Adder = fn(&mut KulischWindow, usize, &[u8]);
+
+    /// `Used` against a plain array of flags: random ranges marked and
+    /// unmarked, within a word and across words.
+    #[test]
+    fn used_marks_and_unmarks_exactly_the_slots_given() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let (mut used, mut want) = (Used([0; TILE / 64]), [false; TILE]);
+        for _ in 0..2000 {
+            let from = rng.gen_range(0..TILE);
+            let to = rng.gen_range(from..TILE);
+            let on = rng.gen_bool(0.5);
+            if on {
+                used.mark(from, to);
+            } else {
+                used.unmark(from, to);
+            }
+            want[from..=to].fill(on);
+            for (j, &w) in want.iter().enumerate() {
+                assert_eq!(used.0[j / 64] >> (j % 64) & 1 == 1, w, "slot {j} after {from}..={to} {on}");
+            }
+            assert_eq!(used.is_empty(), !want.contains(&true));
+        }
+    }
 
     /// The scalar path, and the dispatcher (the AVX2 kernel where present).
     const ADDERS: [(&str, Adder); 2] = [
@@ -879,7 +943,7 @@ mod tests {
             add(&mut k, 10, &mixed);
             let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
             assert_eq!(runs, [2, 2, 2, 2], "{path}");
-            assert!((0..4).all(|t| k.tile_bits_used(t) == u128::MAX), "{path}");
+            assert!((0..4).all(|t| k.tile_slots_used(t).len() == TILE), "{path}");
             // Across the edge of tiles 1 and 2.
             add(&mut k, 2 * TILE - 20, &mixed[..4 * 40]);
             let runs: Vec<u16> = k.tiles.iter().map(|t| t.runs).collect();
