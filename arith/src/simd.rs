@@ -251,6 +251,7 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             if ok == 0xff {
                 add_inside!(b, s);
             } else if $in_window {
+                // One block alone: it crosses into no tile, so the state handed over comes back unchanged.
                 mixed_blocks_avx2(k, s, b, Rest::none(), &mut At { tile, bias: $bias, size: $size, due: false });
             } else {
                 let mut lane = [0u32; 8];
