@@ -275,6 +275,32 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             }
         };
     }
+    // `$blocks` blocks from slot `$s` in one step, with one test and one
+    // branch for all of them and one prefetch a cache line: when all their
+    // values lie inside the tile's window, adds them and is true; else
+    // changes nothing. The caller's SAFETY: s + 8 * $blocks <= stop.
+    macro_rules! all_inside_step {
+        ($s:expr, $blocks:expr) => {{
+            let s = $s;
+            let v = values.as_ptr().wrapping_add(4 * (s - first));
+            for line in 0..$blocks / 2 {
+                _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
+            }
+            // SAFETY: first <= s and s + 8 * $blocks <= stop <= end: the blocks lie in `values`.
+            let b: [__m256i; $blocks] = unsafe { std::array::from_fn(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
+            let ones = _mm256_set1_epi32(-1);
+            let all = b.iter().fold(ones, |a, &x| _mm256_and_si256(a, inside_avx2(x, bias, size)));
+            // Every sign bit set (one `vtestps`).
+            let inside = _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) == 1;
+            if inside {
+                for (j, x) in b.into_iter().enumerate() {
+                    // SAFETY: s + 8 * $blocks <= stop <= slots <= the registers' padded length.
+                    unsafe { add_inside!(x, s + 8 * j) };
+                }
+            }
+            inside
+        }};
+    }
     // A block the run starts or ends inside: lane j is the run's value
     // s + j - first when that lies in [0, n), else -0.
     macro_rules! partial {
@@ -300,46 +326,14 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
         let stop = ((s / TILE + 1) * TILE).min(full_end);
         enter!(s);
         // Sixty-four slots (256 bytes of values) a step while all their
-        // values lie inside: one test and one branch for the 64, no
-        // per-block loop bookkeeping.
-        while s + 64 <= stop {
-            let v = values.as_ptr().wrapping_add(4 * (s - first));
-            for line in 0..4 {
-                _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
-            }
-            // SAFETY: first <= s and s + 64 <= stop <= end: the 256 bytes lie in `values`.
-            let b: [__m256i; 8] = unsafe { std::array::from_fn(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
-            let ones = _mm256_set1_epi32(-1);
-            let all = b.iter().fold(ones, |a, &x| _mm256_and_si256(a, inside_avx2(x, bias, size)));
-            // Every sign bit set (one `vtestps`).
-            if _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) != 1 {
-                break;
-            }
-            for (j, x) in b.into_iter().enumerate() {
-                // SAFETY: s + 64 <= slots <= the registers' padded length.
-                unsafe { add_inside!(x, s + 8 * j) };
-            }
+        // values lie inside, then 32; otherwise one block.
+        while s + 64 <= stop && all_inside_step!(s, 8) {
             s += 64;
         }
         while s < stop {
-            // Four blocks a step where all 32 values lie inside: one test
-            // for the four, one prefetch a cache line; otherwise one block.
-            if s + 32 <= stop {
-                let v = values.as_ptr().wrapping_add(4 * (s - first));
-                _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048) as *const i8);
-                _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64) as *const i8);
-                // SAFETY: first <= s and s + 32 <= stop <= end: the 128 bytes lie in `values`.
-                let b = unsafe { [0, 1, 2, 3].map(|j| _mm256_loadu_si256((v as *const __m256i).add(j))) };
-                let inside = b.map(|b| inside_avx2(b, bias, size));
-                let all = _mm256_and_si256(_mm256_and_si256(inside[0], inside[1]), _mm256_and_si256(inside[2], inside[3]));
-                if _mm256_movemask_ps(_mm256_castsi256_ps(all)) == 0xff {
-                    for (j, x) in b.into_iter().enumerate() {
-                        // SAFETY: s + 32 <= slots <= the registers' padded length.
-                        unsafe { add_inside!(x, s + 8 * j) };
-                    }
-                    s += 32;
-                    continue;
-                }
+            if s + 32 <= stop && all_inside_step!(s, 4) {
+                s += 32;
+                continue;
             }
             // Streaming from DRAM, the load waits unless asked for early:
             // 2 KiB ahead (a prefetch never faults, past the run's end too).
