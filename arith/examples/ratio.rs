@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release -p prism-arith --example ratio -- --quick` (under a minute)
 //! `cargo run --release -p prism-arith --example ratio` (adds the DRAM-scale run)
-//! `-- --only gradient`, `fullrange`, `cache`, `dram` or `n=8`, or several
+//! `-- --only gradient`, `fullrange`, `layered`, `cache`, `dram` or `n=8`, or several
 //! joined by commas (`fullrange,n=64`): the cases matching all of them (for profiling)
 
 use prism_arith::bench_support::*;
@@ -48,7 +48,7 @@ fn main() {
     let budget = Duration::from_millis(if quick { 150 } else { 600 });
     let mut rows = Vec::new();
     let mut cases: Vec<(&str, Data, usize, usize)> = Vec::new();
-    for data in [Data::Gradient, Data::FullRange] {
+    for data in [Data::Gradient, Data::FullRange, Data::Layered] {
         for n in [2usize, 8, 64] {
             cases.push(("cache", data, n, WINDOW));
         }

@@ -13,7 +13,15 @@ pub enum Data {
     Gradient,
     /// Every finite FP32 exponent.
     FullRange,
+    /// `Gradient` in layers of `LAYER` elements, each at its own scale
+    /// (2^k, k uniform in -8..=8, the same for every contributor): the
+    /// magnitudes of a model's gradient change from layer to layer, and
+    /// a layer's edge need not fall on an accumulator tile's.
+    Layered,
 }
+
+/// Elements of one layer of `Data::Layered`.
+pub const LAYER: usize = 1500;
 
 /// `n` contributors' vectors of `len` values, deterministic (xorshift; no RNG crate needed).
 pub fn contributions(data: Data, n: usize, len: usize, seed: u64) -> Vec<Vec<f32>> {
@@ -24,15 +32,26 @@ pub fn contributions(data: Data, n: usize, len: usize, seed: u64) -> Vec<Vec<f32
         s ^= s << 17;
         s
     };
+    // Layer scales from a stream of their own: the same for every contributor.
+    let mut layer = 0x2545_f491_4f6c_dd1du64;
+    let scales: Vec<f64> = (0..len.div_ceil(LAYER))
+        .map(|_| {
+            layer ^= layer << 13;
+            layer ^= layer >> 7;
+            layer ^= layer << 17;
+            2f64.powi((layer % 17) as i32 - 8)
+        })
+        .collect();
     (0..n)
         .map(|_| {
             (0..len)
-                .map(|_| match data {
-                    Data::Gradient => {
+                .map(|i| match data {
+                    Data::Gradient | Data::Layered => {
+                        let scale = if data == Data::Layered { scales[i / LAYER] } else { 1.0 };
                         // Box-Muller from two uniforms.
                         let u1 = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
                         let u2 = (next() >> 11) as f64 / (1u64 << 53) as f64;
-                        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos() * 1e-3) as f32
+                        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos() * 1e-3 * scale) as f32
                     }
                     Data::FullRange => loop {
                         let v = f32::from_bits(next() as u32);

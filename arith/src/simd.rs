@@ -293,9 +293,18 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             // Every sign bit set (one `vtestps`).
             let inside = _mm256_testc_ps(_mm256_castsi256_ps(all), _mm256_castsi256_ps(ones)) == 1;
             if inside {
-                for (j, x) in b.into_iter().enumerate() {
-                    // SAFETY: s + 8 * $blocks <= stop <= slots <= the registers' padded length.
-                    unsafe { add_inside!(x, s + 8 * j) };
+                for q in 0..$blocks / 4 {
+                    // SAFETY: the four blocks from v + 128 q lie in `values` (above).
+                    let hi = unsafe { upper_halves4_avx2(v.wrapping_add(128 * q)) };
+                    for (j, h) in hi.into_iter().enumerate() {
+                        let x = _mm256_castps256_ps128(_mm256_castsi256_ps(b[4 * q + j]));
+                        // SAFETY: s + 8 * $blocks <= stop <= slots <= the registers' padded length.
+                        unsafe {
+                            let p = regs.add(s + 8 * (4 * q + j));
+                            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(x)));
+                            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), h));
+                        }
+                    }
                 }
             }
             inside
@@ -342,8 +351,14 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
             let b = unsafe { _mm256_loadu_si256(values.as_ptr().add(4 * (s - first)) as *const __m256i) };
             let ok = test!(b, bias, size);
             if ok == 0xff {
-                // SAFETY: s + 8 <= slots <= the registers' padded length.
-                unsafe { add_inside!(b, s) };
+                // SAFETY: s + 8 <= slots <= the registers' padded length; the block's
+                // upper half lies in `values` (read above).
+                unsafe {
+                    let p = regs.add(s);
+                    let h = upper_half_avx2(values.as_ptr().add(4 * (s - first)));
+                    _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(_mm256_castsi256_ps(b)))));
+                    _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), h));
+                }
                 s += 8;
             } else {
                 // This block and the mixed ones after it, in one call
@@ -365,6 +380,55 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     if due {
         k.flush_due(span);
     }
+}
+
+/// The upper four values of a block at `v` (16 bytes at v + 16), widened
+/// to f64 straight from memory. Written with intrinsics, LLVM extracts
+/// them from the register the window test loaded the block into instead:
+/// one more vector operation a block, where the vector pipes are what the
+/// all-inside steps wait for (the load ports have room).
+///
+/// # Safety
+/// AVX2 is present; the 32 bytes from `v` are readable.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn upper_half_avx2(v: *const u8) -> std::arch::x86_64::__m256d {
+    let h;
+    // SAFETY: the caller's: the 16 bytes read lie in the 32 from `v`.
+    unsafe {
+        std::arch::asm!("vcvtps2pd {h}, xmmword ptr [{v} + 16]", v = in(reg) v, h = out(ymm_reg) h, options(pure, readonly, nostack, preserves_flags));
+    }
+    h
+}
+
+/// `upper_half_avx2` of four blocks at `v` (16 bytes at v + 32 j + 16), in
+/// one `asm!` so that the four share one address register.
+///
+/// # Safety
+/// AVX2 is present; the 128 bytes from `v` are readable.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn upper_halves4_avx2(v: *const u8) -> [std::arch::x86_64::__m256d; 4] {
+    use std::arch::x86_64::__m256d;
+    let (h0, h1, h2, h3): (__m256d, __m256d, __m256d, __m256d);
+    // SAFETY: the caller's: the four 16-byte reads lie in the 128 bytes from `v`.
+    unsafe {
+        std::arch::asm!(
+            "vcvtps2pd {h0}, xmmword ptr [{v} + 16]",
+            "vcvtps2pd {h1}, xmmword ptr [{v} + 48]",
+            "vcvtps2pd {h2}, xmmword ptr [{v} + 80]",
+            "vcvtps2pd {h3}, xmmword ptr [{v} + 112]",
+            v = in(reg) v,
+            h0 = out(ymm_reg) h0,
+            h1 = out(ymm_reg) h1,
+            h2 = out(ymm_reg) h2,
+            h3 = out(ymm_reg) h3,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    [h0, h1, h2, h3]
 }
 
 /// The f64 registers of a Kulisch window in 64-byte lines: an aligned block
