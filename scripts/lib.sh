@@ -29,3 +29,18 @@ need_rust() {
     fi
     need_apt build-essential pkg-config libdpdk-dev
 }
+
+# need_avx512_emu: BochsCPU (bochscpu-python, from PyPI) in a venv under
+# $EMU_DIR, and the shim its wheel needs on glibc 2.36 (isoc23.c), for
+# tools/avx512-emu/run.py, which runs the AVX-512 kernels on an emulated CPU.
+EMU_DIR=${PRISM_EMU_DIR:-/var/tmp/prism-avx512-emu}
+need_avx512_emu() {
+    need_apt python3 python3-venv gcc
+    if ! "$EMU_DIR/venv/bin/python" -c 'import importlib.metadata as m; assert m.version("bochscpu-python") == "0.4.0"' >/dev/null 2>&1; then
+        log "installing bochscpu-python 0.4.0 into $EMU_DIR/venv"
+        mkdir -p "$EMU_DIR"
+        python3 -m venv "$EMU_DIR/venv"
+        "$EMU_DIR/venv/bin/pip" install -q bochscpu-python==0.4.0
+    fi
+    cc -shared -fPIC -O2 -o "$EMU_DIR/libisoc23.so" tools/avx512-emu/isoc23.c
+}

@@ -5,26 +5,41 @@ use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SL
 use crate::term::FP32;
 use crate::NumFormat;
 
-/// Which kernels this CPU runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which kernels this CPU runs: each set includes the ones before it (a CPU
+/// with AVX-512 runs the AVX2 kernels where no AVX-512 one exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Isa {
     Scalar,
     Avx2,
+    /// AVX-512 F, BW and VL (with AVX2).
+    Avx512,
 }
 
-/// The best kernel set the CPU supports (can be forced to scalar with PRISM_ARITH_SCALAR=1).
+/// The best kernel set the CPU supports. `PRISM_ARITH_ISA=scalar`, `avx2`
+/// or `avx512` asks for a set (granted up to what the CPU has), and
+/// `PRISM_ARITH_SCALAR=1` for the scalar twins.
 pub fn detected() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
         use std::sync::OnceLock;
         static ISA: OnceLock<Isa> = OnceLock::new();
         *ISA.get_or_init(|| {
-            if std::env::var_os("PRISM_ARITH_SCALAR").is_some() {
-                Isa::Scalar
+            let best = if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("avx2") {
+                Isa::Avx512
             } else if is_x86_feature_detected!("avx2") {
                 Isa::Avx2
             } else {
                 Isa::Scalar
+            };
+            let asked = match std::env::var("PRISM_ARITH_ISA").as_deref() {
+                Ok("scalar") => Isa::Scalar,
+                Ok("avx2") => Isa::Avx2,
+                _ => Isa::Avx512,
+            };
+            if std::env::var_os("PRISM_ARITH_SCALAR").is_some() {
+                Isa::Scalar
+            } else {
+                best.min(asked)
             }
         })
     }
@@ -32,10 +47,40 @@ pub fn detected() -> Isa {
     Isa::Scalar
 }
 
+/// The AVX-512 kernels without CPU detection, for `tools/avx512-emu`, which
+/// runs them on an emulated CPU where the host has no AVX-512.
+#[cfg(all(feature = "emu", target_arch = "x86_64"))]
+#[doc(hidden)]
+pub mod emu {
+    /// `fp32_write` with the AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU running this (real or emulated) has AVX-512 F, BW, VL and AVX2.
+    pub unsafe fn fp32_write_avx512(acc: &mut [f32], out: &mut [u8], take: bool) {
+        // SAFETY: the caller's.
+        unsafe { super::fp32_write_avx512(acc, out, take) }
+    }
+
+    /// `max_finite_exponent` with the AVX-512 kernel.
+    ///
+    /// # Safety
+    /// As for `fp32_write_avx512`.
+    pub unsafe fn max_finite_exponent_avx512(values: &[u8]) -> u32 {
+        // SAFETY: the caller's.
+        unsafe { super::max_finite_exponent_avx512(values) }
+    }
+}
+
 /// FP32_ARRIVAL of a run of FP32 wire values: `acc[i] += v[i]`, RNE.
 pub fn fp32_arrival(acc: &mut [f32], values: &[u8]) {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() == Isa::Avx512 {
+        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
+        unsafe { fp32_arrival_avx512(acc, values) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         unsafe { fp32_arrival_avx2(acc, values) };
         return;
@@ -97,7 +142,13 @@ fn first_lanes(count: usize) -> std::arch::x86_64::__m256i {
 /// with `take`, each slot read is reset to -0 in the same pass.
 pub fn fp32_write(acc: &mut [f32], out: &mut [u8], take: bool) {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() == Isa::Avx512 {
+        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
+        unsafe { fp32_write_avx512(acc, out, take) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         unsafe { fp32_write_avx2(acc, out, take) };
         return;
@@ -151,6 +202,90 @@ unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
     }
 }
 
+/// The first `count` (0..=16) of sixteen lanes, for the masked loads and
+/// stores that end a run in the AVX-512 kernels.
+#[inline(always)]
+fn first16(count: usize) -> u16 {
+    ((1u32 << count) - 1) as u16
+}
+
+/// `fp32_arrival` sixteen values a vector, the last 1..=15 masked.
+///
+/// # Safety
+/// AVX-512 F, BW, VL and AVX2 are present.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn fp32_arrival_avx512(acc: &mut [f32], values: &[u8]) {
+    use std::arch::x86_64::*;
+    let n = (values.len() / 4).min(acc.len());
+    let (vp, ap) = (values.as_ptr() as *const f32, acc.as_mut_ptr());
+    let mut i = 0;
+    while i + 16 <= n {
+        // SAFETY: i + 16 <= n keeps the 64-byte accesses inside `acc` and `values`; unaligned.
+        unsafe { _mm512_storeu_ps(ap.add(i), _mm512_add_ps(_mm512_loadu_ps(ap.add(i)), _mm512_loadu_ps(vp.add(i)))) };
+        i += 16;
+    }
+    if i < n {
+        let m = first16(n - i);
+        // SAFETY: the mask keeps every access to lanes i..n, inside both slices (masked lanes never fault).
+        unsafe {
+            let v = _mm512_maskz_loadu_ps(m, vp.add(i));
+            _mm512_mask_storeu_ps(ap.add(i), m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, ap.add(i)), v));
+        }
+    }
+}
+
+/// `fp32_write` sixteen slots a vector, the last 1..=15 masked.
+///
+/// # Safety
+/// AVX-512 F, BW, VL and AVX2 are present.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn fp32_write_avx512(acc: &mut [f32], out: &mut [u8], take: bool) {
+    use std::arch::x86_64::*;
+    let n = (out.len() / 4).min(acc.len());
+    let nan = _mm512_castsi512_ps(_mm512_set1_epi32(crate::round::FP32_NAN as i32));
+    let neg_zero = _mm512_set1_ps(-0.0);
+    let (ap, op) = (acc.as_mut_ptr(), out.as_mut_ptr() as *mut f32);
+    let mut i = 0;
+    while i < n {
+        let m = first16((n - i).min(16));
+        // SAFETY: the mask keeps every access to lanes i..min(i + 16, n), inside both slices.
+        unsafe {
+            let a = _mm512_maskz_loadu_ps(m, ap.add(i));
+            _mm512_mask_storeu_ps(op.add(i), m, _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), a, nan));
+            if take {
+                _mm512_mask_storeu_ps(ap.add(i), m, neg_zero);
+            }
+        }
+        i += 16;
+    }
+}
+
+/// `max_finite_exponent` sixteen values a vector.
+///
+/// # Safety
+/// AVX-512 F, BW, VL and AVX2 are present.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn max_finite_exponent_avx512(values: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    let n = values.len() / 4;
+    let c_exp = _mm512_set1_epi32(0xff);
+    let mut m = _mm512_setzero_si512();
+    let mut i = 0;
+    while i < n {
+        let k = first16((n - i).min(16));
+        // SAFETY: the mask reads only the values i..min(i + 16, n); lanes past n read as 0.
+        let b = unsafe { _mm512_maskz_loadu_epi32(k, values.as_ptr().add(4 * i) as *const i32) };
+        let e = _mm512_and_si512(_mm512_srli_epi32::<23>(b), c_exp);
+        // Exponent 255 (not finite) counts as 0.
+        m = _mm512_max_epu32(m, _mm512_maskz_mov_epi32(_mm512_cmpneq_epi32_mask(e, c_exp), e));
+        i += 16;
+    }
+    _mm512_reduce_max_epu32(m)
+}
+
 /// The baseline of the benchmarks: the same stream added naively, vectorised by
 /// the compiler for the best ISA detected.
 pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
@@ -167,7 +302,7 @@ pub fn naive_f64_add(acc: &mut [f64], values: &[f32]) {
 
 fn naive_add<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         unsafe { naive_avx2(acc, values) };
         return;
@@ -188,7 +323,13 @@ unsafe fn naive_avx2<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], v
 /// KULISCH_FIXED of a run of FP32 wire values into slots `[first, ..)`.
 pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() == Isa::Avx512 {
+        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
+        unsafe { kulisch_fp32_avx512(k, first, values) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         unsafe { kulisch_fp32_avx2(k, first, values) };
         return;
@@ -207,6 +348,28 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
+    // SAFETY: AVX2 is present (this function's contract).
+    unsafe { kulisch_fp32_kernel::<false>(k, first, values) }
+}
+
+/// `kulisch_fp32_avx2` with the 64-slot all-inside steps in 512-bit vectors
+/// (`all_inside64_avx512`); blocks with values outside take the AVX2 paths.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn kulisch_fp32_avx512(k: &mut KulischWindow, first: usize, values: &[u8]) {
+    // SAFETY: AVX-512 F, BW, VL and AVX2 are present (this function's contract).
+    unsafe { kulisch_fp32_kernel::<true>(k, first, values) }
+}
+
+/// The body of both kernels, compiled into each with its target features
+/// (inlined: a function without target features of its own takes its
+/// caller's). `WIDE`: the AVX-512 steps; the caller has AVX-512 F, BW, VL.
+///
+/// # Safety
+/// AVX2 is present, and AVX-512 F, BW and VL when `WIDE`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: usize, values: &[u8]) {
     use std::arch::x86_64::*;
     const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
     let n = values.len() / 4;
@@ -280,7 +443,20 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     // values lie inside the tile's window, adds them and is true; else
     // changes nothing. The caller's SAFETY: s + 8 * $blocks <= stop.
     macro_rules! all_inside_step {
-        ($s:expr, $blocks:expr) => {{
+        ($s:expr, 8) => {{
+            if WIDE {
+                let s = $s;
+                // SAFETY: first <= s and s + 64 <= stop <= end: the 256 bytes lie in `values`;
+                // s + 64 <= slots <= the registers' padded length; AVX-512 F, BW, VL (WIDE).
+                unsafe { all_inside64_avx512(values.as_ptr().add(4 * (s - first)), regs.add(s), bias, size) }
+            } else {
+                all_inside_step!(@avx2 $s, 8)
+            }
+        }};
+        ($s:expr, $blocks:expr) => {
+            all_inside_step!(@avx2 $s, $blocks)
+        };
+        (@avx2 $s:expr, $blocks:expr) => {{
             let s = $s;
             let v = values.as_ptr().wrapping_add(4 * (s - first));
             for line in 0..$blocks / 2 {
@@ -380,6 +556,44 @@ unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) 
     if due {
         k.flush_due(span);
     }
+}
+
+/// The 64-slot all-inside step of `kulisch_fp32_kernel` in 512-bit vectors:
+/// the window test of the 64 values at `v` in four vectors, then each
+/// 64-byte line of registers from `regs` added in one vector. True, and
+/// the values added, when all 64 lie inside (`bias`, `size`: the window's
+/// test as `inside_avx2` takes it); else nothing changes.
+///
+/// # Safety
+/// AVX-512 F, BW, VL and AVX2 are present; the 256 bytes from `v` are
+/// readable and the 64 registers from `regs` writable.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+#[inline]
+unsafe fn all_inside64_avx512(v: *const u8, regs: *mut f64, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> bool {
+    use std::arch::x86_64::*;
+    for line in 0..4 {
+        _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
+    }
+    let (bias, size) = (_mm512_broadcastd_epi32(_mm256_castsi256_si128(bias)), _mm512_broadcastd_epi32(_mm256_castsi256_si128(size)));
+    // SAFETY: the 256 bytes from `v` are readable (the contract).
+    let b: [__m512i; 4] = std::array::from_fn(|j| unsafe { _mm512_loadu_si512(v.add(64 * j) as *const __m512i) });
+    let magnitude = _mm512_set1_epi32(0x7fff_ffff);
+    let max = b.iter().fold(_mm512_set1_epi32(i32::MIN), |m, &x| _mm512_max_epi32(m, _mm512_add_epi32(_mm512_and_si512(x, magnitude), bias)));
+    if _mm512_cmpgt_epi32_mask(size, max) != 0xffff {
+        return false;
+    }
+    for (j, x) in b.into_iter().enumerate() {
+        let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_castsi512_ps(x)));
+        // SAFETY: the upper eight values of the vector lie in the 256 bytes; the registers are the contract's.
+        unsafe {
+            let hi = _mm512_cvtps_pd(_mm256_loadu_ps((v as *const f32).add(16 * j + 8)));
+            let p = regs.add(16 * j);
+            _mm512_storeu_pd(p, _mm512_add_pd(_mm512_loadu_pd(p), lo));
+            _mm512_storeu_pd(p.add(8), _mm512_add_pd(_mm512_loadu_pd(p.add(8)), hi));
+        }
+    }
+    true
 }
 
 /// The upper four values of a block at `v` (16 bytes at v + 16), widened
@@ -803,7 +1017,12 @@ unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m
 /// infinities and NaNs, excluded; 0 when there is none).
 pub(crate) fn max_finite_exponent(values: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() == Isa::Avx512 {
+        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
+        return unsafe { max_finite_exponent_avx512(values) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         return unsafe { max_finite_exponent_avx2(values) };
     }
@@ -869,7 +1088,7 @@ pub(crate) fn kulisch_write_fp32(
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time.
         return unsafe { kulisch_write_fp32_avx2(k, first, n, out, take, slow) };
     }
@@ -1261,7 +1480,7 @@ unsafe fn round_fp32_estimate4_run_avx2(k: &mut KulischWindow, slot: usize, grou
 #[cfg(test)]
 pub(crate) fn round_fp32_estimate4(k: &mut KulischWindow, slot: usize) -> Option<[u32; 4]> {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time; the caller's slot + 4 <= slots.
         return unsafe { round_fp32_estimate4_avx2(k, slot, false) };
     }
@@ -1273,7 +1492,7 @@ pub(crate) fn round_fp32_estimate4(k: &mut KulischWindow, slot: usize) -> Option
 #[cfg(test)]
 pub(crate) fn round_fp32_estimate(k: &mut KulischWindow, slot: usize) -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx2 {
+    if detected() >= Isa::Avx2 {
         // SAFETY: AVX2 support was detected at run time; the caller's slot is in the window.
         return unsafe { round_fp32_estimate_avx2(k, slot, false) };
     }

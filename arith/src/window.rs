@@ -132,6 +132,25 @@ impl Accumulator {
         Ok(())
     }
 
+    /// `accumulate` of FP32 values with the AVX-512 kernels, whatever the
+    /// CPU detection says: for running them under an emulated CPU
+    /// (`tools/avx512-emu`) where the host has no AVX-512.
+    ///
+    /// # Safety
+    /// The CPU running this (real or emulated) has AVX-512 F, BW, VL and AVX2.
+    #[cfg(all(feature = "emu", target_arch = "x86_64"))]
+    #[doc(hidden)]
+    pub unsafe fn accumulate_fp32_avx512(&mut self, first: usize, values: &[u8]) -> Result<(), ArithError> {
+        self.check(first, NumFormat::Fp32, values)?;
+        match self {
+            // SAFETY: the caller's.
+            Accumulator::Fp32(w) => unsafe { simd::fp32_arrival_avx512(&mut w.acc[first..], values) },
+            // SAFETY: the caller's; `check` keeps the run inside the window.
+            Accumulator::Kulisch(k) => unsafe { simd::kulisch_fp32_avx512(k, first, values) },
+        }
+        Ok(())
+    }
+
     /// The same as `accumulate` with the scalar reference implementation only.
     pub fn accumulate_scalar(&mut self, first: usize, format: NumFormat, values: &[u8]) -> Result<(), ArithError> {
         self.check(first, format, values)?;
