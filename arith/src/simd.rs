@@ -73,19 +73,15 @@ pub mod emu {
 
 /// FP32_ARRIVAL of a run of FP32 wire values: `acc[i] += v[i]`, RNE.
 pub fn fp32_arrival(acc: &mut [f32], values: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx512 {
+    match detected() {
         // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        unsafe { fp32_arrival_avx512(acc, values) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { fp32_arrival_avx512(acc, values) },
         // SAFETY: AVX2 support was detected at run time.
-        unsafe { fp32_arrival_avx2(acc, values) };
-        return;
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { fp32_arrival_avx2(acc, values) },
+        _ => fp32_arrival_scalar(acc, values),
     }
-    fp32_arrival_scalar(acc, values)
 }
 
 /// Scalar twin of `fp32_arrival`.
@@ -141,19 +137,15 @@ fn first_lanes(count: usize) -> std::arch::x86_64::__m256i {
 /// Writes FP32_ARRIVAL slots as little-endian wire values, NaN made canonical;
 /// with `take`, each slot read is reset to -0 in the same pass.
 pub fn fp32_write(acc: &mut [f32], out: &mut [u8], take: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx512 {
+    match detected() {
         // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        unsafe { fp32_write_avx512(acc, out, take) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { fp32_write_avx512(acc, out, take) },
         // SAFETY: AVX2 support was detected at run time.
-        unsafe { fp32_write_avx2(acc, out, take) };
-        return;
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { fp32_write_avx2(acc, out, take) },
+        _ => fp32_write_scalar(acc, out, take),
     }
-    fp32_write_scalar(acc, out, take)
 }
 
 /// Scalar twin of `fp32_write`.
@@ -322,19 +314,15 @@ unsafe fn naive_avx2<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], v
 
 /// KULISCH_FIXED of a run of FP32 wire values into slots `[first, ..)`.
 pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx512 {
+    match detected() {
         // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        unsafe { kulisch_fp32_avx512(k, first, values) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { kulisch_fp32_avx512(k, first, values) },
         // SAFETY: AVX2 support was detected at run time.
-        unsafe { kulisch_fp32_avx2(k, first, values) };
-        return;
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { kulisch_fp32_avx2(k, first, values) },
+        _ => k.add_native_scalar(first, NumFormat::Fp32, values),
     }
-    k.add_native_scalar(first, NumFormat::Fp32, values)
 }
 
 /// Eight values at a time: when all eight lie inside their tile's window (or
@@ -1016,17 +1004,15 @@ unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m
 /// The largest FP32 exponent field among the finite values of a run (255,
 /// infinities and NaNs, excluded; 0 when there is none).
 pub(crate) fn max_finite_exponent(values: &[u8]) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if detected() == Isa::Avx512 {
+    match detected() {
         // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        return unsafe { max_finite_exponent_avx512(values) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { max_finite_exponent_avx512(values) },
         // SAFETY: AVX2 support was detected at run time.
-        return unsafe { max_finite_exponent_avx2(values) };
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { max_finite_exponent_avx2(values) },
+        _ => max_finite_exponent_scalar(values),
     }
-    max_finite_exponent_scalar(values)
 }
 
 /// Scalar twin of `max_finite_exponent`.

@@ -120,6 +120,7 @@ impl Accumulator {
 
     /// Adds a run of `format` values (wire bytes, already validated) into slots
     /// `[first, first + n)`. The fastest implementation the CPU offers is used.
+    #[inline]
     pub fn accumulate(&mut self, first: usize, format: NumFormat, values: &[u8]) -> Result<(), ArithError> {
         self.check(first, format, values)?;
         match (self, format) {
