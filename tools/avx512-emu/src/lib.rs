@@ -173,6 +173,21 @@ fn accumulate_case(index: usize) -> Case {
     Case { name, kind: Kind::Accumulate { policy, slots, runs, acc: Accumulator::new(policy, slots) } }
 }
 
+/// More runs into one tile than its registers take between flushes
+/// (8,191), across a tile edge, with sums that pass 2^53 of the window's
+/// last bit, then a tie that bit breaks (as arith's
+/// `runs_past_the_flush_limit_stay_exact_through_the_kernel`): without the
+/// flush the registers round.
+fn flush_case() -> Case {
+    let policy = Policy::Kulisch { width_bits: min_kulisch_width(10_000) as u16 };
+    let (slots, first, len) = (2904, 490, 45);
+    let mut values = vec![1.0f32];
+    values.extend(std::iter::repeat_n(15.0, 9000));
+    values.extend([2f32.powi(-7), 2f32.powi(-13) * (1.0 + 2f32.powi(-23)), -(2f32.powi(-13))]);
+    let runs = values.iter().map(|v| (first, std::iter::repeat_n(v.to_le_bytes(), len).flatten().collect())).collect();
+    Case { name: "accumulate KULISCH 9004 runs across a tile edge, past the flush limit".into(), kind: Kind::Accumulate { policy, slots, runs, acc: Accumulator::new(policy, slots) } }
+}
+
 fn kernel_case(index: usize) -> Case {
     let len = index % LENGTHS;
     let mut r = Rng(0xabcd_0000 + index as u64);
@@ -187,11 +202,12 @@ fn kernel_case(index: usize) -> Case {
 
 const ACCUMULATE_CASES: usize = 2 * CLASSES.len() * CONTRIBUTORS.len() * 2;
 const KERNEL_CASES: usize = 3 * 2 * LENGTHS;
+const FLUSH_CASES: usize = 1;
 
 /// How many cases there are.
 #[no_mangle]
 pub extern "C" fn prism_emu_cases() -> u32 {
-    (ACCUMULATE_CASES + KERNEL_CASES) as u32
+    (ACCUMULATE_CASES + KERNEL_CASES + FLUSH_CASES) as u32
 }
 
 /// Case `i`, built natively; null past the last.
@@ -202,6 +218,8 @@ pub extern "C" fn prism_emu_setup(i: u32) -> *mut Case {
         accumulate_case(i)
     } else if i < ACCUMULATE_CASES + KERNEL_CASES {
         kernel_case(i - ACCUMULATE_CASES)
+    } else if i < ACCUMULATE_CASES + KERNEL_CASES + FLUSH_CASES {
+        flush_case()
     } else {
         return std::ptr::null_mut();
     };
