@@ -15,9 +15,9 @@ pub enum Isa {
     Avx512,
 }
 
-/// The best kernel set the CPU supports. `PRISM_ARITH_ISA=scalar`, `avx2`
-/// or `avx512` asks for a set (granted up to what the CPU has), and
-/// `PRISM_ARITH_SCALAR=1` for the scalar twins.
+/// The best kernel set the CPU supports. `PRISM_ARITH_ISA=scalar` or
+/// `avx2` caps it (any other value, `avx512` among them, leaves the best),
+/// and `PRISM_ARITH_SCALAR=1` asks for the scalar twins.
 pub fn detected() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
