@@ -183,56 +183,61 @@ pub struct KulischWindow {
     /// F_* flags of the limbs path and of specials.
     pub(crate) meta: Vec<u8>,
     pub(crate) tiles: Vec<Tile>,
+    /// The slots a run reached since they were last cleared.
+    used: Used,
     limbs: Vec<u64>,
     /// `DIGITS` carry-save digits a slot (out-of-window FP32 terms).
     pub(crate) digits: Vec<i64>,
 }
 
-/// A tile's window and its bookkeeping, together: the kernel reads the
+/// A tile's window and its run count, together: the kernel reads the
 /// window and counts the run each time a run enters the tile (one bounds
-/// check, one cache line), and marks the used slots once the run is added.
+/// check, one cache line).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tile {
     pub window: Window,
     /// Runs that reached the tile since its registers were last empty or flushed.
     runs: u16,
-    /// The slots a run reached since they were last cleared (a superset
-    /// of the slots that hold anything): a tile with none left chooses a
-    /// new window.
-    used: Used,
 }
 
 impl Tile {
-    const EMPTY: Tile = Tile { window: UNSET, runs: 0, used: Used([0; TILE / 64]) };
+    const EMPTY: Tile = Tile { window: UNSET, runs: 0 };
 }
 
-/// A bit for each slot of a tile, bit j of word w for slot 64 w + j.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Used([u64; TILE / 64]);
+/// A bit for each slot of the window, slot s in bit s % 64 of word s / 64
+/// (whole tiles of words): set when a run reaches the slot, cleared with
+/// it -- a superset of the slots that hold anything, so a tile with none
+/// set chooses a new window. One bitmap rather than one a tile: a run's
+/// mark is then one range, where two tiles' marks cost the kernel about
+/// 65 instructions a 363-value packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Used(Vec<u64>);
 
 impl Used {
-    const ALL: Used = Used([u64::MAX; TILE / 64]);
+    fn new(tiles: usize) -> Used {
+        Used(vec![0; tiles * TILE / 64])
+    }
 
-    /// Sets (`on`) or clears the bits of slots `from..=to` (offsets in the
-    /// tile, from <= to): the end words by masks, the words between whole.
+    /// Sets (`on`) or clears the bits of slots `from..=to` (from <= to):
+    /// the end words by masks, the words between whole.
     #[inline(always)]
     fn set(&mut self, from: usize, to: usize, on: bool) {
-        const WORDS: usize = TILE / 64;
-        let (wf, wt) = ((from / 64) % WORDS, (to / 64) % WORDS);
         let (head, tail) = (u64::MAX << (from % 64), u64::MAX >> (63 - to % 64));
-        let mut put = |w: usize, mask: u64| {
+        let words = &mut self.0[from / 64..=to / 64];
+        let last = words.len() - 1;
+        let put = |w: &mut u64, mask: u64| {
             if on {
-                self.0[w] |= mask;
+                *w |= mask;
             } else {
-                self.0[w] &= !mask;
+                *w &= !mask;
             }
         };
-        if wf == wt {
-            put(wf, head & tail);
+        if last == 0 {
+            put(&mut words[0], head & tail);
         } else {
-            put(wf, head);
-            put(wt, tail);
-            for w in wf + 1..wt {
+            put(&mut words[0], head);
+            put(&mut words[last], tail);
+            for w in &mut words[1..last] {
                 put(w, u64::MAX);
             }
         }
@@ -248,31 +253,27 @@ impl Used {
         self.set(from, to, false)
     }
 
-    fn is_empty(&self) -> bool {
-        self.0.iter().all(|&x| x == 0)
+    /// Whether no slot of tile `t` is set.
+    fn tile_is_empty(&self, t: usize) -> bool {
+        self.0[t * TILE / 64..(t + 1) * TILE / 64].iter().all(|&x| x == 0)
+    }
+
+    #[cfg(test)]
+    fn has(&self, slot: usize) -> bool {
+        self.0[slot / 64] >> (slot % 64) & 1 == 1
     }
 }
 
-/// The tiles `t0..=t1` that `[first, first + n)` (n > 0) reaches, and the
-/// run's first and last slots as offsets in the first and in the last of them.
+/// The tiles `t0..=t1` that `[first, first + n)` (n > 0) reaches.
 #[derive(Clone, Copy)]
 pub(crate) struct Span {
     t0: usize,
     t1: usize,
-    from: usize,
-    to: usize,
 }
 
 impl Span {
     pub(crate) fn new(first: usize, n: usize) -> Span {
-        let end = first + n - 1;
-        Span { t0: first / TILE, t1: end / TILE, from: first % TILE, to: end % TILE }
-    }
-
-    /// The offsets of tile `t`'s first and last slots inside the span.
-    #[inline(always)]
-    fn slots_in(self, t: usize) -> (usize, usize) {
-        (if t == self.t0 { self.from } else { 0 }, if t == self.t1 { self.to } else { TILE - 1 })
+        Span { t0: first / TILE, t1: (first + n - 1) / TILE }
     }
 }
 
@@ -294,6 +295,7 @@ impl KulischWindow {
             pair_lo: crate::simd::Registers::new(slots),
             meta: vec![0; slots],
             tiles: vec![Tile::EMPTY; slots.div_ceil(TILE)],
+            used: Used::new(slots.div_ceil(TILE)),
             limbs: vec![0; slots * limbs_per],
             digits: vec![0; slots * DIGITS],
         }
@@ -354,12 +356,10 @@ impl KulischWindow {
             return;
         }
         let span = Span::new(first, n);
+        self.used.unmark(first, first + n - 1);
         for t in span.t0..span.t1 + 1 {
-            let (from, to) = span.slots_in(t);
-            let tile = &mut self.tiles[t];
-            tile.used.unmark(from, to);
-            if tile.used.is_empty() {
-                *tile = Tile::EMPTY;
+            if self.used.tile_is_empty(t) {
+                self.tiles[t] = Tile::EMPTY;
             }
         }
     }
@@ -546,7 +546,7 @@ impl KulischWindow {
 
     #[cfg(test)]
     fn tile_slots_used(&self, t: usize) -> Vec<usize> {
-        (0..TILE).filter(|&j| self.tiles[t].used.0[j / 64] >> (j % 64) & 1 == 1).collect()
+        (0..TILE).filter(|&j| self.used.has(t * TILE + j)).collect()
     }
 
     /// Counts one more run into the tiles that `[first, first + n)` reaches
@@ -567,22 +567,11 @@ impl KulischWindow {
         }
     }
 
-    /// Marks the slots `[first, first + n)` (n > 0) used in their tiles,
-    /// and returns their span: masks for the first and last tile, all ones
-    /// between (a loop over the tiles through `Span::slots_in`, as `forget`
-    /// has, cost the kernel 6% of its instructions).
+    /// Marks the slots `[first, first + n)` (n > 0) used, and returns their span.
     #[inline(always)]
     pub(crate) fn mark_used(&mut self, first: usize, n: usize) -> Span {
-        let span = Span::new(first, n);
-        let (from, to) = span.slots_in(span.t0);
-        self.tiles[span.t0].used.mark(from, to);
-        if span.t1 > span.t0 {
-            self.tiles[span.t1].used.mark(0, span.to);
-            for t in &mut self.tiles[span.t0 + 1..span.t1] {
-                t.used = Used::ALL;
-            }
-        }
-        span
+        self.used.mark(first, first + n - 1);
+        Span::new(first, n)
     }
 
     /// `note_run`'s count for one tile, without the flush: the AVX2 kernel
@@ -907,15 +896,16 @@ mod tests {
     type Adder = fn(&mut KulischWindow, usize, &[u8]);
 
     /// `Used` against a plain array of flags: random ranges marked and
-    /// unmarked, within a word and across words.
+    /// unmarked, within a word, across words and across tiles.
     #[test]
     fn used_marks_and_unmarks_exactly_the_slots_given() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let (mut used, mut want) = (Used([0; TILE / 64]), [false; TILE]);
+        let (mut used, mut want) = (Used::new(3), [false; 3 * TILE]);
         for _ in 0..2000 {
-            let from = rng.gen_range(0..TILE);
-            let to = rng.gen_range(from..TILE);
+            let from = rng.gen_range(0..3 * TILE);
+            let reach = if rng.gen_bool(0.5) { 100 } else { 3 * TILE };
+            let to = rng.gen_range(from..(from + reach).min(3 * TILE));
             let on = rng.gen_bool(0.5);
             if on {
                 used.mark(from, to);
@@ -924,9 +914,11 @@ mod tests {
             }
             want[from..=to].fill(on);
             for (j, &w) in want.iter().enumerate() {
-                assert_eq!(used.0[j / 64] >> (j % 64) & 1 == 1, w, "slot {j} after {from}..={to} {on}");
+                assert_eq!(used.has(j), w, "slot {j} after {from}..={to} {on}");
             }
-            assert_eq!(used.is_empty(), !want.contains(&true));
+            for t in 0..3 {
+                assert_eq!(used.tile_is_empty(t), !want[t * TILE..(t + 1) * TILE].contains(&true), "tile {t}");
+            }
         }
     }
 
