@@ -384,12 +384,19 @@ unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: us
     let regs = k.acc.as_mut_ptr();
     // Adds block `b`, every lane inside the window, to the registers of slots s..s + 8.
     // The caller's SAFETY: s + 8 <= the registers' padded length.
+    // `$hi`: the block's upper four values widened to f64 (from memory,
+    // `upper_half_avx2`, where the block came from `values` whole).
     macro_rules! add_inside {
         ($b:expr, $s:expr) => {{
-            let x = _mm256_castsi256_ps($b);
-            let p = regs.add($s);
-            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+            let b = $b;
+            add_inside!(b, $s, _mm256_cvtps_pd(_mm256_extractf128_ps(_mm256_castsi256_ps(b), 1)))
+        }};
+        ($b:expr, $s:expr, $hi:expr) => {{
+            // The upper half first: a read of `values` after the stores
+            // below would have to wait for them (`asm!` reading memory).
+            let (hi, p) = ($hi, regs.add($s));
+            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(_mm256_castsi256_ps($b)))));
+            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), hi));
         }};
     }
     // Tests block `b` at slot `s` against the tile's window and adds it;
@@ -461,13 +468,8 @@ unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: us
                     // SAFETY: the four blocks from v + 128 q lie in `values` (above).
                     let hi = unsafe { upper_halves4_avx2(v.wrapping_add(128 * q)) };
                     for (j, h) in hi.into_iter().enumerate() {
-                        let x = _mm256_castps256_ps128(_mm256_castsi256_ps(b[4 * q + j]));
                         // SAFETY: s + 8 * $blocks <= stop <= slots <= the registers' padded length.
-                        unsafe {
-                            let p = regs.add(s + 8 * (4 * q + j));
-                            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(x)));
-                            _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), h));
-                        }
+                        unsafe { add_inside!(b[4 * q + j], s + 8 * (4 * q + j), h) };
                     }
                 }
             }
@@ -517,12 +519,7 @@ unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: us
             if ok == 0xff {
                 // SAFETY: s + 8 <= slots <= the registers' padded length; the block's
                 // upper half lies in `values` (read above).
-                unsafe {
-                    let p = regs.add(s);
-                    let h = upper_half_avx2(values.as_ptr().add(4 * (s - first)));
-                    _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_cvtps_pd(_mm256_castps256_ps128(_mm256_castsi256_ps(b)))));
-                    _mm256_storeu_pd(p.add(4), _mm256_add_pd(_mm256_loadu_pd(p.add(4)), h));
-                }
+                unsafe { add_inside!(b, s, upper_half_avx2(values.as_ptr().add(4 * (s - first)))) };
                 s += 8;
             } else {
                 // This block and the mixed ones after it, in one call
