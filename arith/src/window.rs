@@ -164,7 +164,7 @@ impl Accumulator {
     }
 
     fn check(&self, first: usize, format: NumFormat, values: &[u8]) -> Result<(), ArithError> {
-        let n = values.len() / format.value_bytes();
+        let n = format.values_in(values.len());
         if first + n > self.slots() {
             return Err(ArithError::OutOfWindow);
         }

@@ -10,6 +10,9 @@
 //! is copied into a fresh mbuf and freed (the TX side of net_null).
 
 use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
+use prism_arith::window::{Accumulator, Policy};
+use prism_arith::NumFormat;
+use prism_dataplane::engine::digest::digest;
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
@@ -78,6 +81,13 @@ pub struct Measured {
     /// free), timed right after each operation: what of `cycles_per_packet`
     /// is not the switch core's.
     pub rx_copy_cycles: f64,
+    /// The floor: the same frames through the same emulated RX with only
+    /// the work no implementation of the protocol can skip: the body's
+    /// duplicate digest, the accumulation, and each RESULT's values taken
+    /// into a fresh TX mbuf for every path (no parse, admission or headers).
+    pub floor_cycles: f64,
+    /// The floor's digest alone (what it costs of `floor_cycles`).
+    pub digest_cycles: f64,
 }
 
 /// Runs one case for about `seconds`.
@@ -122,6 +132,14 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     let mut out: Vec<Sent> = Vec::with_capacity(64);
     let hz = tsc_hz as f64;
     let (mut packets, mut results, mut cycles, mut copy_cycles) = (0u64, 0u64, 0u64, 0u64);
+    let (mut floor_cycles, mut digest_cycles) = (0u64, 0u64);
+    let policy = match c.accumulator {
+        AccumulatorPolicy::KULISCH_FIXED => Policy::Kulisch { width_bits: j0.kulisch_width() },
+        _ => Policy::Fp32Arrival,
+    };
+    let slots = j0.context().window_elements as usize;
+    let mut floor_acc = Accumulator::new(policy, slots);
+    let paths = if c.semantics == Semantics::ALLREDUCE { c.ranks as usize } else { 1 };
     let mut gen = 1u32;
     while (cycles as f64) < seconds * hz {
         let mut j = job(c, gen, len);
@@ -166,6 +184,16 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             drop(std::hint::black_box(pool.frame(frame)));
         }
         copy_cycles += rdtsc() - t0;
+        let t0 = rdtsc();
+        floor(pool, &order, c.ranks as usize, paths, &mut floor_acc);
+        floor_cycles += rdtsc() - t0;
+        let t0 = rdtsc();
+        for (_, frame) in &order {
+            let p = DataPacket::new_unchecked(&frame[ETH_HEADER_LEN..]);
+            let first = p.first_element() as u64;
+            std::hint::black_box(digest(first, first + p.element_count() as u64, p.body()));
+        }
+        digest_cycles += rdtsc() - t0;
         for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
             core.rx(0, &control(&j, gen * 16 + k, cmd, ControlBody::Empty), &mut out);
             out.clear();
@@ -173,7 +201,50 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
         assert_eq!(core.node.counters.data_rejected.iter().sum::<u64>(), 0, "bench traffic must be admitted");
     }
     let cpp = cycles as f64 / packets as f64;
-    Measured { case: *c, data_packets: packets, results, cycles_per_packet: cpp, mpps: hz / cpp / 1e6, rx_copy_cycles: copy_cycles as f64 / packets as f64 }
+    let per = |x: u64| x as f64 / packets as f64;
+    Measured {
+        case: *c,
+        data_packets: packets,
+        results,
+        cycles_per_packet: cpp,
+        mpps: hz / cpp / 1e6,
+        rx_copy_cycles: per(copy_cycles),
+        floor_cycles: per(floor_cycles),
+        digest_cycles: per(digest_cycles),
+    }
+}
+
+/// The floor of one operation's frames (in window order, `ranks` frames a
+/// range): emulated RX, digest, accumulation, and after each
+/// range its values rounded into one TX mbuf and copied into the other paths'.
+fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], ranks: usize, paths: usize, acc: &mut Accumulator) {
+    let slots = acc.slots();
+    let values_at = ETH_HEADER_LEN + DataRepr::len_with_body(GROUP_DESCRIPTOR_LEN);
+    let mut tx: Vec<Mbuf> = Vec::with_capacity(paths);
+    for (i, (_, frame)) in order.iter().enumerate() {
+        let Some(m) = pool.frame(frame) else { continue };
+        let p = DataPacket::new_unchecked(&m.data()[ETH_HEADER_LEN..]);
+        let (first, count) = (p.first_element() as u64, p.element_count() as usize);
+        let body = p.body();
+        std::hint::black_box(digest(first, first + count as u64, body));
+        let slot = (first % slots as u64) as usize;
+        let _ = acc.accumulate(slot, NumFormat::Fp32, &body[GROUP_DESCRIPTOR_LEN..]);
+        drop(m);
+        if (i + 1) % ranks == 0 {
+            let len = values_at + 4 * count;
+            for k in 0..paths {
+                let Some(mut t) = pool.alloc_len(len) else { break };
+                if k == 0 {
+                    let _ = acc.take_fp32_run(slot, count, &mut t.data_mut()[values_at..]);
+                } else {
+                    let (head, rest) = (&tx[0].data()[values_at..len], &mut t.data_mut()[values_at..len]);
+                    rest.copy_from_slice(head);
+                }
+                tx.push(t);
+            }
+            tx.clear(); // TX into net_null: freed
+        }
+    }
 }
 
 /// The job whose DATA frames the pktgen generation benchmark replays.

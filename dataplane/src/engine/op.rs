@@ -154,18 +154,46 @@ impl Contributor {
     }
 }
 
+/// Ethernet header, control word and DATA/RESULT header: what precedes a body.
+const FRAME_HEADER: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
+
 /// An outgoing direct stream: a result path, or the parent.
 #[derive(Debug)]
 struct Outgoing {
     binding: BindingRecord,
     replay: Replay,
+    /// This stream's frame header with the per-frame fields zero: copied
+    /// into each frame, which then gets only those fields (building the
+    /// whole header field by field cost about 200 instructions a frame).
+    header: [u8; FRAME_HEADER],
 }
 
 impl Outgoing {
+    fn new(binding: BindingRecord, replay: Replay, identity: Identity, src: Mac) -> Self {
+        let mut header = [0u8; FRAME_HEADER];
+        let eth = EthernetRepr { dst: binding.peer_mac, src, ethertype: ETHERTYPE };
+        eth.emit(&mut EthernetFrame::new_unchecked(&mut header[..]));
+        let repr = DataRepr {
+            class: Class::DATA,
+            identity,
+            src_ep: binding.local_ep,
+            dst_ep: binding.peer_ep,
+            packet_id: 0,
+            first_element: 0,
+            element_count: 0,
+            group_count: 0,
+            flags: 0,
+            stream_id: binding.stream_id,
+            body: &[],
+        };
+        repr.emit(&mut header[ETH_HEADER_LEN..]);
+        Outgoing { binding, replay, header }
+    }
+
     /// One DATA or RESULT frame on this stream, with its next Packet ID.
     #[allow(clippy::too_many_arguments)]
-    fn send(&mut self, now: u64, out: &mut impl Sink, class: Class, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
-        self.send_filled(now, out, class, identity, src, first, count, groups, flags, body.len(), |b| b.copy_from_slice(body));
+    fn send(&mut self, now: u64, out: &mut impl Sink, class: Class, first: u32, count: u16, groups: u8, flags: u8, body: &[u8]) {
+        self.send_filled(now, out, class, first, count, groups, flags, body.len(), |b| b.copy_from_slice(body));
     }
 
     /// The same frame with a body of `body_len` bytes that `fill` writes
@@ -173,31 +201,25 @@ impl Outgoing {
     /// does not run when no buffer was free (the frame is lost, as any frame
     /// the sink cannot take); it runs once when it does.
     #[allow(clippy::too_many_arguments)]
-    fn send_filled(&mut self, now: u64, out: &mut impl Sink, class: Class, identity: Identity, src: Mac, first: u32, count: u16, groups: u8, flags: u8, body_len: usize, fill: impl FnOnce(&mut [u8])) {
-        let mut repr = DataRepr {
-            class,
-            identity,
-            src_ep: self.binding.local_ep,
-            dst_ep: self.binding.peer_ep,
-            packet_id: 0,
-            first_element: first,
-            element_count: count,
-            group_count: groups,
-            flags,
-            stream_id: self.binding.stream_id,
-            body: &[],
-        };
+    fn send_filled(&mut self, now: u64, out: &mut impl Sink, class: Class, first: u32, count: u16, groups: u8, flags: u8, body_len: usize, fill: impl FnOnce(&mut [u8])) {
         let range = (flags & flags::INEXACT == 0).then_some((first as u64, first as u64 + count as u64));
-        let prism = DataRepr::len_with_body(body_len);
-        let len = (ETH_HEADER_LEN + prism).max(ETH_MIN_FRAME);
-        let eth = EthernetRepr { dst: self.binding.peer_mac, src, ethertype: ETHERTYPE };
+        let end = FRAME_HEADER + body_len;
+        let len = end.max(ETH_MIN_FRAME);
+        let header = &self.header;
         self.replay.push(now, out, range, len, |packet_id, buf| {
-            repr.packet_id = packet_id;
-            let mut f = EthernetFrame::new_unchecked(&mut buf[..len]);
-            eth.emit(&mut f);
-            let payload = f.payload_mut();
-            repr.emit_filled(&mut payload[..prism], body_len, fill);
-            payload[prism..].fill(0);
+            let (head, rest) = buf[..len].split_at_mut(FRAME_HEADER);
+            head.copy_from_slice(header);
+            let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
+            p.set_class_code(class.into());
+            p.set_packet_id(packet_id);
+            p.set_first_element(first);
+            p.set_element_count(count);
+            p.set_group_count(groups);
+            p.set_flags(flags);
+            p.set_body_len(body_len as u16);
+            let (body, pad) = rest.split_at_mut(body_len);
+            fill(body);
+            pad.fill(0);
         });
     }
 }
@@ -224,6 +246,9 @@ pub struct OpData {
     parent: Option<Parent>,
     acc: Accumulator,
     ring: Ring,
+    /// Positions to their offset in the native output's canonical packet
+    /// (`pos mod capacity`): where the next RESULT ends, without a divide.
+    cut: Ring,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
     /// The reduction failed (INEXACT): no more DATA is taken.
@@ -279,10 +304,7 @@ impl OpData {
         let slots = context.window_elements as usize;
         let depth = context.replay_depth as usize;
         let frame_len = context.mtu as usize + ETH_HEADER_LEN;
-        let stream = |b: BindingRecord| Outgoing {
-            binding: b,
-            replay: Replay::new(b.port, depth, frame_len, context.window_intervals as u32, context.window_bytes, rto_ns),
-        };
+        let stream = |b: BindingRecord| Outgoing::new(b, Replay::new(b.port, depth, frame_len, context.window_intervals as u32, context.window_bytes, rto_ns), identity, node_mac);
         let contributors = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
@@ -299,7 +321,7 @@ impl OpData {
             result_in: b.has(direction::RESULT_IN).then(|| RxWindow::new(context.window_intervals as usize)),
             starved: false,
         });
-        OpData {
+        let mut data = OpData {
             context,
             identity,
             node_mac,
@@ -308,6 +330,7 @@ impl OpData {
             parent,
             acc: Accumulator::new(policy, slots),
             ring: Ring::new(slots),
+            cut: Ring::new(0),
             base: 0,
             failed: false,
             results_in_done: false,
@@ -320,7 +343,11 @@ impl OpData {
             tally: Tally::default(),
             scratch: vec![0; context.mtu as usize],
             cover: Vec::with_capacity(context.window_intervals as usize),
+        };
+        if let Some((_, format)) = data.native() {
+            data.cut = Ring::new(capacity(format, context.mtu));
         }
+        data
     }
 
     fn len(&self) -> u64 {
@@ -555,13 +582,13 @@ impl OpData {
     }
 
     fn forward_result(&mut self, d: &DataRepr<'_>, out: &mut impl Sink) -> Result<Admitted, DataReject> {
-        let (now, identity, src) = (self.now, self.identity, self.node_mac);
+        let now = self.now;
         if d.is_inexact() {
             if self.results_in_inexact {
                 return Ok(Admitted::Duplicate);
             }
             for p in &mut self.paths {
-                p.send(now, out, Class::RESULT, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+                p.send(now, out, Class::RESULT, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
                 self.tally.results += 1;
             }
             self.results_in_inexact = true;
@@ -595,7 +622,7 @@ impl OpData {
             self.results_in_done = true;
         }
         for p in &mut self.paths {
-            p.send(now, out, Class::RESULT, identity, src, d.first_element, d.element_count, d.group_count, d.flags, d.body);
+            p.send(now, out, Class::RESULT, d.first_element, d.element_count, d.group_count, d.flags, d.body);
             self.tally.forwarded += 1;
         }
         Ok(Admitted::Applied)
@@ -696,22 +723,25 @@ impl OpData {
         }
     }
 
-    /// The next packet's groups: `(format, count)` list and value count.
-    fn plan(&mut self, ready: u64, at_end: bool) -> Result<Option<Plan>, ArithError> {
-        let avail = (ready - self.base) as usize;
-        let budget = self.context.mtu as usize - offsets::data::BODY;
-        let native = match self.emitted() {
+    /// The single format of what this node emits, unless it is AUTO.
+    fn native(&self) -> Option<(Output, NumFormat)> {
+        match self.emitted() {
             OutputFormat::INT8 => Some((Output::Int8, NumFormat::Int8)),
             OutputFormat::FP16 => Some((Output::Fp16, NumFormat::Fp16)),
             OutputFormat::BF16 => Some((Output::Bf16, NumFormat::Bf16)),
             OutputFormat::KULISCH => Some((Output::Kulisch, NumFormat::Kulisch { width_bits: self.context.kulisch_width })),
             OutputFormat::AUTO => None,
             _ => Some((Output::Fp32, NumFormat::Fp32)),
-        };
-        if let Some((out, format)) = native {
-            let cap = capacity(format, self.context.mtu) as u64;
+        }
+    }
+
+    /// The next packet's groups: `(format, count)` list and value count.
+    fn plan(&mut self, ready: u64, at_end: bool) -> Result<Option<Plan>, ArithError> {
+        let avail = (ready - self.base) as usize;
+        let budget = self.context.mtu as usize - offsets::data::BODY;
+        if let Some((out, format)) = self.native() {
             // Canonical cut: packet k covers [k * cap, (k + 1) * cap).
-            let end = ((self.base / cap + 1) * cap).min(self.len());
+            let end = (self.base - self.cut.slot(self.base) as u64 + self.cut.slots).min(self.len());
             if ready < end {
                 return Ok(None);
             }
@@ -789,7 +819,7 @@ impl OpData {
                 let g = GroupRepr { format: *format, count: count as u16, values: &[] };
                 let acc = &mut self.acc;
                 let mut taken = false;
-                path.send_filled(self.now, out, Class::RESULT, self.identity, self.node_mac, self.base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                path.send_filled(self.now, out, Class::RESULT, self.base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
                     body[..4].copy_from_slice(&g.descriptor().to_be_bytes());
                     taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
                 });
@@ -813,13 +843,13 @@ impl OpData {
         let last = self.base + count as u64 == self.len();
         let body = &self.scratch[..body_len];
         let flags = if last { flags::LAST } else { 0 };
-        let (now, identity, src, first) = (self.now, self.identity, self.node_mac, self.base as u32);
+        let (now, first) = (self.now, self.base as u32);
         if let Some(p) = &mut self.parent {
-            p.out.send(now, out, Class::DATA, identity, src, first, count as u16, groups, flags, body);
+            p.out.send(now, out, Class::DATA, first, count as u16, groups, flags, body);
             self.tally.partials += 1;
         } else {
             for path in &mut self.paths {
-                path.send(now, out, Class::RESULT, identity, src, first, count as u16, groups, flags, body);
+                path.send(now, out, Class::RESULT, first, count as u16, groups, flags, body);
                 self.tally.results += 1;
             }
         }
@@ -867,13 +897,13 @@ impl OpData {
             return;
         }
         self.failed = true;
-        let (now, identity, src) = (self.now, self.identity, self.node_mac);
+        let now = self.now;
         if let Some(p) = &mut self.parent {
-            p.out.send(now, out, Class::DATA, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+            p.out.send(now, out, Class::DATA, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
             self.tally.partials += 1;
         } else {
             for path in &mut self.paths {
-                path.send(now, out, Class::RESULT, identity, src, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
+                path.send(now, out, Class::RESULT, 0, 0, 0, flags::LAST | flags::INEXACT, &[]);
                 self.tally.results += 1;
             }
         }
@@ -912,7 +942,65 @@ fn progress_status(r: &Result<Admitted, DataReject>) -> ProgressStatus {
 
 #[cfg(test)]
 mod tests {
-    use super::Ring;
+    use super::{Outgoing, Ring};
+    use crate::engine::Sink;
+    use crate::wire::*;
+
+    /// Hands out buffers full of 0xa5, so that a byte the sender forgets shows.
+    struct Stained(Vec<(u16, Vec<u8>)>);
+    impl Sink for Stained {
+        fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
+            self.0.push((port, vec![0xa5; len]));
+            self.0.last_mut().map(|(_, f)| f.as_mut_slice())
+        }
+    }
+
+    #[test]
+    fn frames_from_the_header_template_equal_typed_emission() {
+        let b = BindingRecord {
+            directions: direction::RESULT_OUT,
+            peer_kind: PeerKind::RANK,
+            stream_id: 0x0203,
+            local_ep: 0x0405,
+            peer_ep: 0x0607,
+            peer_mac: Mac([2, 0, 0, 0, 0, 0x11]),
+            port: 3,
+            rank: 1,
+            terms: 1,
+        };
+        let identity = Identity { job: 0x0102_0304_0506_0708, group: 0x090a, group_gen: 0x0b0c, op: 0x0d0e, op_gen: 0x0f10_1112 };
+        let node = Mac([2, 0, 0, 0, 0, 0x50]);
+        for depth in [0usize, 4] {
+            let mut o = Outgoing::new(b, crate::engine::Replay::new(b.port, depth, 1514, 8, 1 << 20, 1_000), identity, node);
+            let mut sink = Stained(Vec::new());
+            // A full body, one that needs Ethernet padding, and a terminal INEXACT without one.
+            let cases: [(Class, u32, u16, u8, u8, Vec<u8>); 3] = [
+                (Class::RESULT, 363, 363, 1, flags::LAST, (0..4 + 4 * 363).map(|i| i as u8).collect()),
+                (Class::DATA, 7, 1, 1, 0, vec![0x40, 0, 0, 1, 0x3f, 0x80, 0, 0]),
+                (Class::RESULT, 0, 0, 0, flags::LAST | flags::INEXACT, vec![]),
+            ];
+            for (packet_id, (class, first, count, groups, fl, body)) in cases.iter().enumerate() {
+                o.send(0, &mut sink, *class, *first, *count, *groups, *fl, body);
+                let p = PrismRepr::Data(DataRepr {
+                    class: *class,
+                    identity,
+                    src_ep: b.local_ep,
+                    dst_ep: b.peer_ep,
+                    packet_id: packet_id as u32,
+                    first_element: *first,
+                    element_count: *count,
+                    group_count: *groups,
+                    flags: *fl,
+                    stream_id: b.stream_id,
+                    body,
+                });
+                let mut want = vec![0xa5; p.frame_len()];
+                p.emit_frame(&EthernetRepr { dst: b.peer_mac, src: node, ethertype: ETHERTYPE }, &mut want);
+                let (port, got) = sink.0.last().expect("a frame was sent");
+                assert_eq!((*port, got), (b.port, &want), "depth {depth} packet {packet_id}");
+            }
+        }
+    }
 
     #[test]
     fn ring_slot_is_the_remainder() {
