@@ -207,8 +207,9 @@ impl Outgoing {
         let len = end.max(ETH_MIN_FRAME);
         let header = &self.header;
         self.replay.push(now, out, range, len, |packet_id, buf| {
-            let (head, rest) = buf[..len].split_at_mut(FRAME_HEADER);
-            head.copy_from_slice(header);
+            let Some((head, rest)) = buf[..len].split_first_chunk_mut::<FRAME_HEADER>() else { return };
+            // A fixed-size copy: a few vector moves, not a call to memcpy.
+            *head = *header;
             let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
             p.set_class_code(class.into());
             p.set_packet_id(packet_id);
@@ -686,9 +687,10 @@ impl OpData {
     /// in order, while their streams have room.
     fn emit_ready(&mut self, out: &mut impl Sink) {
         let len = self.len();
-        while !self.failed && self.room() {
+        while !self.failed {
             let ready = self.complete_to();
-            if ready <= self.base {
+            // Nothing new is complete (most packets), or no stream has room.
+            if ready <= self.base || !self.room() {
                 return;
             }
             let at_end = ready == len;

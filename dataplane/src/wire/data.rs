@@ -76,9 +76,15 @@ impl<'a> DataRepr<'a> {
     /// `base` is the frame offset of the control word, for error offsets.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &DataPacket<&'a T>, base: usize) -> Result<Self> {
         let bytes: &'a [u8] = <T as AsRef<[u8]>>::as_ref(packet.buffer);
-        let p = DataPacket::new_unchecked(bytes);
-        p.check_len().map_err(|e| Error::new(e.reason, e.offset + base))?;
+        // The header read from a fixed-size array: its fields need no bounds checks.
+        let Some(head) = bytes.first_chunk::<HEADER_END>() else {
+            return Err(Error::new(Reason::TruncatedHeader, base + bytes.len()));
+        };
+        let p = DataPacket::new_unchecked(&head[..]);
         let err = |r, off: usize| Err(Error::new(r, base + off));
+        if bytes.len() != HEADER_END + p.body_len() as usize {
+            return err(Reason::BodyLengthMismatch, o::data::BODY_LEN.start);
+        }
         if p.reserved() != 0 {
             return err(Reason::ReservedNonZero, o::data::RESERVED.start);
         }
@@ -100,21 +106,31 @@ impl<'a> DataRepr<'a> {
         }
         let body: &'a [u8] = &bytes[HEADER_END..];
         let mut walk = GroupIter::new(body, base + HEADER_END);
-        let mut seen = 0usize;
-        let mut elements = 0u32;
-        while walk.remaining() > 0 {
-            if seen == groups as usize {
+        let (seen, elements) = if groups == 1 && !body.is_empty() {
+            // One group (nearly every packet): the walk below, unrolled.
+            let g = walk.next_group()?;
+            if walk.remaining() > 0 {
                 return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
             }
-            match walk.next() {
-                Some(Ok(g)) => {
-                    seen += 1;
-                    elements += g.count as u32;
+            (1, g.count as u32)
+        } else {
+            let mut seen = 0usize;
+            let mut elements = 0u32;
+            while walk.remaining() > 0 {
+                if seen == groups as usize {
+                    return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
                 }
-                Some(Err(e)) => return Err(e),
-                None => break,
+                match walk.next() {
+                    Some(Ok(g)) => {
+                        seen += 1;
+                        elements += g.count as u32;
+                    }
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                }
             }
-        }
+            (seen, elements)
+        };
         if seen != groups as usize {
             return err(Reason::GroupCountMismatch, o::data::GROUP_COUNT);
         }

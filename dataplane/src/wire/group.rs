@@ -101,7 +101,8 @@ impl<'a> GroupIter<'a> {
         self.base + self.at
     }
 
-    fn next_group(&mut self) -> Result<GroupRepr<'a>> {
+    /// The next group, validated (the walk must not be at the body's end).
+    pub(crate) fn next_group(&mut self) -> Result<GroupRepr<'a>> {
         let start = self.at;
         let off = self.base + start;
         let desc_bytes = self

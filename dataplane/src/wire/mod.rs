@@ -99,6 +99,7 @@ pub struct Identity {
 }
 
 impl Identity {
+    #[inline]
     pub(crate) fn read(p: &[u8]) -> Self {
         use codes::offsets as o;
         Identity {
@@ -109,6 +110,7 @@ impl Identity {
             op_gen: u32::get(p, o::OP_GEN),
         }
     }
+    #[inline]
     pub(crate) fn write(&self, p: &mut [u8]) {
         use codes::offsets as o;
         u64::set(p, o::JOB, self.job);
