@@ -86,8 +86,13 @@ pub struct Measured {
     /// duplicate digest, the accumulation, and each RESULT's values taken
     /// into a fresh TX mbuf for every path (no parse, admission or headers).
     pub floor_cycles: f64,
-    /// The floor's digest alone (what it costs of `floor_cycles`).
-    pub digest_cycles: f64,
+    /// The floor without the digest: RX, the sum and the RESULT values, what
+    /// a forwarder that sums each frame's payload does (the issue's
+    /// throwaway forwarder, with this benchmark's RX and the RESULTs).
+    pub sum_cycles: f64,
+    /// The same with testpmd's RX: every frame copied from one hot buffer
+    /// (net_null copy=1) and summed at its own position.
+    pub hot_sum_cycles: f64,
 }
 
 /// Runs one case for about `seconds`.
@@ -132,7 +137,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     let mut out: Vec<Sent> = Vec::with_capacity(64);
     let hz = tsc_hz as f64;
     let (mut packets, mut results, mut cycles, mut copy_cycles) = (0u64, 0u64, 0u64, 0u64);
-    let (mut floor_cycles, mut digest_cycles) = (0u64, 0u64);
+    let (mut floor_cycles, mut sum_cycles, mut hot_sum_cycles) = (0u64, 0u64, 0u64);
     let policy = match c.accumulator {
         AccumulatorPolicy::KULISCH_FIXED => Policy::Kulisch { width_bits: j0.kulisch_width() },
         _ => Policy::Fp32Arrival,
@@ -184,16 +189,19 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             drop(std::hint::black_box(pool.frame(frame)));
         }
         copy_cycles += rdtsc() - t0;
-        let t0 = rdtsc();
-        floor(pool, &order, c.ranks as usize, paths, &mut floor_acc);
-        floor_cycles += rdtsc() - t0;
-        let t0 = rdtsc();
-        for (_, frame) in &order {
-            let p = DataPacket::new_unchecked(&frame[ETH_HEADER_LEN..]);
-            let first = p.first_element() as u64;
-            std::hint::black_box(digest(first, first + p.element_count() as u64, p.body()));
+        let at: Vec<(u64, usize)> = order
+            .iter()
+            .map(|(_, f)| {
+                let p = DataPacket::new_unchecked(&f[ETH_HEADER_LEN..]);
+                (p.first_element() as u64, p.element_count() as usize)
+            })
+            .collect();
+        let ranks = c.ranks as usize;
+        for (with_digest, rx, total) in [(true, Rx::Frames, &mut floor_cycles), (false, Rx::Frames, &mut sum_cycles), (false, Rx::HotBuffer, &mut hot_sum_cycles)] {
+            let t0 = rdtsc();
+            floor(pool, &order, &at, ranks, paths, &mut floor_acc, with_digest, rx);
+            *total += rdtsc() - t0;
         }
-        digest_cycles += rdtsc() - t0;
         for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
             core.rx(0, &control(&j, gen * 16 + k, cmd, ControlBody::Empty), &mut out);
             out.clear();
@@ -210,25 +218,40 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
         mpps: hz / cpp / 1e6,
         rx_copy_cycles: per(copy_cycles),
         floor_cycles: per(floor_cycles),
-        digest_cycles: per(digest_cycles),
+        sum_cycles: per(sum_cycles),
+        hot_sum_cycles: per(hot_sum_cycles),
     }
 }
 
+/// How the floor's RX gets its frames.
+#[derive(Clone, Copy, PartialEq)]
+enum Rx {
+    /// Each frame copied from where the generator left it (as the switch's RX).
+    Frames,
+    /// The first frame copied again and again from one hot buffer (net_null's
+    /// copy=1, testpmd's RX), summed at each frame's position.
+    HotBuffer,
+}
+
 /// The floor of one operation's frames (in window order, `ranks` frames a
-/// range): emulated RX, digest, accumulation, and after each
-/// range its values rounded into one TX mbuf and copied into the other paths'.
-fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], ranks: usize, paths: usize, acc: &mut Accumulator) {
+/// range, each at `at[i]`: first element and count): emulated RX, the
+/// digest (if `with_digest`), the accumulation, and after each range its
+/// values rounded into one TX mbuf and copied into the other paths'.
+fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: usize, paths: usize, acc: &mut Accumulator, with_digest: bool, rx: Rx) {
     let slots = acc.slots();
     let values_at = ETH_HEADER_LEN + DataRepr::len_with_body(GROUP_DESCRIPTOR_LEN);
     let mut tx: Vec<Mbuf> = Vec::with_capacity(paths);
-    for (i, (_, frame)) in order.iter().enumerate() {
-        let Some(m) = pool.frame(frame) else { continue };
-        let p = DataPacket::new_unchecked(&m.data()[ETH_HEADER_LEN..]);
-        let (first, count) = (p.first_element() as u64, p.element_count() as usize);
-        let body = p.body();
-        std::hint::black_box(digest(first, first + count as u64, body));
+    for (i, ((_, frame), &(first, count))) in order.iter().zip(at).enumerate() {
+        let src = if rx == Rx::HotBuffer { &order[0].1 } else { frame };
+        let Some(m) = pool.frame(src) else { continue };
+        let rxd = DataPacket::new_unchecked(&m.data()[ETH_HEADER_LEN..]);
+        let body = rxd.body();
+        if with_digest {
+            std::hint::black_box(digest(first, first + count as u64, body));
+        }
         let slot = (first % slots as u64) as usize;
-        let _ = acc.accumulate(slot, NumFormat::Fp32, &body[GROUP_DESCRIPTOR_LEN..]);
+        let values = &body[GROUP_DESCRIPTOR_LEN..];
+        let _ = acc.accumulate(slot, NumFormat::Fp32, &values[..(4 * count).min(values.len())]);
         drop(m);
         if (i + 1) % ranks == 0 {
             let len = values_at + 4 * count;
