@@ -197,9 +197,9 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             })
             .collect();
         let ranks = c.ranks as usize;
-        for (with_digest, rx, total) in [(true, Rx::Frames, &mut floor_cycles), (false, Rx::Frames, &mut sum_cycles), (false, Rx::HotBuffer, &mut hot_sum_cycles)] {
+        for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)] {
             let t0 = rdtsc();
-            floor(pool, &order, &at, ranks, paths, &mut floor_acc, with_digest, rx);
+            floor(pool, &order, &at, ranks, paths, &mut floor_acc, what);
             *total += rdtsc() - t0;
         }
         for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
@@ -223,30 +223,33 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     }
 }
 
-/// How the floor's RX gets its frames.
+/// What the floor does.
 #[derive(Clone, Copy, PartialEq)]
-enum Rx {
-    /// Each frame copied from where the generator left it (as the switch's RX).
-    Frames,
-    /// The first frame copied again and again from one hot buffer (net_null's
-    /// copy=1, testpmd's RX), summed at each frame's position.
-    HotBuffer,
+enum Floor {
+    /// RX as the switch's, the digest, the sum and the RESULT values.
+    Full,
+    /// The same without the digest.
+    SumOnly,
+    /// The sum without the digest, with testpmd's RX: the first frame copied
+    /// again and again from one hot buffer (net_null copy=1), summed at each
+    /// frame's own position.
+    SumHotRx,
 }
 
 /// The floor of one operation's frames (in window order, `ranks` frames a
 /// range, each at `at[i]`: first element and count): emulated RX, the
-/// digest (if `with_digest`), the accumulation, and after each range its
+/// digest (`Floor::Full`), the accumulation, and after each range its
 /// values rounded into one TX mbuf and copied into the other paths'.
-fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: usize, paths: usize, acc: &mut Accumulator, with_digest: bool, rx: Rx) {
+fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: usize, paths: usize, acc: &mut Accumulator, what: Floor) {
     let slots = acc.slots();
     let values_at = ETH_HEADER_LEN + DataRepr::len_with_body(GROUP_DESCRIPTOR_LEN);
     let mut tx: Vec<Mbuf> = Vec::with_capacity(paths);
     for (i, ((_, frame), &(first, count))) in order.iter().zip(at).enumerate() {
-        let src = if rx == Rx::HotBuffer { &order[0].1 } else { frame };
+        let src = if what == Floor::SumHotRx { &order[0].1 } else { frame };
         let Some(m) = pool.frame(src) else { continue };
         let rxd = DataPacket::new_unchecked(&m.data()[ETH_HEADER_LEN..]);
         let body = rxd.body();
-        if with_digest {
+        if what == Floor::Full {
             std::hint::black_box(digest(first, first + count as u64, body));
         }
         let slot = (first % slots as u64) as usize;
