@@ -207,6 +207,7 @@ impl Outgoing {
         let len = end.max(ETH_MIN_FRAME);
         let header = &self.header;
         self.replay.push(now, out, range, len, |packet_id, buf| {
+            // len >= FRAME_HEADER: the chunk is always there.
             let Some((head, rest)) = buf[..len].split_first_chunk_mut::<FRAME_HEADER>() else { return };
             // A fixed-size copy: a few vector moves, not a call to memcpy.
             *head = *header;
