@@ -2,6 +2,7 @@
 //! (`latency`, `report`), and the software switch's cycles per DATA packet
 //! against DPDK testpmd (`switch_throughput`).
 
+pub mod kept;
 pub mod latency;
 pub mod report;
 pub mod switch_throughput;

@@ -214,19 +214,20 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 "cycles_per_packet": m.cycles_per_packet, "mpps_per_core": m.mpps, "ratio_to_baseline": baseline_cpp / m.cycles_per_packet,
                 "rx_copy_cycles_per_packet": m.rx_copy_cycles, "core_cycles_per_packet": m.cycles_per_packet - m.rx_copy_cycles,
                 "floor_cycles_per_packet": m.floor_cycles, "floor_sum_only_cycles_per_packet": m.sum_cycles, "sum_only_ratio_to_baseline": baseline_cpp / m.sum_cycles,
-                "sum_hot_rx_cycles_per_packet": m.hot_sum_cycles, "sum_hot_rx_ratio_to_baseline": baseline_cpp / m.hot_sum_cycles, "floor_ratio_to_baseline": baseline_cpp / m.floor_cycles,
+                "sum_hot_rx_cycles_per_packet": m.hot_sum_cycles, "sum_hot_rx_ratio_to_baseline": baseline_cpp / m.hot_sum_cycles,
+                "kept_frames_cycles_per_packet": m.kept_cycles, "kept_frames_ratio_to_baseline": baseline_cpp / m.kept_cycles, "floor_ratio_to_baseline": baseline_cpp / m.floor_cycles,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         println!("baseline testpmd io ({memory}): {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
         println!(
-            "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
-            "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core", "floor", "sum only", "sum hot", "floor/base", "hot/base"
+            "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10}",
+            "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core", "floor", "sum only", "sum hot", "kept", "floor/base", "hot/base", "kept/base"
         );
         for m in &rows {
             println!(
-                "{:<14} {:<10} {:<18} {:>5} {:>10.0} {:>10.2} {:>8.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.2}x {:>9.2}x",
+                "{:<14} {:<10} {:<18} {:>5} {:>10.0} {:>10.2} {:>8.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>9.2}x {:>9.2}x {:>10}",
                 m.case.accumulator.name(),
                 m.case.semantics.name(),
                 format!("{:?}", m.case.pattern),
@@ -239,12 +240,14 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 m.floor_cycles,
                 m.sum_cycles,
                 m.hot_sum_cycles,
+                if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.0}", m.kept_cycles) },
                 baseline_cpp / m.floor_cycles,
-                baseline_cpp / m.hot_sum_cycles
+                baseline_cpp / m.hot_sum_cycles,
+                if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.2}x", baseline_cpp / m.kept_cycles) }
             );
         }
         println!("(rx copy: the emulated RX alone over the same frames, a fresh mbuf with the frame copied in and freed; core: the rest, the switch core's own cycles)");
-        println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; floor/base and hot/base: against testpmd)");
+        println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; kept: FP32_ARRIVAL only, a design that keeps each frame until its range completes and then sums the kept bodies straight into the RESULT, with no window and no digest; floor/base, hot/base and kept/base: against testpmd)");
         if let Some((c, one, two)) = scaling {
             println!("scaling ({} {} {:?}, {} ranks; best of 3 alternated rounds each): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks, one / 1e6, two / 1e6, two / one);
         }

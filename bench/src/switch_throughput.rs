@@ -93,6 +93,10 @@ pub struct Measured {
     /// The same with testpmd's RX: every frame copied from one hot buffer
     /// (net_null copy=1) and summed at its own position.
     pub hot_sum_cycles: f64,
+    /// FP32_ARRIVAL only (NaN otherwise): the kept-frame design's floor,
+    /// RX as the switch's, frames kept until their range completes and
+    /// summed straight into the RESULT.
+    pub kept_cycles: f64,
 }
 
 /// Runs one case for about `seconds`.
@@ -137,7 +141,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     let mut out: Vec<Sent> = Vec::with_capacity(64);
     let hz = tsc_hz as f64;
     let (mut packets, mut results, mut cycles, mut copy_cycles) = (0u64, 0u64, 0u64, 0u64);
-    let (mut floor_cycles, mut sum_cycles, mut hot_sum_cycles) = (0u64, 0u64, 0u64);
+    let (mut floor_cycles, mut sum_cycles, mut hot_sum_cycles, mut kept_cycles) = (0u64, 0u64, 0u64, 0u64);
     let policy = match c.accumulator {
         AccumulatorPolicy::KULISCH_FIXED => Policy::Kulisch { width_bits: j0.kulisch_width() },
         _ => Policy::Fp32Arrival,
@@ -197,7 +201,8 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             })
             .collect();
         let ranks = c.ranks as usize;
-        for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)] {
+        let kept = (c.accumulator == AccumulatorPolicy::FP32_ARRIVAL).then_some((Floor::Kept, &mut kept_cycles));
+        for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)].into_iter().chain(kept) {
             let t0 = rdtsc();
             floor(pool, &order, &at, ranks, paths, &mut floor_acc, what);
             *total += rdtsc() - t0;
@@ -220,6 +225,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
         floor_cycles: per(floor_cycles),
         sum_cycles: per(sum_cycles),
         hot_sum_cycles: per(hot_sum_cycles),
+        kept_cycles: if c.accumulator == AccumulatorPolicy::FP32_ARRIVAL { per(kept_cycles) } else { f64::NAN },
     }
 }
 
@@ -234,6 +240,11 @@ enum Floor {
     /// again and again from one hot buffer (net_null copy=1), summed at each
     /// frame's own position.
     SumHotRx,
+    /// A kept-frame design (FP32_ARRIVAL): RX as the switch's, each frame
+    /// kept until its range completes, then the kept bodies summed straight
+    /// into the RESULT in one pass (no window, no digest: a duplicate would
+    /// be compared with the kept frame).
+    Kept,
 }
 
 /// The floor of one operation's frames (in window order, `ranks` frames a
@@ -244,9 +255,33 @@ fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: u
     let slots = acc.slots();
     let values_at = ETH_HEADER_LEN + DataRepr::len_with_body(GROUP_DESCRIPTOR_LEN);
     let mut tx: Vec<Mbuf> = Vec::with_capacity(paths);
+    let mut kept: Vec<Mbuf> = Vec::with_capacity(ranks);
     for (i, ((_, frame), &(first, count))) in order.iter().zip(at).enumerate() {
         let src = if what == Floor::SumHotRx { &order[0].1 } else { frame };
         let Some(m) = pool.frame(src) else { continue };
+        if what == Floor::Kept {
+            kept.push(m);
+            if kept.len() == ranks {
+                let len = values_at + 4 * count;
+                let mut bodies: [&[u8]; 64] = [&[]; 64];
+                for (b, k) in bodies.iter_mut().zip(&kept) {
+                    *b = k.data().get(values_at..).unwrap_or(&[]);
+                }
+                for k in 0..paths {
+                    let Some(mut t) = pool.alloc_len(len) else { break };
+                    if k == 0 {
+                        crate::kept::sum_kept_fp32(&bodies[..kept.len().min(64)], &mut t.data_mut()[values_at..], count);
+                    } else {
+                        let (head, rest) = (&tx[0].data()[values_at..len], &mut t.data_mut()[values_at..len]);
+                        rest.copy_from_slice(head);
+                    }
+                    tx.push(t);
+                }
+                tx.clear();
+                kept.clear(); // the kept frames freed with their range
+            }
+            continue;
+        }
         let rxd = DataPacket::new_unchecked(&m.data()[ETH_HEADER_LEN..]);
         let body = rxd.body();
         if what == Floor::Full {
