@@ -93,7 +93,7 @@ pub struct Measured {
     /// The same with testpmd's RX: every frame copied from one hot buffer
     /// (net_null copy=1) and summed at its own position.
     pub hot_sum_cycles: f64,
-    /// FP32_ARRIVAL only (NaN otherwise): the kept-frame design's floor,
+    /// FP32_ARRIVAL with at most 8 ranks (NaN otherwise): the kept-frame design's floor,
     /// RX as the switch's, frames kept until their range completes and
     /// summed straight into the RESULT.
     pub kept_cycles: f64,
@@ -201,7 +201,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             })
             .collect();
         let ranks = c.ranks as usize;
-        let kept = (c.accumulator == AccumulatorPolicy::FP32_ARRIVAL).then_some((Floor::Kept, &mut kept_cycles));
+        let kept = (c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8).then_some((Floor::Kept, &mut kept_cycles));
         for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)].into_iter().chain(kept) {
             let t0 = rdtsc();
             floor(pool, &order, &at, ranks, paths, &mut floor_acc, what);
@@ -225,7 +225,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
         floor_cycles: per(floor_cycles),
         sum_cycles: per(sum_cycles),
         hot_sum_cycles: per(hot_sum_cycles),
-        kept_cycles: if c.accumulator == AccumulatorPolicy::FP32_ARRIVAL { per(kept_cycles) } else { f64::NAN },
+        kept_cycles: if c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8 { per(kept_cycles) } else { f64::NAN },
     }
 }
 
@@ -262,22 +262,13 @@ fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: u
         if what == Floor::Kept {
             kept.push(m);
             if kept.len() == ranks {
-                let len = values_at + 4 * count;
-                let mut bodies: [&[u8]; 64] = [&[]; 64];
+                // At most 8 ranks here (the Kept floor runs only then).
+                let mut bodies: [&[u8]; 8] = [&[]; 8];
                 for (b, k) in bodies.iter_mut().zip(&kept) {
                     *b = k.data().get(values_at..).unwrap_or(&[]);
                 }
-                for k in 0..paths {
-                    let Some(mut t) = pool.alloc_len(len) else { break };
-                    if k == 0 {
-                        crate::kept::sum_kept_fp32(&bodies[..kept.len().min(64)], &mut t.data_mut()[values_at..], count);
-                    } else {
-                        let (head, rest) = (&tx[0].data()[values_at..len], &mut t.data_mut()[values_at..len]);
-                        rest.copy_from_slice(head);
-                    }
-                    tx.push(t);
-                }
-                tx.clear();
+                let n = kept.len().min(bodies.len());
+                results(pool, &mut tx, paths, values_at, count, |out| crate::kept::sum_kept_fp32(&bodies[..n], out, count));
                 kept.clear(); // the kept frames freed with their range
             }
             continue;
@@ -292,20 +283,27 @@ fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: u
         let _ = acc.accumulate(slot, NumFormat::Fp32, &values[..(4 * count).min(values.len())]);
         drop(m);
         if (i + 1) % ranks == 0 {
-            let len = values_at + 4 * count;
-            for k in 0..paths {
-                let Some(mut t) = pool.alloc_len(len) else { break };
-                if k == 0 {
-                    let _ = acc.take_fp32_run(slot, count, &mut t.data_mut()[values_at..]);
-                } else {
-                    let (head, rest) = (&tx[0].data()[values_at..len], &mut t.data_mut()[values_at..len]);
-                    rest.copy_from_slice(head);
-                }
-                tx.push(t);
-            }
-            tx.clear(); // TX into net_null: freed
+            results(pool, &mut tx, paths, values_at, count, |out| {
+                let _ = acc.take_fp32_run(slot, count, out);
+            });
         }
     }
+}
+
+/// One range's RESULT values on every path: `fill` writes them into the
+/// first TX mbuf (from `values_at`), the other paths' get a copy; then
+/// all are freed (TX into net_null).
+fn results(pool: &Mempool, tx: &mut Vec<Mbuf>, paths: usize, values_at: usize, count: usize, fill: impl FnOnce(&mut [u8])) {
+    let len = values_at + 4 * count;
+    let Some(mut first) = pool.alloc_len(len) else { return };
+    fill(&mut first.data_mut()[values_at..]);
+    for _ in 1..paths {
+        let Some(mut t) = pool.alloc_len(len) else { break };
+        t.data_mut()[values_at..len].copy_from_slice(&first.data()[values_at..len]);
+        tx.push(t);
+    }
+    tx.push(first);
+    tx.clear();
 }
 
 /// The job whose DATA frames the pktgen generation benchmark replays.
