@@ -7,7 +7,8 @@
 use prism_arith::round::FP32_NAN;
 
 /// `out[j] = -0 + b0[j] + b1[j] + ...` over `n` little-endian FP32 values,
-/// NaN made canonical. Every body and `out` hold at least `4 * n` bytes.
+/// NaN made canonical. Every body and `out` hold at least `4 * n` bytes;
+/// otherwise nothing is written.
 pub fn sum_kept_fp32(bodies: &[&[u8]], out: &mut [u8], n: usize) {
     if bodies.iter().any(|b| b.len() < 4 * n) || out.len() < 4 * n {
         return;

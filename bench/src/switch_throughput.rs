@@ -8,6 +8,10 @@
 //! an mbuf and copy the frame into it, run `SwitchCore::rx` (parse, admission,
 //! accumulation, RESULT emission), then free it; every RESULT the engine emits
 //! is copied into a fresh mbuf and freed (the TX side of net_null).
+//!
+//! Beside each case, in the same run and over the same frames, its floors
+//! (`Floor`): the protocol's own work with no engine around it, so that a
+//! report tells the engine's cost from the arithmetic's and the RX's.
 
 use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_arith::window::{Accumulator, Policy};
