@@ -213,9 +213,10 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 "data": format!("{:?}", m.case.pattern), "data_packets": m.data_packets, "results": m.results,
                 "cycles_per_packet": m.cycles_per_packet, "mpps_per_core": m.mpps, "ratio_to_baseline": baseline_cpp / m.cycles_per_packet,
                 "rx_copy_cycles_per_packet": m.rx_copy_cycles, "core_cycles_per_packet": m.cycles_per_packet - m.rx_copy_cycles,
-                "floor_cycles_per_packet": m.floor_cycles, "floor_sum_only_cycles_per_packet": m.sum_cycles, "sum_only_ratio_to_baseline": baseline_cpp / m.sum_cycles,
+                "floor_cycles_per_packet": m.floor_cycles, "floor_ratio_to_baseline": baseline_cpp / m.floor_cycles,
+                "sum_only_cycles_per_packet": m.sum_cycles, "sum_only_ratio_to_baseline": baseline_cpp / m.sum_cycles,
                 "sum_hot_rx_cycles_per_packet": m.hot_sum_cycles, "sum_hot_rx_ratio_to_baseline": baseline_cpp / m.hot_sum_cycles,
-                "kept_frames_cycles_per_packet": m.kept_cycles, "kept_frames_ratio_to_baseline": baseline_cpp / m.kept_cycles, "floor_ratio_to_baseline": baseline_cpp / m.floor_cycles,
+                "kept_frames_cycles_per_packet": m.kept_cycles, "kept_frames_ratio_to_baseline": baseline_cpp / m.kept_cycles,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());

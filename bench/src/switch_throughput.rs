@@ -153,6 +153,8 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
     let slots = j0.context().window_elements as usize;
     let mut floor_acc = Accumulator::new(policy, slots);
     let paths = if c.semantics == Semantics::ALLREDUCE { c.ranks as usize } else { 1 };
+    // The kept-frame floor sums FP32 bodies, at most 8 of them (`floor`).
+    let runs_kept = c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8;
     let mut gen = 1u32;
     while (cycles as f64) < seconds * hz {
         let mut j = job(c, gen, len);
@@ -205,7 +207,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             })
             .collect();
         let ranks = c.ranks as usize;
-        let kept = (c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8).then_some((Floor::Kept, &mut kept_cycles));
+        let kept = runs_kept.then_some((Floor::Kept, &mut kept_cycles));
         for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)].into_iter().chain(kept) {
             let t0 = rdtsc();
             floor(pool, &order, &at, ranks, paths, &mut floor_acc, what);
@@ -229,7 +231,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
         floor_cycles: per(floor_cycles),
         sum_cycles: per(sum_cycles),
         hot_sum_cycles: per(hot_sum_cycles),
-        kept_cycles: if c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8 { per(kept_cycles) } else { f64::NAN },
+        kept_cycles: if runs_kept { per(kept_cycles) } else { f64::NAN },
     }
 }
 
