@@ -40,11 +40,12 @@ for i in 0 1; do
     done
 done
 stats=$(mktemp --suffix=.json)
+ready=$(mktemp -u --suffix=.ready)
 $bin/prism-switch --no-huge --no-pci -l 0 -m 256 --log-level lib.eal:error --file-prefix prism-demo \
     --vdev net_af_packet0,iface=prdm0 --vdev net_af_packet1,iface=prdm1 \
-    -- --config configs/single-veth.toml --stats-interval 0 --stats-json "$stats" 2>/tmp/prism-demo-switch.log &
+    -- --config configs/single-veth.toml --stats-interval 0 --stats-json "$stats" --ready-file "$ready" 2>/tmp/prism-demo-switch.log &
 sw=$!
-sleep 1.5
+wait_ready "$ready" "$sw" 30 || { cat /tmp/prism-demo-switch.log >&2; exit 1; }
 
 log "3/5 prism-pktgen: 4 ranks on two ports, 1,000,000 elements each"
 gen=$(date +%s)

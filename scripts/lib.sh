@@ -44,3 +44,58 @@ need_avx512_emu() {
     fi
     cc -shared -fPIC -O2 -o "$EMU_DIR/libisoc23.so" tools/avx512-emu/isoc23.c
 }
+
+# run_step SECONDS LOG CMD...: runs CMD with its output in LOG (shown live),
+# killed after SECONDS with a message saying so. Output goes to a file, not
+# a pipe, so a process that outlives CMD cannot keep this script waiting.
+# Returns CMD's status (124 when it timed out).
+run_step() {
+    local secs=$1 log=$2 rc=0
+    shift 2
+    : >"$log"
+    timeout --kill-after=20 "$secs" "$@" >>"$log" 2>&1 &
+    local pid=$!
+    tail -n +1 -f --pid="$pid" "$log"
+    wait "$pid" || rc=$?
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "error: '$*' did not finish within $secs s: stopped" | tee -a "$log" >&2
+    fi
+    return "$rc"
+}
+
+# sweep_leftovers: kills every process still running from this checkout's
+# target/ (a switch a test failed to stop), names each, and fails if any.
+sweep_leftovers() {
+    local root killed=() exe pid
+    root=$(pwd -P)/target
+    for p in /proc/[0-9]*; do
+        exe=$(readlink "$p/exe" 2>/dev/null) || continue
+        case "$exe" in
+            "$root"/*)
+                pid=${p#/proc/}
+                kill -9 "$pid" 2>/dev/null && killed+=("$(basename "$exe")[$pid]")
+                ;;
+        esac
+    done
+    if [ ${#killed[@]} -gt 0 ]; then
+        echo "error: processes outlived their tests and were killed: ${killed[*]}" >&2
+        return 1
+    fi
+}
+
+# wait_ready FILE PID SECONDS: waits for a switch's --ready-file, failing
+# when the process exits first or the deadline passes.
+wait_ready() {
+    local file=$1 pid=$2 secs=$3 start=$SECONDS
+    until [ -s "$file" ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "error: the switch (pid $pid) exited before it was ready" >&2
+            return 1
+        fi
+        if [ $((SECONDS - start)) -ge "$secs" ]; then
+            echo "error: the switch (pid $pid) was not ready after $secs s" >&2
+            return 1
+        fi
+        sleep 0.05
+    done
+}

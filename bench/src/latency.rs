@@ -19,7 +19,8 @@ use prism_pktgen::{AfPacketLink, Job, Packetization, Pattern, RunOptions, SimLin
 use prism_rtl::RtlLink;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use prism_pktgen::process::Spawned;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// One benchmark scenario, as written in configs/bench/*.toml.
@@ -256,7 +257,7 @@ impl std::str::FromStr for Software {
 
 /// prism-switch on a fresh veth pair, stopped and torn down on drop.
 struct VethSwitch {
-    child: Child,
+    child: Option<Spawned>,
     ours: String,
     stats: PathBuf,
 }
@@ -277,34 +278,41 @@ impl VethSwitch {
         let dir = std::env::temp_dir();
         let cfg = dir.join(format!("prism-bench-{tag}.toml"));
         let stats = dir.join(format!("prism-bench-{tag}.json"));
+        let ready = dir.join(format!("prism-bench-{tag}.ready"));
         std::fs::write(
             &cfg,
             format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n"),
         )
         .map_err(|e| format!("{}: {e}", cfg.display()))?;
-        let child = Command::new(binary)
-            .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
+        let mut cmd = Command::new(binary);
+        cmd.args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
             .arg(format!("--file-prefix=prism-bench-{tag}"))
             .arg(format!("--vdev=net_af_packet0,iface={ours}"))
             .args(["--", "--config"])
             .arg(&cfg)
             .args(["--stats-interval", "0", "--stats-json"])
             .arg(&stats)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", binary.display()))?;
-        let sw = VethSwitch { child, ours, stats };
-        std::thread::sleep(Duration::from_millis(1500));
+            .arg("--ready-file")
+            .arg(&ready);
+        let mut child = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-bench-{tag}.log"))).map_err(|e| format!("{}: {e}", binary.display()))?;
+        let sw = match child.wait_ready(&ready, Duration::from_secs(30)) {
+            Ok(_) => VethSwitch { child: Some(child), ours, stats },
+            Err(e) => {
+                let _ = Command::new("ip").args(["link", "del", &ours]).stderr(Stdio::null()).status();
+                return Err(e.to_string());
+            }
+        };
         Ok((sw, theirs))
     }
 }
 
 impl Drop for VethSwitch {
     fn drop(&mut self) {
-        // SAFETY: a signal to our own child process.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
+        if let Some(c) = self.child.take() {
+            if let Err(e) = c.stop(Duration::from_secs(10)) {
+                eprintln!("prism-bench: {e}");
+            }
+        }
         let _ = Command::new("ip").args(["link", "del", &self.ours]).status();
         let _ = std::fs::remove_file(&self.stats);
     }

@@ -31,6 +31,27 @@ int prism_port_name(uint16_t port, char *out, size_t len) {
 }
 int prism_port_socket(uint16_t port) { return rte_eth_dev_socket_id(port); }
 
+/* What the device offers: queue limits and the driver's name. */
+int prism_port_info(uint16_t port, uint16_t *max_rx, uint16_t *max_tx, char *driver, size_t len) {
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc != 0) return rc;
+    *max_rx = info.max_rx_queues;
+    *max_tx = info.max_tx_queues;
+    strncpy(driver, info.driver_name ? info.driver_name : "?", len - 1);
+    driver[len - 1] = 0;
+    return 0;
+}
+/* Link state without waiting: 1 up, 0 down, negative on error. */
+int prism_port_link_up(uint16_t port, uint32_t *speed_mbps) {
+    struct rte_eth_link link;
+    memset(&link, 0, sizeof link);
+    int rc = rte_eth_link_get_nowait(port, &link);
+    if (rc != 0) return rc;
+    *speed_mbps = link.link_speed;
+    return link.link_status == RTE_ETH_LINK_UP;
+}
+
 /* Configures queues with defaults; max_rx_pktlen from the MTU. */
 int prism_port_configure(uint16_t port, uint16_t nrx, uint16_t ntx, uint16_t mtu) {
     struct rte_eth_conf conf;

@@ -47,6 +47,8 @@ extern "C" {
     pub fn prism_port_by_name(name: *const c_char, port: *mut u16) -> c_int;
     pub fn prism_port_name(port: u16, out: *mut c_char, len: size_t) -> c_int;
     pub fn prism_port_socket(port: u16) -> c_int;
+    pub fn prism_port_info(port: u16, max_rx: *mut u16, max_tx: *mut u16, driver: *mut c_char, len: size_t) -> c_int;
+    pub fn prism_port_link_up(port: u16, speed_mbps: *mut u32) -> c_int;
     pub fn prism_port_configure(port: u16, nrx: u16, ntx: u16, mtu: u16) -> c_int;
     pub fn prism_rx_queue_setup(port: u16, q: u16, desc: u16, mp: *mut rte_mempool) -> c_int;
     pub fn prism_tx_queue_setup(port: u16, q: u16, desc: u16) -> c_int;

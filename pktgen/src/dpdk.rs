@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 /// DPDK ports as a pktgen link: port i of the link is the i-th device named.
 pub struct DpdkLink {
     ports: Vec<Port>,
+    /// Sends that found the TX queue full and waited for room (backpressure).
+    pub tx_full_waits: u64,
+    /// How long a send may wait for room in a full TX queue.
+    pub tx_full_timeout: Duration,
     pool: Mempool,
     rx: Vec<Mbuf>,
     pending: std::collections::VecDeque<Rx>,
@@ -23,6 +27,12 @@ impl DpdkLink {
 
     /// As `open`, with `tx_queues` TX queues on every port (one per generating core).
     pub fn open_with(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16) -> Result<DpdkLink, String> {
+        Self::open_waiting(eal_args, devices, mtu, tx_queues, LINK_UP_TIMEOUT)
+    }
+
+    /// As `open_with`, waiting up to `link_timeout` for every port's link
+    /// (a NIC's autonegotiation, a memif client's connection to its server).
+    pub fn open_waiting(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, String> {
         let eal = Eal::init(eal_args).map_err(|e| e.to_string())?;
         let pool = Mempool::new(&eal, "pktgen", 16383, 256, (mtu as u32 + 14 + 256).max(2176) as u16).map_err(|e| e.to_string())?;
         let mut ports = Vec::new();
@@ -31,7 +41,11 @@ impl DpdkLink {
             p.start(&pool, 1, tx_queues.max(1), 1024, mtu).map_err(|e| e.to_string())?;
             ports.push(p);
         }
-        Ok(DpdkLink { ports, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
+        // All ports started first, then waited for together: their links come up in parallel.
+        for p in &ports {
+            p.wait_link_up(link_timeout).map_err(|e| e.to_string())?;
+        }
+        Ok(DpdkLink { ports, tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
     }
 
     pub fn pool(&self) -> &Mempool {
@@ -45,17 +59,59 @@ impl DpdkLink {
     pub fn port(&self, i: usize) -> Option<Port> {
         self.ports.get(i).copied()
     }
+
+    /// One RX burst from every port into `pending`.
+    fn poll_rx(&mut self) {
+        for (i, p) in self.ports.iter().enumerate() {
+            self.rx.clear();
+            p.rx_burst(0, &mut self.rx, 32);
+            let at = Instant::now();
+            for m in self.rx.drain(..) {
+                self.pending.push_back(Rx { port: i as u16, frame: m.data().to_vec(), at });
+            }
+        }
+    }
 }
 
+impl Drop for DpdkLink {
+    fn drop(&mut self) {
+        for p in &self.ports {
+            p.stop();
+        }
+    }
+}
+
+/// How long `open` waits for a port's link by default.
+pub const LINK_UP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a send waits for room in a full TX queue before it fails.
+pub const TX_FULL_TIMEOUT: Duration = Duration::from_secs(2);
+
 impl Link for DpdkLink {
+    /// A full TX queue is backpressure, not an error: the frame is offered
+    /// again until the device takes it, for up to `tx_full_timeout`, while
+    /// what arrives meanwhile is kept for `recv` (a peer that cannot send
+    /// either would otherwise never drain our queue).
     fn send(&mut self, port: u16, frame: &[u8]) -> io::Result<()> {
-        let p = self.ports.get(port as usize).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("no DPDK port {port}")))?;
-        let m = self.pool.frame(frame).ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mbuf pool exhausted"))?;
-        let mut v = vec![m];
-        if p.tx_burst(0, &mut v) == 1 {
-            Ok(())
-        } else {
-            Err(io::Error::new(io::ErrorKind::WouldBlock, "TX queue full"))
+        let p = *self.ports.get(port as usize).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("no DPDK port {port}")))?;
+        let mut waited: Option<Instant> = None;
+        loop {
+            let m = self.pool.frame(frame).ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mbuf pool exhausted"))?;
+            let mut v = vec![m];
+            if p.tx_burst(0, &mut v) == 1 {
+                return Ok(());
+            }
+            let since = *waited.get_or_insert_with(|| {
+                self.tx_full_waits += 1;
+                Instant::now()
+            });
+            if since.elapsed() >= self.tx_full_timeout {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("TX queue of port {port} ({}) still full after {} ms: is the link up and the peer receiving?", p.name(), self.tx_full_timeout.as_millis()),
+                ));
+            }
+            self.poll_rx();
+            std::thread::sleep(Duration::from_micros(20));
         }
     }
 
@@ -65,18 +121,15 @@ impl Link for DpdkLink {
             if let Some(r) = self.pending.pop_front() {
                 return Ok(Some(r));
             }
-            for (i, p) in self.ports.iter().enumerate() {
-                self.rx.clear();
-                p.rx_burst(0, &mut self.rx, 32);
-                let at = Instant::now();
-                for m in self.rx.drain(..) {
-                    self.pending.push_back(Rx { port: i as u16, frame: m.data().to_vec(), at });
-                }
-            }
+            self.poll_rx();
             if self.pending.is_empty() && Instant::now() >= deadline {
                 return Ok(None);
             }
         }
+    }
+
+    fn tx_full_waits(&self) -> u64 {
+        self.tx_full_waits
     }
 
     fn describe(&self) -> String {

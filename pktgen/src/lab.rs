@@ -5,8 +5,12 @@
 
 use crate::tree::{leaf_mac, TreeNode, AM_MAC, ROOT_MAC};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use crate::process::Spawned;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// How long a switch may take to bring its ports up and start polling.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn ip(args: &[&str]) -> Result<(), String> {
     let st = Command::new("ip").args(args).status().map_err(|e| format!("ip: {e} (apt-get install iproute2)"))?;
@@ -42,8 +46,11 @@ pub struct LabOptions {
 
 struct Proc {
     node: TreeNode,
-    child: Option<Child>,
+    child: Option<Spawned>,
     stats: PathBuf,
+    /// Written by the switch once its ports are up and its worker polls.
+    ready: PathBuf,
+    log: PathBuf,
     config: PathBuf,
     ifaces: [String; 2],
     cpu: usize,
@@ -91,6 +98,8 @@ impl Lab {
                 node: TreeNode::Leaf(i),
                 child: None,
                 stats: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.json")),
+                ready: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.ready")),
+                log: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.log")),
                 config: std::env::temp_dir().join(format!("prism-{tag}-leaf{i}.toml")),
                 ifaces: [down.1.clone(), up.0.clone()],
                 cpu: i as usize % cpus,
@@ -104,6 +113,8 @@ impl Lab {
             node: TreeNode::Root,
             child: None,
             stats: std::env::temp_dir().join(format!("prism-{tag}-root.json")),
+            ready: std::env::temp_dir().join(format!("prism-{tag}-root.ready")),
+            log: std::env::temp_dir().join(format!("prism-{tag}-root.log")),
             config: std::env::temp_dir().join(format!("prism-{tag}-root.toml")),
             ifaces: [root_ifaces[0].clone(), root_ifaces[1].clone()],
             cpu: (leaves as usize) % cpus,
@@ -122,7 +133,9 @@ impl Lab {
             lab.write_config(i)?;
             lab.spawn(i)?;
         }
-        lab.settle();
+        for i in 0..lab.procs.len() {
+            lab.wait_ready(i)?;
+        }
         Ok(lab)
     }
 
@@ -154,17 +167,23 @@ impl Lab {
             .args(["--cpus", &p.cpu.to_string()])
             .args(["--rto-us", &opts.rto_us.to_string()])
             .args(["--idle-sleep-us", &opts.idle_sleep_us.to_string()])
-            .stdout(Stdio::null());
+            .arg("--ready-file")
+            .arg(&p.ready);
         if let Some(spec) = &opts.impair {
             cmd.args(["--impair", &format!("{spec},seed={}", i + 1)]);
         }
-        p.child = Some(cmd.spawn().map_err(|e| format!("{}: {e}", opts.binary.display()))?);
+        let _ = std::fs::remove_file(&p.ready);
+        p.child = Some(Spawned::spawn(&mut cmd, &format!("prism-switch ({name})"), &p.log).map_err(|e| format!("{}: {e}", opts.binary.display()))?);
         Ok(())
     }
 
-    /// Waits until the switches had time to bring their ports up.
-    fn settle(&self) {
-        std::thread::sleep(Duration::from_millis(1500));
+    /// Waits for a switch's ready file (its ports up, its worker polling).
+    fn wait_ready(&mut self, i: usize) -> Result<(), String> {
+        let p = &mut self.procs[i];
+        match p.child.as_mut() {
+            Some(c) => c.wait_ready(&p.ready, READY_TIMEOUT).map(|_| ()).map_err(|e| e.to_string()),
+            None => Err(format!("{} is not running", p.node.name())),
+        }
     }
 
     fn index(&self, node: TreeNode) -> Option<usize> {
@@ -173,14 +192,13 @@ impl Lab {
 
     /// The process ID of a node's switch, while it runs.
     pub fn pid(&self, node: TreeNode) -> Option<u32> {
-        self.index(node).and_then(|i| self.procs[i].child.as_ref()).map(|c| c.id())
+        self.index(node).and_then(|i| self.procs[i].child.as_ref()).and_then(|c| c.pid())
     }
 
     /// SIGKILL: the switch dies with everything it held.
     pub fn kill(&mut self, node: TreeNode) {
-        if let Some(c) = self.index(node).and_then(|i| self.procs[i].child.as_mut()) {
-            let _ = c.kill();
-            let _ = c.wait();
+        if let Some(mut c) = self.index(node).and_then(|i| self.procs[i].child.take()) {
+            c.kill();
         }
     }
 
@@ -189,31 +207,15 @@ impl Lab {
         let i = self.index(node).ok_or("no such node")?;
         self.kill(node);
         self.spawn(i)?;
-        self.settle();
-        Ok(())
+        self.wait_ready(i)
     }
 
     /// SIGTERM to every switch, a clean exit each, and their final stats.
     pub fn stop(mut self) -> Result<Vec<(TreeNode, serde_json::Value)>, String> {
         let mut out = Vec::new();
         for p in &mut self.procs {
-            let Some(mut c) = p.child.take() else { continue };
-            // SAFETY: a signal to our own child process.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let st = loop {
-                if let Some(st) = c.try_wait().map_err(|e| e.to_string())? {
-                    break st;
-                }
-                if Instant::now() > deadline {
-                    let _ = c.kill();
-                    return Err(format!("{} did not stop on SIGTERM", p.node.name()));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            };
-            if !st.success() {
-                return Err(format!("{} exited with {st}", p.node.name()));
-            }
+            let Some(c) = p.child.take() else { continue };
+            c.stop(Duration::from_secs(10)).map_err(|e| e.to_string())?;
             let text = std::fs::read_to_string(&p.stats).map_err(|e| format!("{}: {e}", p.stats.display()))?;
             out.push((p.node, serde_json::from_str(&text).map_err(|e| e.to_string())?));
         }
@@ -238,8 +240,7 @@ impl Drop for Lab {
     fn drop(&mut self) {
         for p in &mut self.procs {
             if let Some(mut c) = p.child.take() {
-                let _ = c.kill();
-                let _ = c.wait();
+                c.kill();
             }
         }
         for (a, _) in &self.pairs {

@@ -10,6 +10,7 @@ pub mod tree;
 pub mod lab;
 pub mod simtree;
 pub mod dpdk;
+pub mod process;
 
 pub use job::{Job, Packetization, Pattern};
 pub use link::{AfPacketLink, Link, SimLink};

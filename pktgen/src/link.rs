@@ -22,6 +22,10 @@ pub trait Link {
     /// Waits up to `timeout` for one frame.
     fn recv(&mut self, timeout: Duration) -> io::Result<Option<Rx>>;
     fn describe(&self) -> String;
+    /// Sends that found the device's queue full and waited for room.
+    fn tx_full_waits(&self) -> u64 {
+        0
+    }
     /// The link's clock: wall time, or simulated time for a simulated switch
     /// (send times and `Rx::at` must come from the same clock).
     fn now(&self) -> Instant {

@@ -113,6 +113,10 @@ struct Args {
     /// Give up after this many ms without progress.
     #[arg(long, default_value_t = 5000)]
     timeout_ms: u64,
+    /// `--switch dpdk:...`: wait this long for every port's link to come up
+    /// (a NIC's autonegotiation, a memif client's connection to its server).
+    #[arg(long, default_value_t = 10_000)]
+    link_timeout_ms: u64,
     /// Write every frame sent and received to this pcap.
     #[arg(long)]
     pcap_out: Option<PathBuf>,
@@ -214,7 +218,7 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         let mut eal: Vec<String> = vec!["prism-pktgen".into()];
         eal.extend(a.eal.split_whitespace().map(str::to_string));
         let names: Vec<String> = devs.split(',').map(str::to_string).collect();
-        return prism_pktgen::dpdk::DpdkLink::open(&eal, &names, a.mtu).map(|l| Box::new(l) as Box<dyn Link>);
+        return prism_pktgen::dpdk::DpdkLink::open_waiting(&eal, &names, a.mtu, 1, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
     }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();
@@ -348,7 +352,7 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
             "missing": report.missing(), "duplicates": dup, "malformed": malformed, "late": late,
             "inexact": report.inexact(), "timed_out": report.timed_out,
             "mismatches": mismatches.iter().map(|m| json!({"rank": m.rank, "element": m.element, "got": m.got, "want": m.want})).collect::<Vec<_>>(),
-            "frames_sent": report.frames_sent, "frames_received": report.frames_received,
+            "frames_sent": report.frames_sent, "frames_received": report.frames_received, "tx_full_waits": link.tx_full_waits(),
             "latency_us": {"samples": h.len(), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p99_9": pct(0.999), "max": h.max() as f64 / 1000.0},
             "operation_us": report.operation.as_secs_f64() * 1e6,
         });
@@ -356,6 +360,9 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
     } else {
         println!("verification: {verdict} ({:?}; {checked} values checked on {} receiving ranks)", report.check, report.per_rank.len());
         println!("frames: {} sent, {} received; missing elements {}, duplicate {}, malformed {}, late {}{}", report.frames_sent, report.frames_received, report.missing(), dup, malformed, late, if report.inexact() { ", ACCUMULATION_INEXACT" } else { "" });
+        if link.tx_full_waits() > 0 {
+            println!("backpressure: {} sends waited for room in a full TX queue", link.tx_full_waits());
+        }
         for m in mismatches.iter().take(10) {
             println!("  mismatch: rank {} element {}: got {}, want {}", m.rank, m.element, m.got, m.want);
         }

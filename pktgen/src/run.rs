@@ -35,7 +35,7 @@ impl Default for RunOptions {
 pub enum RunError {
     Io(String),
     /// The target did not answer a CONTROL request in time.
-    NoAnswer { command: &'static str },
+    NoAnswer { command: &'static str, tries: u32 },
     /// The target refused a request.
     Refused { command: &'static str, status: &'static str, detail: u16 },
     /// No capability record of the target covers the job's tuple.
@@ -46,7 +46,7 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Io(e) => write!(f, "I/O: {e}"),
-            RunError::NoAnswer { command } => write!(f, "the switch did not answer {command} (3 tries)"),
+            RunError::NoAnswer { command, tries } => write!(f, "the switch did not answer {command} ({tries} tries, 500 ms apart)"),
             RunError::Refused { command, status, detail } => write!(f, "the switch refused {command}: {status} (detail {detail})"),
             RunError::Unsupported => write!(f, "no capability record of the switch covers the job's (input, accumulator, partial, output) tuple"),
         }
@@ -117,9 +117,16 @@ impl Session<'_> {
 /// One CONTROL transaction with retries of the identical bytes: the ACK, or the caps pages.
 /// Transaction IDs are unique per operation generation: `step` in the low 4 bits.
 fn transact(s: &mut Session<'_>, job: &Job, step: u32, command: Command, body: ControlBody<'_>) -> Result<Vec<Vec<u8>>, RunError> {
+    transact_for(s, job, step, command, body, 3)
+}
+
+/// As `transact`, with `tries` sends 500 ms apart. The first contact
+/// (CAPS_QUERY) is retried for the whole run timeout: a switch whose ports
+/// are still coming up, or a link that is not up yet, answers late, not never.
+fn transact_for(s: &mut Session<'_>, job: &Job, step: u32, command: Command, body: ControlBody<'_>, tries: u32) -> Result<Vec<Vec<u8>>, RunError> {
     let txn = job.identity.op_gen.wrapping_shl(4) | step;
     let frame = job.control(txn, command, body);
-    for _try in 0..3 {
+    for _try in 0..tries.max(1) {
         s.send(job.am_port, &frame)?;
         let deadline = Instant::now() + Duration::from_millis(500);
         let mut pages: Vec<Vec<u8>> = Vec::new();
@@ -142,7 +149,7 @@ fn transact(s: &mut Session<'_>, job: &Job, step: u32, command: Command, body: C
             }
         }
     }
-    Err(RunError::NoAnswer { command: command.name() })
+    Err(RunError::NoAnswer { command: command.name(), tries: tries.max(1) })
 }
 
 fn expect_ok(frames: &[Vec<u8>], command: Command) -> Result<(), RunError> {
@@ -153,7 +160,7 @@ fn expect_ok(frames: &[Vec<u8>], command: Command) -> Result<(), RunError> {
             }
         }
     }
-    Err(RunError::NoAnswer { command: command.name() })
+    Err(RunError::NoAnswer { command: command.name(), tries: 1 })
 }
 
 /// Whether one capability record covers the whole job.
@@ -182,7 +189,8 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     let start = link.now();
     let mut s = Session { link, start, capture: opts.capture.then(Vec::new), sent: 0, received: 0 };
     // Capabilities: the whole tuple must be covered by one record.
-    let pages = transact(&mut s, job, 1, Command::CAPS_QUERY, ControlBody::Empty)?;
+    let first_contact_tries = (opts.timeout.as_millis() / 500).max(3) as u32;
+    let pages = transact_for(&mut s, job, 1, Command::CAPS_QUERY, ControlBody::Empty, first_contact_tries)?;
     let record = pages.iter().find_map(|f| match parse_frame(f, &Limits::default()) {
         Ok(ParsedFrame { prism: Some(PrismRepr::Control(ControlRepr { body: ControlBody::Caps(r), .. })), .. }) => r.iter().find(|r| covers(r, job)),
         _ => None,

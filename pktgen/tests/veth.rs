@@ -9,7 +9,8 @@ use common as sim;
 use prism_dataplane::wire::*;
 use prism_pktgen::*;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use prism_pktgen::process::Spawned;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The switches busy-poll their cores: one test at a time.
@@ -60,24 +61,33 @@ fn switch_binary() -> PathBuf {
     p
 }
 
-struct Switch(Child, PathBuf);
+/// A running prism-switch: killed and reaped (with its process group) when
+/// dropped, so a failing test leaves no busy-polling process behind.
+struct Switch {
+    proc: Spawned,
+    stats: PathBuf,
+}
 
 impl Switch {
     fn start(v: &Veths, stats: PathBuf) -> Switch {
         Self::start_with(v, stats, 1)
     }
 
-    /// `workers` polling cores; each port gets one queue pair per worker.
+    /// `workers` polling cores; each port gets one queue pair per worker,
+    /// and the switch polls all of them (it refuses to run otherwise).
     fn start_with(v: &Veths, stats: PathBuf, workers: usize) -> Switch {
         let tag = &v.names[0].0;
-        let cfg = std::env::temp_dir().join(format!("prism-veth-{tag}.toml"));
+        let dir = std::env::temp_dir();
+        let cfg = dir.join(format!("prism-veth-{tag}.toml"));
+        let ready = dir.join(format!("prism-veth-{tag}.ready"));
         std::fs::write(
             &cfg,
             "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n",
         )
         .unwrap();
-        let child = Command::new(switch_binary())
-            .args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
+        let cpus = if workers > 1 { "0,1".to_string() } else { "0".to_string() };
+        let mut cmd = Command::new(switch_binary());
+        cmd.args(["--no-huge", "--no-pci", "-l", &cpus, "-m", "256", "--log-level", "lib.eal:error"])
             .arg(format!("--file-prefix=prism-veth-{tag}"))
             .arg(format!("--vdev=net_af_packet0,iface={},qpairs={workers}", v.names[0].0))
             .arg(format!("--vdev=net_af_packet1,iface={},qpairs={workers}", v.names[1].0))
@@ -86,19 +96,18 @@ impl Switch {
             .args(["--workers", &workers.to_string()])
             .args(["--stats-interval", "0", "--stats-json"])
             .arg(&stats)
-            .spawn()
-            .expect("start prism-switch");
-        std::thread::sleep(Duration::from_millis(1500));
-        Switch(child, stats)
+            .arg("--ready-file")
+            .arg(&ready);
+        let mut proc = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-veth-{tag}.log"))).unwrap();
+        let r = proc.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r["rx_queues"].as_u64(), Some(workers as u64), "every queue pair of the devices is polled");
+        Switch { proc, stats }
     }
 
     /// SIGTERM, a clean exit, and the final stats.
-    fn stop(mut self) -> serde_json::Value {
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let st = self.0.wait().unwrap();
-        assert!(st.success(), "prism-switch exited with {st}");
-        serde_json::from_str(&std::fs::read_to_string(&self.1).unwrap()).unwrap()
+    fn stop(self) -> serde_json::Value {
+        self.proc.stop(Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(&std::fs::read_to_string(&self.stats).unwrap()).unwrap()
     }
 }
 
@@ -156,13 +165,12 @@ fn two_polling_cores_split_operations_and_stay_exact() {
         assert!(r.passed(), "op {op}: missing {} mismatches {:?}", r.missing(), r.mismatches());
     }
     // SIGUSR1: the counters so far, written while the switch keeps running.
-    let _ = std::fs::remove_file(&sw.1);
-    // SAFETY: a signal to our own child process.
-    unsafe { libc::kill(sw.0.id() as i32, libc::SIGUSR1) };
+    let _ = std::fs::remove_file(&sw.stats);
+    sw.proc.signal(libc::SIGUSR1);
     let mut dumped = None;
-    for _ in 0..100 {
+    for _ in 0..500 {
         std::thread::sleep(Duration::from_millis(20));
-        if let Ok(t) = std::fs::read_to_string(&sw.1) {
+        if let Ok(t) = std::fs::read_to_string(&sw.stats) {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&t) {
                 dumped = Some(v);
                 break;
@@ -184,6 +192,34 @@ fn two_polling_cores_split_operations_and_stay_exact() {
     let dropped: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx_dropped"].as_u64().unwrap()).sum();
     assert_eq!(dropped, 0);
     assert!(tx >= stats["engine"]["results_sent"].as_u64().unwrap());
+}
+
+/// The two-core switch on `qpairs=2` devices, started afresh several times
+/// with different rank sets and operations (so frames come from different
+/// MACs and land on either of each device's two sockets): every run must pass.
+/// Before the switch polled every queue, a run whose frames the kernel put on
+/// the second socket lost them all.
+#[test]
+fn two_core_switch_on_two_queue_devices_passes_every_run() {
+    let _serial = serial();
+    for (run_no, ranks) in [2u16, 3, 5, 8].into_iter().enumerate() {
+        let v = Veths::new(&format!("pq{}{run_no}", std::process::id() % 1000));
+        let stats = std::env::temp_dir().join(format!("prism-vethq-stats-{}-{run_no}.json", std::process::id()));
+        let sw = Switch::start_with(&v, stats, 2);
+        let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+        let mut link = AfPacketLink::open(&ifaces).unwrap();
+        for (k, semantics) in [Semantics::ALLREDUCE, Semantics::REDUCE].into_iter().enumerate() {
+            let mut j = sim::job(ranks, semantics, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32);
+            j.vector_len = 2_000;
+            j.seed = 100 + run_no as u64;
+            j.identity.op = 300 + (run_no * 10 + k) as u16;
+            let r = run(&j, &mut link, &RunOptions::default()).unwrap_or_else(|e| panic!("run {run_no}, {ranks} ranks, {semantics:?}: {e}"));
+            assert!(r.passed(), "run {run_no}, {ranks} ranks, {semantics:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+        }
+        let stats = sw.stop();
+        assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 2 * 5, "run {run_no}: every CONTROL of both operations");
+        assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
+    }
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use clap::Parser;
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
-use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port};
+use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
+use prism_dataplane::switch::queues::plan_rx_queues;
 use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
@@ -13,7 +14,7 @@ use crossbeam::queue::ArrayQueue;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,15 @@ struct Args {
     /// Polling cores (overrides dataplane.workers).
     #[arg(long)]
     workers: Option<usize>,
+    /// RX queues per port (overrides dataplane.rx_queues; default one a worker,
+    /// or all of an AF_PACKET device's qpairs).
+    #[arg(long)]
+    rx_queues: Option<u16>,
+    /// Once every port is started and every worker polls, write this file
+    /// (JSON: pid, ports with link state, workers). Tests and scripts wait
+    /// for it instead of sleeping. A line `prism-switch: ready` goes to stderr too.
+    #[arg(long)]
+    ready_file: Option<PathBuf>,
     /// First retransmission timeout of streams with PROGRESS, in microseconds (overrides node.rto_us).
     #[arg(long)]
     rto_us: Option<u64>,
@@ -175,6 +185,21 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool) -> Value {
     total
 }
 
+/// Says that the ports are started and every worker polls: a line on
+/// stderr, and the ready file (written whole, then renamed into place, so a
+/// reader never sees half of it).
+fn announce_ready(path: &Option<PathBuf>, ports: &[Port], workers: usize, rxq: u16) {
+    let links: Vec<Value> = ports.iter().map(|p| json!({"port": p.0, "device": p.name(), "link_up": p.link_up().is_some()})).collect();
+    eprintln!("prism-switch: ready ({} ports, {workers} workers, {rxq} RX queues a port)", ports.len());
+    if let Some(p) = path {
+        let v = json!({"pid": std::process::id(), "workers": workers, "rx_queues": rxq, "ports": links});
+        let tmp = p.with_extension("tmp");
+        if let Err(e) = std::fs::write(&tmp, v.to_string() + "\n").and_then(|_| std::fs::rename(&tmp, p)) {
+            tracing::error!("cannot write the ready file {}: {e}", p.display());
+        }
+    }
+}
+
 fn write_stats(path: &Option<PathBuf>, v: &Value) {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();
     match path {
@@ -192,6 +217,8 @@ fn write_stats(path: &Option<PathBuf>, v: &Value) {
 struct Shared {
     stop: AtomicBool,
     last_rx_ms: AtomicU64,
+    /// Workers that have entered their polling loop.
+    polling: AtomicUsize,
     snapshots: Vec<Mutex<Value>>,
     /// inbox[dst * n + src]: frames core `src` received for operations core `dst` owns.
     inbox: Vec<ArrayQueue<(u16, Mbuf)>>,
@@ -222,6 +249,7 @@ impl Worker<'_> {
         let txq_id = self.id as u16;
         let mut impair = self.impair.map(|spec| Impairment::new(ImpairSpec { seed: spec.seed.wrapping_add(self.id as u64), ..spec }));
         let mut held: Option<(usize, Mbuf)> = None;
+        self.shared.polling.fetch_add(1, Ordering::Release);
         loop {
             let stopping = self.shared.stop.load(Ordering::Relaxed);
             // The engine's clock (retransmission timers, replay stamps): TSC as nanoseconds.
@@ -346,13 +374,18 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     if let Some(rto) = args.rto_us {
         cfg.node.rto_us = rto;
     }
+    if let Some(p) = &args.ready_file {
+        // A stale file from an earlier run must not be taken for this one's.
+        let _ = std::fs::remove_file(p);
+    }
     let eal = Eal::init(&eal_args)?;
     let n = args.workers.unwrap_or(cfg.dataplane.workers).max(1);
     tracing::info!("EAL up: {} ports, TSC {} MHz, {n} polling core(s)", eal.port_count(), eal.tsc_hz() / 1_000_000);
     let data_room = (cfg.node.mtu as u32 + 14 + 128 + 64).max(2048 + 128) as u16;
     let pool = Mempool::new(&eal, "prism_mbufs", cfg.dataplane.mbufs, 256, data_room)?;
     let ports: Vec<Port> = cfg.ports.iter().map(|p| Port::by_name(&eal, &p.device)).collect::<Result<_, DpdkError>>()?;
-    let rxq = cfg.dataplane.rx_queues;
+    let infos: Vec<(String, PortInfo)> = ports.iter().map(|p| Ok((p.name(), p.info()?))).collect::<Result<_, DpdkError>>()?;
+    let rxq = plan_rx_queues(n, args.rx_queues.or(cfg.dataplane.rx_queues), &infos)?;
     for p in &ports {
         p.start(&pool, rxq, n as u16, cfg.dataplane.rx_desc.max(cfg.dataplane.tx_desc), cfg.node.mtu)?;
         tracing::info!("port {} = {} up, MAC {}, {rxq} RX / {n} TX queues", p.0, p.name(), prism_dataplane::wire::Mac(p.mac()));
@@ -361,6 +394,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     let shared = Shared {
         stop: AtomicBool::new(false),
         last_rx_ms: AtomicU64::new(0),
+        polling: AtomicUsize::new(0),
         snapshots: (0..n).map(|_| Mutex::new(json!({}))).collect(),
         inbox: (0..n * n).map(|_| ArrayQueue::new(4096)).collect(),
     };
@@ -403,8 +437,13 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
         // This thread: signals, idle exit, the rate line and SIGUSR1 dumps.
         let mut last_line = Instant::now();
         let (mut line_rx, mut line_tx) = (0u64, 0u64);
+        let mut ready = false;
         loop {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(if ready { 20 } else { 1 }));
+            if !ready && shared.polling.load(Ordering::Acquire) == n {
+                ready = true;
+                announce_ready(&args.ready_file, &ports, n, rxq);
+            }
             let snaps: Vec<Value> = shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect();
             if signals::stop_requested() {
                 break;

@@ -15,7 +15,10 @@ pub enum DpdkError {
     Port { port: u16, call: &'static str, reason: String },
     NoMbuf,
     BadArgument(String),
+    LinkDown { port: u16, name: String, waited_ms: u64 },
 }
+
+pub use crate::switch::queues::PortInfo;
 
 impl fmt::Display for DpdkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -26,6 +29,7 @@ impl fmt::Display for DpdkError {
             DpdkError::Port { port, call, reason } => write!(f, "port {port}: {call} failed: {reason}"),
             DpdkError::NoMbuf => write!(f, "mbuf pool exhausted"),
             DpdkError::BadArgument(a) => write!(f, "bad argument: {a}"),
+            DpdkError::LinkDown { port, name, waited_ms } => write!(f, "port {port} ({name}): link still down after {waited_ms} ms (cable, peer or memif server not there?)"),
         }
     }
 }
@@ -270,6 +274,41 @@ impl Port {
         }
         // SAFETY: NUL-terminated by the shim.
         unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    }
+
+    /// Queue limits and driver name, as the device reports them.
+    pub fn info(&self) -> Result<PortInfo, DpdkError> {
+        let (mut max_rx, mut max_tx) = (0u16, 0u16);
+        let mut buf = [0 as libc::c_char; 64];
+        // SAFETY: valid out-pointers; buf is 64 bytes and the shim NUL-terminates within len.
+        let rc = unsafe { sys::prism_port_info(self.0, &mut max_rx, &mut max_tx, buf.as_mut_ptr(), buf.len()) };
+        check(self.0, "dev_info_get", rc)?;
+        // SAFETY: NUL-terminated by the shim.
+        let driver = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        Ok(PortInfo { max_rx_queues: max_rx, max_tx_queues: max_tx, driver })
+    }
+
+    /// The link's state now (no waiting): `Some(speed in Mb/s)` when up.
+    pub fn link_up(&self) -> Option<u32> {
+        let mut speed = 0u32;
+        // SAFETY: valid out-pointer.
+        let rc = unsafe { sys::prism_port_link_up(self.0, &mut speed) };
+        (rc == 1).then_some(speed)
+    }
+
+    /// Polls the link until it is up or `timeout` has passed. A NIC's
+    /// autonegotiation takes seconds; a memif client waits for its server.
+    pub fn wait_link_up(&self, timeout: std::time::Duration) -> Result<u32, DpdkError> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(speed) = self.link_up() {
+                return Ok(speed);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(DpdkError::LinkDown { port: self.0, name: self.name(), waited_ms: timeout.as_millis() as u64 });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// Configures `rxq` RX and `txq` TX queues with `desc` descriptors each, and starts the port.

@@ -93,8 +93,9 @@ pub struct DataplaneSection {
     #[serde(default = "default_workers")]
     pub workers: usize,
     /// RX queues per port (RSS spreads flows over them where the device can).
-    #[serde(default = "default_rx_queues")]
-    pub rx_queues: u16,
+    /// Unset: one a worker, so that every worker polls a queue of every port.
+    #[serde(default)]
+    pub rx_queues: Option<u16>,
 }
 
 impl Default for DataplaneSection {
@@ -105,7 +106,7 @@ impl Default for DataplaneSection {
             tx_desc: default_desc(),
             mbufs: default_mbufs(),
             workers: default_workers(),
-            rx_queues: default_rx_queues(),
+            rx_queues: None,
         }
     }
 }
@@ -132,9 +133,6 @@ fn default_mbufs() -> u32 {
     8191
 }
 fn default_workers() -> usize {
-    1
-}
-fn default_rx_queues() -> u16 {
     1
 }
 
@@ -186,7 +184,7 @@ impl SwitchConfig {
         if self.dataplane.workers == 0 || self.dataplane.workers > 64 {
             return Err(ConfigError("dataplane.workers must be 1..64".into()));
         }
-        if self.dataplane.rx_queues == 0 {
+        if self.dataplane.rx_queues == Some(0) {
             return Err(ConfigError("dataplane.rx_queues must be at least 1".into()));
         }
         if self.dataplane.burst == 0 || self.dataplane.burst > 64 {

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod impair;
+pub mod queues;
 pub mod signals;
 
 use crate::engine::{Node, Sink};
