@@ -23,6 +23,7 @@ const MODELS: &[Model] = &[
         shim: "csrc/shim.cpp",
     },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
+    Model { top: "prism_fp32_add_pipe", sv: &["sv/prism_fp32_add_pipe.sv"], shim: "csrc/fp32_add_pipe.cpp" },
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },
     Model { top: "prism_kulisch_round", sv: &["sv/prism_kulisch_round.sv"], shim: "csrc/kulisch.cpp" },
     Model {

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++
+need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosys python3
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
 status=0
@@ -21,6 +21,9 @@ need_avx512_emu
 cargo build --release --locked -p prism-avx512-emu
 run_step 600 "$log_dir/emu.log" env LD_PRELOAD="$EMU_DIR/libisoc23.so" "$EMU_DIR/venv/bin/python" tools/avx512-emu/run.py target/release/libprism_avx512_emu.so || status=1
 sweep_leftovers || status=1
+# The RTL modules that close timing must keep closing it (rtl/timing.sh, docs/rtl.md).
+log "RTL timing check (Yosys synth_xilinx + logic-depth, 6 levels)"
+run_step 900 "$log_dir/timing.log" bash rtl/timing.sh || status=1
 # One closing line over every test binary (cargo ends on its last, often empty, doc-test run).
 binaries=$(grep -cE '^ +(Running|Doc-tests) ' "$log_dir/test.log" || true)
 cat "$log_dir/test.log" "$log_dir/emu.log" | awk -v bins="$binaries" '/^(test result:|avx512-emu:)/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }

@@ -11,7 +11,7 @@ mod link;
 mod model;
 mod switch;
 
-pub use fp32::Fp32Adder;
+pub use fp32::{Fp32Adder, Fp32PipeAdder, PipeRun};
 pub use kulisch::{KulischUnits, Slot, Term};
 pub use link::{RtlLink, DEFAULT_CLOCK_MHZ};
 pub use model::{RxCheck, Verdict};

@@ -1,0 +1,227 @@
+// prism_fp32_add_pipe: prism_fp32_add (IEEE binary32 addition, RNE,
+// subnormals kept, canonical NaN) cut into LATENCY register stages so that
+// no register-to-register path is deeper than about 5 logic levels on
+// UltraScale+ (rtl/timing.sh checks it with logic-depth).
+//
+// A pure pipeline: one pair in every cycle that `en` is high, its sum
+// LATENCY enabled cycles later on `sum` (with `s_valid` carried alongside
+// as `m_valid`). Same bits as the combinational prism_fp32_add (the tests
+// compare both against the CPU's f32 add).
+//
+// Stages (each ends in a register):
+//  1 classify (NaN, infinity), compare magnitudes, both exponent differences
+//  2 swap into |x| >= |y|, pick and clamp the alignment distance
+//  3 align y (guard, round, sticky)
+//  4 add or subtract the significands
+//  5 leading zeros, zero result, the exponent's room to shift left
+//  6 normalisation distance (never below the subnormal exponent)
+//  7 normalise, adjust the exponent
+//  8 round (add the round-up bit to {exponent, fraction})
+//  9 select special results (NaN, infinity, overflow, zero)
+
+`default_nettype none
+
+module prism_fp32_add_pipe (
+    input  wire logic        clk,
+    input  wire logic        en,
+    input  wire logic        s_valid,
+    input  wire logic [31:0] a,
+    input  wire logic [31:0] b,
+    output logic             m_valid,
+    output logic [31:0]      sum
+);
+    localparam int LATENCY = 9;
+    localparam logic [31:0] NAN = 32'h7FC0_0000;
+
+    // What every stage carries about the special cases: the result is
+    // fixed (NaN or an infinity) whatever the significands do.
+    typedef struct packed {
+        logic        fixed;
+        logic [31:0] value;
+    } special_t;
+
+    // ---- 1: classify, compare, exponent differences ----
+    logic        s1_v;
+    logic [31:0] s1_a, s1_b;
+    logic        s1_swap;
+    special_t    s1_sp;
+    logic [7:0]  s1_dab, s1_dba;     // ae - be, be - ae (effective exponents)
+    logic        s1_ah, s1_bh;       // hidden bits
+    always_ff @(posedge clk) if (en) begin
+        logic a_max, b_max, a_frac, b_frac;
+        logic [7:0] ae, be;
+        a_max = &a[30:23];
+        b_max = &b[30:23];
+        a_frac = |a[22:0];
+        b_frac = |b[22:0];
+        ae = a[30:23] == 8'd0 ? 8'd1 : a[30:23];
+        be = b[30:23] == 8'd0 ? 8'd1 : b[30:23];
+        s1_v <= s_valid;
+        s1_a <= a;
+        s1_b <= b;
+        s1_swap <= b[30:0] > a[30:0];
+        s1_dab <= ae - be;
+        s1_dba <= be - ae;
+        s1_ah <= a[30:23] != 8'd0;
+        s1_bh <= b[30:23] != 8'd0;
+        if ((a_max && a_frac) || (b_max && b_frac) || (a_max && b_max && a[31] != b[31])) s1_sp <= {1'b1, NAN};
+        else if (a_max) s1_sp <= {1'b1, a};
+        else if (b_max) s1_sp <= {1'b1, b};
+        else s1_sp <= {1'b0, 32'd0};
+    end
+
+    // ---- 2: swap, alignment distance ----
+    logic        s2_v, s2_xs, s2_ys;
+    logic [7:0]  s2_xe;
+    logic [23:0] s2_xm, s2_ym;
+    logic [4:0]  s2_d;               // min(exponent difference, 27)
+    special_t    s2_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [31:0] x;
+        logic y_sign;
+        logic [22:0] y_frac;
+        logic [7:0] d;
+        x = s1_swap ? s1_b : s1_a;
+        y_sign = s1_swap ? s1_a[31] : s1_b[31];
+        y_frac = s1_swap ? s1_a[22:0] : s1_b[22:0];
+        d = s1_swap ? s1_dba : s1_dab;
+        s2_v <= s1_v;
+        s2_xs <= x[31];
+        s2_ys <= y_sign;
+        s2_xe <= x[30:23] == 8'd0 ? 8'd1 : x[30:23];
+        s2_xm <= {s1_swap ? s1_bh : s1_ah, x[22:0]};
+        s2_ym <= {s1_swap ? s1_ah : s1_bh, y_frac};
+        s2_d <= d > 8'd27 ? 5'd27 : d[4:0];
+        s2_sp <= s1_sp;
+    end
+
+    // ---- 3: align y: bits shifted past the round bit collapse into sticky ----
+    logic        s3_v, s3_xs, s3_sub;
+    logic [7:0]  s3_xe;
+    logic [26:0] s3_xg, s3_yg;
+    special_t    s3_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [25:0] kept;           // significand, guard, round after the shift
+        logic sticky;
+        kept = {s2_ym, 2'b0} >> s2_d;
+        // Bit i of ym lands below the sticky position when i + 27 - d < 25.
+        sticky = 1'b0;
+        for (int i = 0; i < 24; i++) if (5'(i + 2) < s2_d) sticky = sticky | s2_ym[i];
+        s3_v <= s2_v;
+        s3_xs <= s2_xs;
+        s3_sub <= s2_xs != s2_ys;
+        s3_xe <= s2_xe;
+        s3_xg <= {s2_xm, 3'b000};
+        s3_yg <= {kept, sticky};
+        s3_sp <= s2_sp;
+    end
+
+    // ---- 4: add or subtract ----
+    logic        s4_v, s4_xs, s4_zero_sign;
+    logic [7:0]  s4_xe;
+    logic [27:0] s4_s;
+    special_t    s4_sp;
+    always_ff @(posedge clk) if (en) begin
+        s4_v <= s3_v;
+        s4_xs <= s3_xs;
+        // An exact zero is -0 only when both operands are negative (RNE).
+        s4_zero_sign <= s3_xs && !s3_sub;
+        s4_xe <= s3_xe;
+        s4_s <= s3_sub ? {1'b0, s3_xg} - {1'b0, s3_yg} : {1'b0, s3_xg} + {1'b0, s3_yg};
+        s4_sp <= s3_sp;
+    end
+
+    // ---- 5: leading zeros, zero, room to shift ----
+    logic        s5_v, s5_xs, s5_zero_sign, s5_zero;
+    logic [7:0]  s5_xe, s5_room;     // room = xe - 1: never shift below the subnormal exponent
+    logic [27:0] s5_s;
+    logic [4:0]  s5_lz;
+    special_t    s5_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [4:0] lz;
+        lz = 5'd27;
+        for (int i = 0; i <= 26; i++) if (s4_s[i]) lz = 5'(26 - i);
+        s5_v <= s4_v;
+        s5_xs <= s4_xs;
+        s5_zero_sign <= s4_zero_sign;
+        s5_zero <= s4_s == 28'd0;
+        s5_xe <= s4_xe;
+        s5_room <= s4_xe - 8'd1;
+        s5_s <= s4_s;
+        s5_lz <= lz;
+        s5_sp <= s4_sp;
+    end
+
+    // ---- 6: normalisation distance ----
+    logic        s6_v, s6_xs, s6_zero_sign, s6_zero, s6_carry;
+    logic [7:0]  s6_xe;
+    logic [27:0] s6_s;
+    logic [4:0]  s6_shl;
+    special_t    s6_sp;
+    always_ff @(posedge clk) if (en) begin
+        s6_v <= s5_v;
+        s6_xs <= s5_xs;
+        s6_zero_sign <= s5_zero_sign;
+        s6_zero <= s5_zero;
+        s6_carry <= s5_s[27];
+        s6_xe <= s5_xe;
+        s6_s <= s5_s;
+        s6_shl <= {3'b0, s5_lz} > s5_room ? s5_room[4:0] : s5_lz;
+        s6_sp <= s5_sp;
+    end
+
+    // ---- 7: normalise ----
+    logic        s7_v, s7_xs, s7_zero_sign, s7_zero;
+    logic [26:0] s7_n;               // significand, guard, round, sticky
+    logic [8:0]  s7_e;               // exponent (up to 255 after a carry)
+    special_t    s7_sp;
+    always_ff @(posedge clk) if (en) begin
+        s7_v <= s6_v;
+        s7_xs <= s6_xs;
+        s7_zero_sign <= s6_zero_sign;
+        s7_zero <= s6_zero;
+        if (s6_carry) begin
+            // Carry out: one step right, keeping sticky.
+            s7_n <= {s6_s[27:2], s6_s[1] | s6_s[0]};
+            s7_e <= {1'b0, s6_xe} + 9'd1;
+        end else begin
+            s7_n <= s6_s[26:0] << s6_shl;
+            s7_e <= {1'b0, s6_xe} - {4'b0, s6_shl};
+        end
+        s7_sp <= s6_sp;
+    end
+
+    // ---- 8: round ----
+    logic        s8_v, s8_xs, s8_zero_sign, s8_zero, s8_ovf;
+    logic [30:0] s8_mag;
+    special_t    s8_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [7:0] ef;
+        logic up;
+        // A significand without its hidden bit is subnormal: field 0.
+        ef = s7_n[26] ? s7_e[7:0] : 8'd0;
+        up = s7_n[2] & (s7_n[1] | s7_n[0] | s7_n[3]);
+        s8_v <= s7_v;
+        s8_xs <= s7_xs;
+        s8_zero_sign <= s7_zero_sign;
+        s8_zero <= s7_zero;
+        s8_ovf <= s7_e >= 9'd255;
+        s8_mag <= {ef, s7_n[25:3]} + {30'b0, up};
+        s8_sp <= s7_sp;
+    end
+
+    // ---- 9: special results ----
+    always_ff @(posedge clk) if (en) begin
+        m_valid <= s8_v;
+        if (s8_sp.fixed) sum <= s8_sp.value;
+        else if (s8_ovf) sum <= {s8_xs, 8'hFF, 23'b0};
+        else if (s8_zero) sum <= {s8_zero_sign, 31'b0};
+        else sum <= {s8_xs, s8_mag};
+    end
+
+    initial begin
+        if (LATENCY != 9) $error("prism_fp32_add_pipe: LATENCY must match its stage count (9)");
+    end
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The RTL's timing check: each module synthesised for UltraScale+ by Yosys
+# (`synth_xilinx -family xcup -flatten`), its deepest register-to-register
+# path counted in logic levels by ../shared/tools/logic-depth (a module's
+# inputs and outputs count as registers, as they are where it is used).
+# Budget: 6 levels stand for 322.265625 MHz (the 100 GbE MAC clock).
+#
+#   rtl/timing.sh              the modules that close timing; exit 1 when any
+#                              path is deeper than its budget (CI runs this)
+#   rtl/timing.sh --all        every module, closed or not (the table in
+#                              docs/rtl.md); exit 1 when any misses 6 levels
+#   rtl/timing.sh MODULE...    these modules against the budget
+#
+# Modules still built as one combinational step per cycle (the cycle model
+# that issue 26 turns into a pipeline) are listed in OPEN; they leave that
+# list when they meet the budget, and never return to it.
+set -euo pipefail
+cd "$(dirname "$0")"
+budget=${TIMING_BUDGET:-6}
+depth=${LOGIC_DEPTH:-../../shared/tools/logic-depth}
+[ -x "$depth" ] || depth=$(cd .. && pwd)/../shared/tools/logic-depth
+[ -f "$depth" ] || { echo "logic-depth not found (looked for ../shared/tools/logic-depth; set LOGIC_DEPTH)" >&2; exit 1; }
+command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
+
+CLOSED="prism_fp32_add_pipe"
+OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round prism_rx_check prism_group_walk"
+case "${1:-}" in
+    --all) modules="$CLOSED $OPEN" ;;
+    "") modules=$CLOSED ;;
+    *) modules="$*" ;;
+esac
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Yosys 0.23 does not read `import pkg::*`: the package's constants are inlined.
+sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
+printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rounded up): endpoints"
+fail=0
+for m in $modules; do
+    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$m.sv" > "$tmp/$m.sv"
+    start=$(date +%s)
+    if ! yosys -q -p "read_verilog -sv $tmp/$m.sv; synth_xilinx -family xcup -flatten -top $m; write_json $tmp/$m.json" > "$tmp/$m.log" 2>&1; then
+        tail -20 "$tmp/$m.log" >&2
+        echo "yosys failed on $m" >&2
+        exit 1
+    fi
+    rc=0
+    "$depth" --max "$budget" "$tmp/$m.json" > "$tmp/$m.depth" || rc=$?
+    levels=$(sed -n 's/.*deepest path \([0-9.]*\) levels.*/\1/p' "$tmp/$m.depth")
+    dist=$(sed -n 's/.*levels (rounded up) : endpoints *//p' "$tmp/$m.depth")
+    read -r luts ffs carry < <(sed -n 's/.*cells: \([0-9]*\) LUT, \([0-9]*\) FF, \([0-9]*\) CARRY.*/\1 \2 \3/p' "$tmp/$m.depth")
+    verdict=ok
+    if [ "$rc" -ne 0 ]; then
+        verdict="over $budget"
+        fail=1
+    fi
+    printf '  %-24s %8s %6s %6s %6s  %s  [%s, %d s]\n' "$m" "$levels" "$luts" "$ffs" "$carry" "$dist" "$verdict" $(( $(date +%s) - start ))
+    [ "$rc" -eq 0 ] || sed -n '3,4p' "$tmp/$m.depth" | cut -c1-200 | sed 's/^/      /'
+done
+[ "$fail" -eq 0 ] || echo "timing: some paths are deeper than $budget levels" >&2
+exit "$fail"
