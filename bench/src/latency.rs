@@ -10,8 +10,6 @@
 //! arrival: wall time (TSC-backed `Instant`) for software, simulated cycles
 //! times the clock period for hardware.
 
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2Serializer;
 use hdrhistogram::Histogram;
 use prism_dataplane::wire::*;
 use prism_pktgen::link::Link;
@@ -391,18 +389,7 @@ pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
 
 /// Writes a histogram as an HdrHistogram interval log (one interval).
 pub fn write_hlog(path: &Path, h: &Histogram<u64>, comment: &str) -> Result<(), String> {
-    let mut buf = Vec::new();
-    let mut ser = V2Serializer::new();
-    {
-        let mut w = IntervalLogWriterBuilder::new()
-            .add_comment(comment)
-            .add_comment("values in nanoseconds")
-            .with_max_value_divisor(1.0)
-            .begin_log_with(&mut buf, &mut ser)
-            .map_err(|e| e.to_string())?;
-        w.write_histogram(h, Duration::ZERO, Duration::from_secs(1), Tag::new("latency")).map_err(|e| format!("{e:?}"))?;
-    }
-    std::fs::write(path, buf).map_err(|e| format!("{}: {e}", path.display()))
+    prism_dataplane::switch::residence::write_hlog(path, h, comment, "latency").map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Records the scenario's DATA frames (every rank, first operation) as a pcap.

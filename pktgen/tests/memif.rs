@@ -26,6 +26,7 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
     let cfg = dir.join("switch.toml");
     let ready = dir.join("switch.ready");
     let stats = dir.join("switch.json");
+    let residence = dir.join("residence.hlog");
     std::fs::write(
         &cfg,
         "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n[[ports]]\ndevice = \"net_memif1\"\n",
@@ -41,7 +42,9 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
         .args(["--cpus", "0", "--stats-interval", "0", "--stats-json"])
         .arg(&stats)
         .arg("--ready-file")
-        .arg(&ready);
+        .arg(&ready)
+        .arg("--residence-hlog")
+        .arg(&residence);
     let mut sw = Spawned::spawn(&mut cmd, "prism-switch", &dir.join("switch.log")).unwrap();
     let r = sw.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["ports"][0]["link_up"].as_bool(), Some(false), "a memif server's link is down until its client connects");
@@ -74,6 +77,14 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert_eq!(s["engine"]["control_accepted"].as_u64(), Some(2 * 5), "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE of both jobs");
     assert!(s["engine"]["results_sent"].as_u64().unwrap() > 0);
+    // Residence time: one sample for every RESULT frame (no PROGRESS here, so every RESULT follows a completing DATA).
+    let tx_dropped: u64 = s["ports"].as_array().unwrap().iter().map(|p| p["tx_dropped"].as_u64().unwrap()).sum();
+    assert_eq!(tx_dropped, 0);
+    assert_eq!(s["residence_ns"]["samples"], s["engine"]["results_sent"], "{}", s["residence_ns"]);
+    assert!(s["residence_ns"]["p50"].as_u64().unwrap() > 0);
+    assert!(s["residence_ns"]["max"].as_u64().unwrap() >= s["residence_ns"]["p50"].as_u64().unwrap());
+    let hlog = std::fs::read_to_string(&residence).unwrap();
+    assert!(hlog.contains("residence") && hlog.lines().any(|l| l.starts_with("Tag=residence,")), "{hlog}");
     let rejected: u64 = s["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
     assert_eq!(rejected, 0);
     let _ = std::fs::remove_dir_all(&dir);

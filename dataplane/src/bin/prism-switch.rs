@@ -6,6 +6,8 @@ use clap::Parser;
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
 use prism_dataplane::switch::queues::plan_rx_queues;
+use prism_dataplane::switch::residence::{class_of, Residence};
+use prism_dataplane::wire::Class;
 use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
@@ -46,6 +48,10 @@ struct Args {
     /// for it instead of sleeping. A line `prism-switch: ready` goes to stderr too.
     #[arg(long)]
     ready_file: Option<PathBuf>,
+    /// Write the residence-time histogram (HDR interval log, ns) here at exit
+    /// and on SIGUSR1. Percentiles are in the stats JSON either way.
+    #[arg(long)]
+    residence_hlog: Option<PathBuf>,
     /// First retransmission timeout of streams with PROGRESS, in microseconds (overrides node.rto_us).
     #[arg(long)]
     rto_us: Option<u64>,
@@ -72,9 +78,10 @@ fn split_args() -> (Vec<String>, Vec<String>) {
     }
 }
 
-/// Per-worker packet counts, by port.
-#[derive(Default, Clone)]
+/// Per-worker packet counts, by port, and the residence times.
+#[derive(Clone)]
 struct Stats {
+    residence: Residence,
     rx: Vec<u64>,
     tx: Vec<u64>,
     tx_dropped: Vec<u64>,
@@ -161,7 +168,7 @@ fn merge_add(a: &mut Value, b: &Value) {
 }
 
 /// The whole switch: every worker's counters summed, plus the devices' own.
-fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool) -> Value {
+fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Residence) -> Value {
     let mut total = workers.first().cloned().unwrap_or(json!({}));
     for w in workers.iter().skip(1) {
         merge_add(&mut total, w);
@@ -180,6 +187,8 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool) -> Value {
     }
     if let Value::Object(m) = &mut total {
         m.insert("workers".into(), json!(workers.len()));
+        // From the DATA burst that completes a range in to each RESULT burst out (TSC, in ns).
+        m.insert("residence_ns".into(), residence.to_json());
         m.insert("mbufs_available".into(), json!(pool.available()));
     }
     total
@@ -196,6 +205,22 @@ fn announce_ready(path: &Option<PathBuf>, ports: &[Port], workers: usize, rxq: u
         let tmp = p.with_extension("tmp");
         if let Err(e) = std::fs::write(&tmp, v.to_string() + "\n").and_then(|_| std::fs::rename(&tmp, p)) {
             tracing::error!("cannot write the ready file {}: {e}", p.display());
+        }
+    }
+}
+
+fn merged_residence(parts: impl Iterator<Item = Residence>, tsc_hz: u64) -> Residence {
+    let mut all = Residence::new(tsc_hz);
+    for r in parts {
+        all.merge(&r);
+    }
+    all
+}
+
+fn write_residence(path: &Option<PathBuf>, r: &Residence) {
+    if let Some(p) = path {
+        if let Err(e) = r.write_hlog(p, "prism-switch residence time: the DATA burst that completes a range in, each RESULT burst out") {
+            tracing::error!("cannot write the residence histogram to {}: {e}", p.display());
         }
     }
 }
@@ -221,7 +246,10 @@ struct Shared {
     polling: AtomicUsize,
     snapshots: Vec<Mutex<Value>>,
     /// inbox[dst * n + src]: frames core `src` received for operations core `dst` owns.
-    inbox: Vec<ArrayQueue<(u16, Mbuf)>>,
+    /// Each frame with the TSC of the receive burst it came in (for residence times).
+    inbox: Vec<ArrayQueue<(u16, Mbuf, u64)>>,
+    /// Every worker's residence times, published with the snapshots.
+    residence: Vec<Mutex<Option<Residence>>>,
 }
 
 struct Worker<'a> {
@@ -242,13 +270,16 @@ struct Worker<'a> {
 impl Worker<'_> {
     fn run(self, mut core: SwitchCore) -> (SwitchCore, Stats) {
         let np = self.ports.len();
-        let mut st = Stats { rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], ..Default::default() };
+        let mut st = Stats { residence: Residence::new(self.tsc_hz), rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], no_mbuf: 0, steered: 0, steer_dropped: 0 };
         let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
+        // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).
+        let mut stamps: Vec<Vec<u64>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         let mut loops = 0u64;
+        let mut residence_published = 0u64;
         let txq_id = self.id as u16;
         let mut impair = self.impair.map(|spec| Impairment::new(ImpairSpec { seed: spec.seed.wrapping_add(self.id as u64), ..spec }));
-        let mut held: Option<(usize, Mbuf)> = None;
+        let mut held: Option<(usize, Mbuf, u64)> = None;
         self.shared.polling.fetch_add(1, Ordering::Release);
         loop {
             let stopping = self.shared.stop.load(Ordering::Relaxed);
@@ -257,10 +288,13 @@ impl Worker<'_> {
             let mut sink = MbufSink { pool: self.pool, txq: &mut txq, no_mbuf: 0 };
             core.tick(now_ns, &mut sink);
             st.no_mbuf += sink.no_mbuf;
+            stamp_new(&txq, &mut stamps, 0);
             let mut got = 0;
             for &(pi, q) in &self.queues {
                 rxbuf.clear();
-                got += self.ports[pi].rx_burst(q, &mut rxbuf, self.burst);
+                let n = self.ports[pi].rx_burst(q, &mut rxbuf, self.burst);
+                got += n;
+                let rx_tsc = if n > 0 { rdtsc() } else { 0 };
                 for m in rxbuf.drain(..) {
                     st.rx[pi] += 1;
                     if m.is_chained() {
@@ -270,49 +304,57 @@ impl Worker<'_> {
                     let verdict = impair.as_mut().map_or(Verdict::Deliver, |i| i.decide(m.data().len()));
                     match verdict {
                         Verdict::Deliver => {
-                            self.dispatch(&mut core, &mut txq, &mut st, pi, m);
-                            if let Some((hp, hm)) = held.take() {
-                                self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
+                            self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, pi, m, rx_tsc);
+                            if let Some((hp, hm, ht)) = held.take() {
+                                self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, hp, hm, ht);
                             }
                         }
                         Verdict::Drop => drop(m),
                         Verdict::Duplicate => {
                             let copy = m.share();
-                            self.dispatch(&mut core, &mut txq, &mut st, pi, copy);
-                            self.dispatch(&mut core, &mut txq, &mut st, pi, m);
+                            self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, pi, copy, rx_tsc);
+                            self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, pi, m, rx_tsc);
                         }
                         Verdict::Cut(n) => {
                             // Only the engine sees a cut frame (it must count it as malformed).
                             let mut sink = MbufSink { pool: self.pool, txq: &mut txq, no_mbuf: 0 };
                             core.rx(pi as u16, &m.data()[..n], &mut sink);
                             st.no_mbuf += sink.no_mbuf;
+                            stamp_new(&txq, &mut stamps, 0);
                         }
                         Verdict::Hold => {
-                            if let Some((hp, hm)) = held.replace((pi, m)) {
-                                self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
+                            if let Some((hp, hm, ht)) = held.replace((pi, m, rx_tsc)) {
+                                self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, hp, hm, ht);
                             }
                         }
                     }
                 }
             }
             if got == 0 {
-                if let Some((hp, hm)) = held.take() {
-                    self.dispatch(&mut core, &mut txq, &mut st, hp, hm);
+                if let Some((hp, hm, ht)) = held.take() {
+                    self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, hp, hm, ht);
                 }
                 if !self.idle_sleep.is_zero() && txq.iter().all(|q| q.is_empty()) {
                     std::thread::sleep(self.idle_sleep);
                 }
             }
             for src in 0..self.n {
-                while let Some((pi, m)) = self.shared.inbox[self.id * self.n + src].pop() {
+                while let Some((pi, m, rx_tsc)) = self.shared.inbox[self.id * self.n + src].pop() {
                     got += 1;
-                    handle(&mut core, self.pool, &mut txq, &mut st, pi as usize, m);
+                    handle(&mut core, self.pool, &mut txq, &mut stamps, &mut st, pi as usize, m, rx_tsc);
                 }
             }
             for (pi, port) in self.ports.iter().enumerate() {
                 if !txq[pi].is_empty() {
                     let want = txq[pi].len() as u64;
+                    let tx_tsc = rdtsc();
                     let sent = port.tx_burst(txq_id, &mut txq[pi]) as u64;
+                    for &rx_tsc in &stamps[pi][..sent as usize] {
+                        if rx_tsc != 0 {
+                            st.residence.record(rx_tsc, tx_tsc);
+                        }
+                    }
+                    stamps[pi].clear();
                     st.tx[pi] += sent;
                     st.tx_dropped[pi] += want - sent;
                 }
@@ -321,10 +363,18 @@ impl Worker<'_> {
                 self.shared.last_rx_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
             }
             loops += 1;
+            // The histogram is a few hundred KB: published a few times a second, not every snapshot.
+            if stopping || now_ns.saturating_sub(residence_published) > 200_000_000 {
+                residence_published = now_ns;
+                if let Ok(mut r) = self.shared.residence[self.id].lock() {
+                    *r = Some(st.residence.clone());
+                }
+            }
             if loops % 4096 == 0 || stopping {
                 if let Ok(mut s) = self.shared.snapshots[self.id].lock() {
                     *s = worker_json(&core, &st);
                 }
+
             }
             // A clean stop: the loop that saw the flag has already sent what it queued.
             if stopping && got == 0 {
@@ -337,25 +387,40 @@ impl Worker<'_> {
 
 impl Worker<'_> {
     /// A received frame to the core that owns its operation, or handled here.
-    fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], st: &mut Stats, pi: usize, m: Mbuf) {
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
         match core.owner(m.data(), self.n) {
             Some(o) if o != self.id => {
                 st.steered += 1;
-                if self.shared.inbox[o * self.n + self.id].push((pi as u16, m)).is_err() {
+                if self.shared.inbox[o * self.n + self.id].push((pi as u16, m, rx_tsc)).is_err() {
                     st.steer_dropped += 1;
                 }
             }
-            _ => handle(core, self.pool, txq, st, pi, m),
+            _ => handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc),
+        }
+    }
+}
+
+/// Gives every frame queued since the last call its stamp: `rx_tsc` for a
+/// RESULT (made by the DATA frame just handled), 0 for anything else.
+fn stamp_new(txq: &[Vec<Mbuf>], stamps: &mut [Vec<u64>], rx_tsc: u64) {
+    for (q, s) in txq.iter().zip(stamps.iter_mut()) {
+        for m in &q[s.len()..] {
+            s.push(if rx_tsc != 0 && class_of(m.data()) == Some(Class::RESULT) { rx_tsc } else { 0 });
         }
     }
 }
 
 /// One frame on the core that owns it.
-fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], st: &mut Stats, pi: usize, m: Mbuf) {
+#[allow(clippy::too_many_arguments)]
+fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
+    // Only a DATA frame can complete a range: RESULTs made by anything else (timers, PROGRESS) are not residence samples.
+    let stamp = if class_of(m.data()) == Some(Class::DATA) { rx_tsc } else { 0 };
     // Engine replies are built directly in mbufs on their port's TX queue.
     let mut sink = MbufSink { pool, txq, no_mbuf: 0 };
     let action = core.rx(pi as u16, m.data(), &mut sink);
     st.no_mbuf += sink.no_mbuf;
+    stamp_new(txq, stamps, stamp);
     match action {
         Action::Consumed | Action::Drop(_) => drop(m),
         Action::Forward(p) => txq[p as usize].push(m),
@@ -367,6 +432,8 @@ fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], st: &mut
             }
         }
     }
+    // Forwarded frames are not the switch's own RESULTs.
+    stamp_new(txq, stamps, 0);
 }
 
 fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
@@ -397,6 +464,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
         polling: AtomicUsize::new(0),
         snapshots: (0..n).map(|_| Mutex::new(json!({}))).collect(),
         inbox: (0..n * n).map(|_| ArrayQueue::new(4096)).collect(),
+        residence: (0..n).map(|_| Mutex::new(None)).collect(),
     };
     // RX queues dealt round-robin: one polling core per queue, several queues per core when fewer cores.
     let all_queues: Vec<(usize, u16)> = (0..ports.len()).flat_map(|p| (0..rxq).map(move |q| (p, q))).collect();
@@ -454,10 +522,12 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                 break;
             }
             if signals::take_dump_request() {
-                write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool));
+                let r = merged_residence(shared.residence.iter().filter_map(|m| m.lock().ok().and_then(|r| r.clone())), eal.tsc_hz());
+                write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r));
+                write_residence(&args.residence_hlog, &r);
             }
             if args.stats_interval > 0 && last_line.elapsed() >= Duration::from_secs(args.stats_interval) {
-                let t = total_json(&snaps, &ports, &pool);
+                let t = total_json(&snaps, &ports, &pool, &Residence::new(1));
                 let sum = |k: &str| t["ports"].as_array().map_or(0, |a| a.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>());
                 let (rx, tx) = (sum("rx"), sum("tx"));
                 let secs = last_line.elapsed().as_secs_f64();
@@ -481,7 +551,9 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     let cycles = rdtsc() - tsc_start;
     tracing::info!("stopped after {:.3} s", cycles as f64 / eal.tsc_hz() as f64);
     let per_worker: Vec<Value> = results.iter().map(|(c, s)| worker_json(c, s)).collect();
-    write_stats(&args.stats_json, &total_json(&per_worker, &ports, &pool));
+    let residence = merged_residence(results.iter().map(|(_, s)| s.residence.clone()), eal.tsc_hz());
+    write_stats(&args.stats_json, &total_json(&per_worker, &ports, &pool, &residence));
+    write_residence(&args.residence_hlog, &residence);
     for p in &ports {
         p.stop();
     }

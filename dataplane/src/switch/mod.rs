@@ -4,6 +4,7 @@
 pub mod config;
 pub mod impair;
 pub mod queues;
+pub mod residence;
 pub mod signals;
 
 use crate::engine::{Node, Sink};

@@ -1,0 +1,140 @@
+//! Residence time: how long the switch holds the work of a range, from the
+//! receive burst of the DATA frame that completes it to the transmit burst
+//! that hands each of its RESULT frames to the driver. Both ends are TSC
+//! readings taken next to the driver calls, so the interval is the switch
+//! alone (no link, no peer), the same interval the RTL gives in cycles from
+//! the last beat of the completing DATA in to the first RESULT beat out.
+//!
+//! One histogram a worker, preallocated: recording a sample allocates
+//! nothing. The workers' histograms are merged for output.
+
+use crate::wire::{Class, ETHERTYPE, ETH_HEADER_LEN};
+use hdrhistogram::Histogram;
+
+/// The PRISM class of a frame, read from its header without parsing it
+/// (`None`: not PRISM or too short).
+pub fn class_of(frame: &[u8]) -> Option<Class> {
+    if frame.len() < ETH_HEADER_LEN + 2 || frame[12..14] != ETHERTYPE.to_be_bytes() {
+        return None;
+    }
+    Some(Class::from(frame[ETH_HEADER_LEN + crate::wire::codes::offsets::CLASS]))
+}
+
+/// Residence times in nanoseconds, one sample a RESULT frame.
+#[derive(Clone)]
+pub struct Residence {
+    hist: Histogram<u64>,
+    tsc_hz: u64,
+    /// Samples outside the histogram's range (more than 100 s): counted, not lost.
+    pub out_of_range: u64,
+}
+
+/// The largest residence time kept, in ns (100 s).
+const MAX_NS: u64 = 100_000_000_000;
+
+impl Residence {
+    pub fn new(tsc_hz: u64) -> Residence {
+        // 3 significant digits from 1 ns to 100 s; the bounds are valid constants.
+        let hist = Histogram::new_with_bounds(1, MAX_NS, 3).unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()));
+        Residence { hist, tsc_hz: tsc_hz.max(1), out_of_range: 0 }
+    }
+
+    /// One RESULT frame handed to the driver at `tx_tsc` for a DATA burst received at `rx_tsc`.
+    pub fn record(&mut self, rx_tsc: u64, tx_tsc: u64) {
+        let cycles = tx_tsc.saturating_sub(rx_tsc);
+        let ns = (cycles as u128 * 1_000_000_000 / self.tsc_hz as u128) as u64;
+        if self.hist.record(ns.max(1)).is_err() {
+            self.out_of_range += 1;
+        }
+    }
+
+    pub fn merge(&mut self, other: &Residence) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.hist.add(&other.hist);
+        self.out_of_range += other.out_of_range;
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    /// Percentiles in ns for the stats JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        let h = &self.hist;
+        let q = |x: f64| if h.is_empty() { 0 } else { h.value_at_quantile(x) };
+        serde_json::json!({
+            "samples": h.len(),
+            "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p99_9": q(0.999),
+            "max": if h.is_empty() { 0 } else { h.max() },
+            "mean": if h.is_empty() { 0.0 } else { h.mean() },
+            "out_of_range": self.out_of_range,
+        })
+    }
+
+    /// The histogram as an HDR interval log (V2, values in ns), for
+    /// `prism-bench` and HdrHistogram's own tools.
+    pub fn write_hlog(&self, path: &std::path::Path, comment: &str) -> std::io::Result<()> {
+        write_hlog(path, &self.hist, comment, "residence")
+    }
+}
+
+/// Writes a histogram of nanoseconds as an HdrHistogram interval log (one
+/// interval, tagged), whole or not at all (written aside, then renamed).
+pub fn write_hlog(path: &std::path::Path, h: &Histogram<u64>, comment: &str, tag: &str) -> std::io::Result<()> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+    use hdrhistogram::serialization::V2Serializer;
+    let mut buf = Vec::new();
+    let mut ser = V2Serializer::new();
+    {
+        let mut w = IntervalLogWriterBuilder::new()
+            .add_comment(comment)
+            .add_comment("values in nanoseconds")
+            .with_max_value_divisor(1.0)
+            .begin_log_with(&mut buf, &mut ser)?;
+        let tag = Tag::new(tag).ok_or_else(|| std::io::Error::other(format!("'{tag}' cannot be an interval log tag")))?;
+        w.write_histogram(h, std::time::Duration::ZERO, std::time::Duration::from_secs(1), Some(tag)).map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, buf)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycles_become_nanoseconds_at_the_tsc_rate() {
+        let mut r = Residence::new(2_000_000_000);
+        r.record(1_000, 1_000 + 4_000); // 4,000 cycles at 2 GHz: 2 us
+        r.record(10, 10 + 2_000_000); // 1 ms
+        assert_eq!(r.samples(), 2);
+        let h = r.histogram();
+        assert!(h.equivalent(h.min(), 2_000), "{}", h.min());
+        assert!(h.equivalent(h.max(), 1_000_000), "{}", h.max());
+        // A TSC that went backwards (another core's reading) is not a huge sample.
+        r.record(500, 400);
+        assert_eq!(r.histogram().min(), 1);
+        let mut m = Residence::new(2_000_000_000);
+        m.merge(&r);
+        assert_eq!(m.samples(), 3);
+        assert_eq!(m.to_json()["samples"], 3);
+    }
+
+    #[test]
+    fn class_of_reads_the_header_byte() {
+        let mut f = vec![0u8; 64];
+        f[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
+        f[15] = 3;
+        assert_eq!(class_of(&f), Some(Class::RESULT));
+        f[15] = 2;
+        assert_eq!(class_of(&f), Some(Class::DATA));
+        f[12] = 0x08;
+        assert_eq!(class_of(&f), None);
+        assert_eq!(class_of(&f[..15]), None);
+    }
+}
