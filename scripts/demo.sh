@@ -7,7 +7,8 @@
 #      exactly, latency percentiles printed;
 #   4. stop the switch (SIGTERM) and print its counters;
 #   5. software vs hardware: the same scenario (configs/bench/demo.toml) through
-#      prism-switch on a veth pair and through the RTL switch (Verilator),
+#      prism-switch on net_memif (two DPDK processes, CPUs 0 and 1) and
+#      through the RTL switch (Verilator),
 #      every RESULT exact on both, and the latency report with its plots;
 #   6. a spine-leaf tree of three prism-switch processes (prism-tree): clean
 #      links, 1% impaired links, and a leaf killed mid-operation.

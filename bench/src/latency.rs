@@ -17,7 +17,7 @@ use prism_pktgen::{AfPacketLink, Job, Packetization, Pattern, RunOptions, SimLin
 use prism_rtl::RtlLink;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use prism_pktgen::process::Spawned;
+use prism_pktgen::process::{switch_command, Spawned};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -152,6 +152,10 @@ pub struct Side {
     pub elements: u64,
     /// Sum of operation times, ns.
     pub busy_ns: u64,
+    /// The switch's own residence time per RESULT frame (ns), where the
+    /// switch measures it: from the receive burst of the completing DATA
+    /// to the transmit burst of the RESULT.
+    pub residence: Option<Histogram<u64>>,
 }
 
 impl Side {
@@ -168,6 +172,7 @@ impl Side {
             failures: Vec::new(),
             elements: 0,
             busy_ns: 0,
+            residence: None,
         }
     }
 
@@ -229,6 +234,9 @@ fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32,
 /// Where the software switch runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Software {
+    /// prism-switch (DPDK) and this process (the ranks, DPDK too) joined by
+    /// net_memif shared memory, each on its own core: no kernel on the path.
+    Memif,
     /// prism-switch (DPDK, net_af_packet) on a veth pair; needs root.
     Veth,
     /// The same engine in-process (no DPDK, no kernel path).
@@ -243,11 +251,12 @@ impl std::str::FromStr for Software {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "memif" => Ok(Software::Memif),
             "veth" => Ok(Software::Veth),
             "sim" => Ok(Software::Sim),
             _ => match s.strip_prefix("afpacket:") {
                 Some(i) if !i.is_empty() => Ok(Software::Interface(i.to_string())),
-                _ => Err(format!("software '{s}' (veth, sim, afpacket:IFACE)")),
+                _ => Err(format!("software '{s}' (memif, veth, sim, afpacket:IFACE)")),
             },
         }
     }
@@ -282,16 +291,7 @@ impl VethSwitch {
             format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n"),
         )
         .map_err(|e| format!("{}: {e}", cfg.display()))?;
-        let mut cmd = Command::new(binary);
-        cmd.args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
-            .arg(format!("--file-prefix=prism-bench-{tag}"))
-            .arg(format!("--vdev=net_af_packet0,iface={ours}"))
-            .args(["--", "--config"])
-            .arg(&cfg)
-            .args(["--stats-interval", "0", "--stats-json"])
-            .arg(&stats)
-            .arg("--ready-file")
-            .arg(&ready);
+        let mut cmd = switch_command(binary, &format!("prism-bench-{tag}"), "0", &[format!("net_af_packet0,iface={ours}")], &cfg, &stats, &ready);
         let mut child = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-bench-{tag}.log"))).map_err(|e| format!("{}: {e}", binary.display()))?;
         let sw = match child.wait_ready(&ready, Duration::from_secs(30)) {
             Ok(_) => VethSwitch { child: Some(child), ours, stats },
@@ -313,6 +313,61 @@ impl Drop for VethSwitch {
         }
         let _ = Command::new("ip").args(["link", "del", &self.ours]).status();
         let _ = std::fs::remove_file(&self.stats);
+    }
+}
+
+/// prism-switch on one net_memif port (the server, pinned to CPU 0) and
+/// this process's DPDK link to it (the client, EAL on CPU 1). Kept for the
+/// whole process: EAL starts once per process. The switch dies with the
+/// thread that started it (the guard's parent-death signal).
+struct MemifRig {
+    switch: Spawned,
+    link: prism_pktgen::dpdk::DpdkLink,
+    hlog: PathBuf,
+}
+
+static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
+
+impl MemifRig {
+    fn start(binary: &Path) -> Result<MemifRig, String> {
+        let pid = std::process::id();
+        let dir = std::env::temp_dir().join(format!("prism-bench-memif-{pid}"));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let sock = dir.join("memif.sock");
+        let _ = std::fs::remove_file(&sock);
+        let (cfg, ready, hlog, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("residence.hlog"), dir.join("switch.json"));
+        std::fs::write(&cfg, format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n"))
+            .map_err(|e| format!("{}: {e}", cfg.display()))?;
+        let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
+        let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
+        cmd.args(["--cpus", "0", "--residence-hlog"]).arg(&hlog);
+        let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|e| format!("{}: {e}", binary.display()))?;
+        switch.wait_ready(&ready, Duration::from_secs(30)).map_err(|e| e.to_string())?;
+        let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "1", "-m", "256", "--log-level", "lib.eal:error"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("--file-prefix=prism-bench-pg{pid}"), format!("--vdev={}", vdev("client"))])
+            .collect();
+        let link = prism_pktgen::dpdk::DpdkLink::open_waiting(&eal, &["net_memif0".to_string()], 9000, 1, Duration::from_secs(20))?;
+        Ok(MemifRig { switch, link, hlog })
+    }
+
+    /// The switch's residence histogram so far: SIGUSR1 makes it write the
+    /// log (exact as of the signal), read back here.
+    fn residence(&mut self) -> Result<Histogram<u64>, String> {
+        if !self.switch.running() {
+            return Err(format!("the memif switch has exited; its log ends:\n{}", self.switch.log_tail(20)));
+        }
+        let _ = std::fs::remove_file(&self.hlog);
+        self.switch.signal(libc::SIGUSR1);
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(h) = prism_dataplane::switch::residence::read_hlog(&self.hlog) {
+                return Ok(h);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Err(format!("prism-switch wrote no residence histogram within 10 s of SIGUSR1 ({})", self.hlog.display()))
     }
 }
 
@@ -342,6 +397,11 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
     // Generations grow across runs: a long-lived prism-switch keeps retired ones.
     let first_gen = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(1) as u32) & 0x0FFF_FFFF;
     let mut sw = match &software {
+        Software::Memif => Side::new(
+            "software",
+            "wall time (Instant, TSC-backed) in this process, the ranks' side of net_memif; the switch's residence time by its own TSC".into(),
+            "prism-switch (DPDK 22.11, net_memif server, one polling core) and the ranks (DPDK, net_memif client) on the other core".into(),
+        ),
         Software::Veth => Side::new(
             "software",
             "wall time (Instant, TSC-backed); includes AF_PACKET and the veth pair on both sides".into(),
@@ -355,6 +415,18 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
         ),
     };
     match &software {
+        Software::Memif => {
+            let mut rig = MEMIF.lock().unwrap_or_else(|e| e.into_inner());
+            if rig.is_none() {
+                *rig = Some(MemifRig::start(&switch_binary())?);
+            }
+            let r = rig.as_mut().ok_or("no memif rig")?;
+            let before = r.residence()?;
+            run_side(sc, &mut sw, &mut r.link, first_gen, progress);
+            let mut after = r.residence()?;
+            after.subtract(&before).map_err(|e| format!("residence histogram: {e:?}"))?;
+            sw.residence = Some(after);
+        }
         Software::Interface(iface) => {
             let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|e| format!("{iface}: {e}"))?;
             run_side(sc, &mut sw, &mut link, first_gen, progress);

@@ -25,11 +25,14 @@ enum Cmd {
         /// Where the reports go.
         #[arg(long, default_value = "bench/out")]
         out: std::path::PathBuf,
-        /// Where the software switch runs: `veth` (prism-switch over DPDK
-        /// net_af_packet on a veth pair; needs root), `sim` (the engine
-        /// in-process), or `afpacket:IFACE` (a switch already running behind
-        /// IFACE, e.g. prism-switch on a real NIC; MAC 02:00:00:00:00:50, AM port 0).
-        #[arg(long, default_value = "veth")]
+        /// Where the software switch runs: `memif` (prism-switch and the
+        /// ranks as DPDK processes joined by net_memif, CPUs 0 and 1: no
+        /// kernel path; also gives the switch's residence time), `veth`
+        /// (prism-switch over DPDK net_af_packet on a veth pair; needs root),
+        /// `sim` (the engine in-process), or `afpacket:IFACE` (a switch already
+        /// running behind IFACE, e.g. prism-switch on a real NIC; MAC
+        /// 02:00:00:00:00:50, AM port 0).
+        #[arg(long, default_value = "memif")]
         software: String,
         /// No progress lines.
         #[arg(long)]

@@ -34,6 +34,8 @@ fn side_json(s: &Side, operations: u32) -> Value {
         "operation_ns": { "p50": s.operation.value_at_quantile(0.5), "max": s.operation.max() },
         "frames_sent": s.frames_sent,
         "elements_per_s": s.elements_per_s(),
+        "residence_samples": s.residence.as_ref().map(|h| h.len()),
+        "residence_ns": s.residence.as_ref().map(|h| percentiles(h).into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<String, Value>>()),
     })
 }
 
@@ -169,7 +171,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     let summary = json!({
         "scenario": sc.name,
         "operations": sc.operations,
-        "software_mode": match &o.software_mode { Software::Veth => "veth".to_string(), Software::Sim => "sim".to_string(), Software::Interface(i) => format!("afpacket:{i}") },
+        "software_mode": match &o.software_mode { Software::Memif => "memif".to_string(), Software::Veth => "veth".to_string(), Software::Sim => "sim".to_string(), Software::Interface(i) => format!("afpacket:{i}") },
         "software": side_json(&o.software, sc.operations),
         "hardware": side_json(&o.hardware, sc.operations),
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
@@ -180,6 +182,14 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     md += "## RESULT latency\n\n";
     md += &table(o);
     md += "\n![percentile spectrum](latency-spectrum.svg)\n\n![CDF](latency-cdf.svg)\n\n";
+    if let Some(r) = &o.software.residence {
+        md += "## Residence time (the software switch alone)\n\n";
+        md += "From the receive burst of the DATA frame that completes a range to the transmit burst that hands each RESULT frame to the driver, by the switch's own TSC; one sample per RESULT frame. The hardware switch's residence time (cycles from the completing DATA's last beat to the RESULT's first) is not in this report yet.\n\n| | ";
+        md += &PERCENTILES.iter().map(|p| format!("p{p}")).collect::<Vec<_>>().join(" | ");
+        md += " | max | samples |\n|---|";
+        md += &"---|".repeat(PERCENTILES.len() + 2);
+        md += &format!("\n| software | {} | {} |\n\n", percentiles(r).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect::<Vec<_>>().join(" | "), r.len());
+    }
     md += "## What is measured\n\n";
     md += "Latency of a RESULT frame: from pktgen's send of the last DATA frame (of any rank) that covers the RESULT's range, to the RESULT's arrival at pktgen. One sample per RESULT frame on every result path. Throughput: elements of the vector reduced per second of operation time (first DATA sent to last RESULT received).\n\n";
     for s in sides {

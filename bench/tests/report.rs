@@ -53,13 +53,14 @@ fn base64_decode(s: &str) -> Vec<u8> {
 fn short_scenario_through_both_switches() {
     let dir = std::env::temp_dir().join(format!("prism-bench-test-{}", std::process::id()));
     let mut dirs = Vec::new();
-    for (name, semantics, paths) in [("t-allreduce", "allreduce", 3u64), ("t-reduce", "reduce", 1)] {
+    // ALLREDUCE through the memif path (the default), REDUCE through veth.
+    for (name, semantics, paths, mode) in [("t-allreduce", "allreduce", 3u64, Software::Memif), ("t-reduce", "reduce", 1, Software::Veth)] {
         let sc = scenario(name, semantics);
         let out = dir.join(name);
         std::fs::create_dir_all(&out).unwrap();
         let frames = latency::write_scenario_pcap(&sc, &out.join("scenario.pcap")).unwrap();
         assert!(frames >= 3 * 8, "every rank's DATA recorded");
-        let o = latency::run(&sc, Software::Veth, false).unwrap();
+        let o = latency::run(&sc, mode.clone(), false).unwrap();
         // 2904 elements = 8 canonical packets of 363, per path, per operation.
         let want = paths * 8 * 2;
         for s in [&o.software, &o.hardware] {
@@ -79,6 +80,19 @@ fn short_scenario_through_both_switches() {
         let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
         assert_eq!(summary["hardware"]["exact"], true);
         assert_eq!(summary["software"]["latency_samples"], want);
+        if mode == Software::Memif {
+            // The switch's own residence time: one sample per RESULT frame of this scenario.
+            let r = o.software.residence.as_ref().expect("memif gives the switch's residence time");
+            assert_eq!(r.len(), want, "one residence sample per RESULT frame");
+            assert_eq!(summary["software"]["residence_samples"], want);
+            let p50 = summary["software"]["residence_ns"]["p50"].as_u64().unwrap();
+            assert!(p50 > 0 && p50 <= r.max());
+            let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+            let row = md.lines().find(|l| l.starts_with("| software |") && l.ends_with(&format!(" {want} |")) && md.contains("## Residence time")).unwrap_or_else(|| panic!("no residence row in:\n{md}"));
+            assert!(row.contains(&format!("| {:.2} us |", p50 as f64 / 1000.0)), "report.md's p50 is summary.json's: {row} vs {p50} ns");
+        } else {
+            assert!(o.software.residence.is_none());
+        }
         let svg = std::fs::read_to_string(out.join("latency-spectrum.svg")).unwrap();
         assert!(svg.contains("software") && svg.contains("hardware"), "both switches on one figure");
         dirs.push(out);

@@ -223,3 +223,21 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// The prism-switch command line that tests, the bench and scripts start:
+/// EAL without PCI or hugepages on `cpus` with the given `--vdev`s and file
+/// prefix, then the switch's own options: its config, no rate lines, stats
+/// JSON and the ready file. Callers append more of the switch's options.
+pub fn switch_command(binary: &Path, prefix: &str, cpus: &str, vdevs: &[String], config: &Path, stats: &Path, ready: &Path) -> Command {
+    let mut cmd = Command::new(binary);
+    cmd.args(["--no-huge", "--no-pci", "-l", cpus, "-m", "256", "--log-level", "lib.eal:error"])
+        .arg(format!("--file-prefix={prefix}"))
+        .args(vdevs.iter().map(|v| format!("--vdev={v}")))
+        .args(["--", "--config"])
+        .arg(config)
+        .args(["--stats-interval", "0", "--stats-json"])
+        .arg(stats)
+        .arg("--ready-file")
+        .arg(ready);
+    cmd
+}

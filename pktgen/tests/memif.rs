@@ -4,7 +4,7 @@
 //! when the client connects. pktgen waits for the link and treats a full TX
 //! queue as backpressure; every RESULT is verified exactly.
 
-use prism_pktgen::process::Spawned;
+use prism_pktgen::process::{switch_command, Spawned};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -32,19 +32,9 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
         "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n[[ports]]\ndevice = \"net_memif1\"\n",
     )
     .unwrap();
-    let vdevs = |role: &str| -> Vec<String> { (0..2).map(|i| format!("--vdev=net_memif{i},role={role},id={i},socket={}", sock.display())).collect() };
-    let mut cmd = Command::new(binary("prism-switch"));
-    cmd.args(["--no-huge", "--no-pci", "-l", "0", "-m", "256", "--log-level", "lib.eal:error"])
-        .arg(format!("--file-prefix=prism-{tag}-sw"))
-        .args(vdevs("server"))
-        .args(["--", "--config"])
-        .arg(&cfg)
-        .args(["--cpus", "0", "--stats-interval", "0", "--stats-json"])
-        .arg(&stats)
-        .arg("--ready-file")
-        .arg(&ready)
-        .arg("--residence-hlog")
-        .arg(&residence);
+    let vdevs = |role: &str| -> Vec<String> { (0..2).map(|i| format!("net_memif{i},role={role},id={i},socket={}", sock.display())).collect() };
+    let mut cmd = switch_command(&binary("prism-switch"), &format!("prism-{tag}-sw"), "0", &vdevs("server"), &cfg, &stats, &ready);
+    cmd.args(["--cpus", "0", "--residence-hlog"]).arg(&residence);
     let mut sw = Spawned::spawn(&mut cmd, "prism-switch", &dir.join("switch.log")).unwrap();
     let r = sw.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["ports"][0]["link_up"].as_bool(), Some(false), "a memif server's link is down until its client connects");
@@ -54,7 +44,7 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
     for (op, policy, ranks, op_id) in jobs {
         let mut eal = vec!["--no-huge".to_string(), "--no-pci".into(), "-l".into(), "1".into(), "-m".into(), "256".into(), "--log-level".into(), "lib.eal:error".into()];
         eal.push(format!("--file-prefix=prism-{tag}-pg{op_id}"));
-        eal.extend(vdevs("client"));
+        eal.extend(vdevs("client").into_iter().map(|v| format!("--vdev={v}")));
         let mut pg = Command::new(binary("prism-pktgen"));
         pg.args(["--switch", "dpdk:net_memif0,net_memif1"])
             .arg(format!("--eal={}", eal.join(" ")))

@@ -248,8 +248,13 @@ struct Shared {
     /// inbox[dst * n + src]: frames core `src` received for operations core `dst` owns.
     /// Each frame with the TSC of the receive burst it came in (for residence times).
     inbox: Vec<ArrayQueue<(u16, Mbuf, u64)>>,
-    /// Every worker's residence times, published with the snapshots.
+    /// Every worker's residence times, published a few times a second and on request.
     residence: Vec<Mutex<Option<Residence>>>,
+    /// A dump's request number: each worker publishes its counters and
+    /// histogram as of now, then acknowledges with the same number, so a
+    /// SIGUSR1 dump is exact, not a snapshot up to a few thousand loops old.
+    dump_request: AtomicU64,
+    dump_ack: Vec<AtomicU64>,
 }
 
 struct Worker<'a> {
@@ -465,6 +470,8 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
         snapshots: (0..n).map(|_| Mutex::new(json!({}))).collect(),
         inbox: (0..n * n).map(|_| ArrayQueue::new(4096)).collect(),
         residence: (0..n).map(|_| Mutex::new(None)).collect(),
+        dump_request: AtomicU64::new(0),
+        dump_ack: (0..n).map(|_| AtomicU64::new(0)).collect(),
     };
     // RX queues dealt round-robin: one polling core per queue, several queues per core when fewer cores.
     let all_queues: Vec<(usize, u16)> = (0..ports.len()).flat_map(|p| (0..rxq).map(move |q| (p, q))).collect();
@@ -512,16 +519,25 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                 ready = true;
                 announce_ready(&args.ready_file, &ports, n, rxq);
             }
-            let snaps: Vec<Value> = shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect();
             if signals::stop_requested() {
                 break;
             }
+            let dump = signals::take_dump_request();
+            if dump {
+                // Every worker publishes as of now (bounded: a stuck worker must not stop the dump).
+                let request = shared.dump_request.fetch_add(1, Ordering::AcqRel) + 1;
+                let asked_at = Instant::now();
+                while shared.dump_ack.iter().any(|a| a.load(Ordering::Acquire) != request) && asked_at.elapsed() < Duration::from_secs(1) {
+                    std::thread::yield_now();
+                }
+            }
+            let snaps: Vec<Value> = shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect();
             let idle = idle_ms(start.elapsed().as_millis() as u64, shared.last_rx_ms.load(Ordering::Relaxed));
             if args.idle_exit_ms > 0 && idle > args.idle_exit_ms {
                 tracing::info!("idle for {} ms: stopping", args.idle_exit_ms);
                 break;
             }
-            if signals::take_dump_request() {
+            if dump {
                 let r = merged_residence(shared.residence.iter().filter_map(|m| m.lock().ok().and_then(|r| r.clone())), eal.tsc_hz());
                 write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r));
                 write_residence(&args.residence_hlog, &r);

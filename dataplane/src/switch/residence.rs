@@ -103,6 +103,22 @@ pub fn write_hlog(path: &std::path::Path, h: &Histogram<u64>, comment: &str, tag
     std::fs::rename(&tmp, path)
 }
 
+/// The first histogram of an HDR interval log (what `write_hlog` writes).
+pub fn read_hlog(path: &std::path::Path) -> std::io::Result<Histogram<u64>> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = std::fs::read(path)?;
+    let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {what}", path.display()));
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let Ok(LogEntry::Interval(h)) = entry {
+            let raw = base64::engine::general_purpose::STANDARD.decode(h.encoded_histogram()).map_err(|e| bad(format!("histogram encoding: {e}")))?;
+            return Deserializer::new().deserialize(&mut raw.as_slice()).map_err(|e| bad(format!("histogram: {e:?}")));
+        }
+    }
+    Err(bad("no histogram in the log".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +139,14 @@ mod tests {
         m.merge(&r);
         assert_eq!(m.samples(), 3);
         assert_eq!(m.to_json()["samples"], 3);
+        // The interval log reads back as the same histogram.
+        let p = std::env::temp_dir().join(format!("prism-residence-test-{}.hlog", std::process::id()));
+        m.write_hlog(&p, "test").unwrap();
+        let back = read_hlog(&p).unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back.max(), m.histogram().max());
+        assert_eq!(back.value_at_quantile(0.5), m.histogram().value_at_quantile(0.5));
+        let _ = std::fs::remove_file(&p);
     }
 
     #[test]
