@@ -17,9 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 budget=${TIMING_BUDGET:-6}
-depth=${LOGIC_DEPTH:-../../shared/tools/logic-depth}
-[ -x "$depth" ] || depth=$(cd .. && pwd)/../shared/tools/logic-depth
-[ -f "$depth" ] || { echo "logic-depth not found (looked for ../shared/tools/logic-depth; set LOGIC_DEPTH)" >&2; exit 1; }
+# logic-depth lives in the workplace's shared tools, beside the checkout.
+depth=${LOGIC_DEPTH:-}
+for d in "$(cd .. && pwd)/../shared/tools/logic-depth" /work/shared/tools/logic-depth; do
+    [ -n "$depth" ] || { [ -f "$d" ] && depth=$d; }
+done
+[ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
 CLOSED="prism_fp32_add_pipe"
@@ -45,7 +48,7 @@ for m in $modules; do
         exit 1
     fi
     rc=0
-    "$depth" --max "$budget" "$tmp/$m.json" > "$tmp/$m.depth" || rc=$?
+    python3 "$depth" --max "$budget" "$tmp/$m.json" > "$tmp/$m.depth" || rc=$?
     levels=$(sed -n 's/.*deepest path \([0-9.]*\) levels.*/\1/p' "$tmp/$m.depth")
     dist=$(sed -n 's/.*levels (rounded up) : endpoints *//p' "$tmp/$m.depth")
     read -r luts ffs carry < <(sed -n 's/.*cells: \([0-9]*\) LUT, \([0-9]*\) FF, \([0-9]*\) CARRY.*/\1 \2 \3/p' "$tmp/$m.depth")
