@@ -2,7 +2,7 @@
 //! switch behind, whether it panics (the guard's drop) or its whole process
 //! dies without unwinding (the kernel's parent-death signal).
 
-use prism_pktgen::process::{alive, Spawned};
+use prism_pktgen::process::{alive, switch_command, Spawned};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,15 +20,7 @@ fn start_switch(tag: &str) -> Spawned {
     let cfg = dir.join(format!("prism-harness-{tag}.toml"));
     let ready = dir.join(format!("prism-harness-{tag}.ready"));
     std::fs::write(&cfg, "[node]\nmac = \"02:00:00:00:00:50\"\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_null0\"\n").unwrap();
-    let mut cmd = Command::new(switch_binary());
-    cmd.args(["--no-huge", "--no-pci", "-l", "0", "-m", "128", "--log-level", "lib.eal:error", "--vdev=net_null0"])
-        .arg(format!("--file-prefix=prism-harness-{tag}"))
-        .args(["--", "--config"])
-        .arg(&cfg)
-        .args(["--stats-interval", "0", "--stats-json"])
-        .arg(dir.join(format!("prism-harness-{tag}.json")))
-        .arg("--ready-file")
-        .arg(&ready);
+    let mut cmd = switch_command(&switch_binary(), &format!("prism-harness-{tag}"), "0", &["net_null0".to_string()], &cfg, &dir.join(format!("prism-harness-{tag}.json")), &ready);
     let mut sw = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-harness-{tag}.log"))).unwrap();
     let r = sw.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["pid"].as_u64(), sw.pid().map(u64::from), "the ready file is this switch's");

@@ -9,7 +9,7 @@ use common as sim;
 use prism_dataplane::wire::*;
 use prism_pktgen::*;
 use std::path::PathBuf;
-use prism_pktgen::process::Spawned;
+use prism_pktgen::process::{switch_command, Spawned};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -86,18 +86,9 @@ impl Switch {
         )
         .unwrap();
         let cpus = if workers > 1 { "0,1".to_string() } else { "0".to_string() };
-        let mut cmd = Command::new(switch_binary());
-        cmd.args(["--no-huge", "--no-pci", "-l", &cpus, "-m", "256", "--log-level", "lib.eal:error"])
-            .arg(format!("--file-prefix=prism-veth-{tag}"))
-            .arg(format!("--vdev=net_af_packet0,iface={},qpairs={workers}", v.names[0].0))
-            .arg(format!("--vdev=net_af_packet1,iface={},qpairs={workers}", v.names[1].0))
-            .args(["--", "--config"])
-            .arg(&cfg)
-            .args(["--workers", &workers.to_string()])
-            .args(["--stats-interval", "0", "--stats-json"])
-            .arg(&stats)
-            .arg("--ready-file")
-            .arg(&ready);
+        let vdevs: Vec<String> = v.names.iter().enumerate().map(|(i, (ours, _))| format!("net_af_packet{i},iface={ours},qpairs={workers}")).collect();
+        let mut cmd = switch_command(&switch_binary(), &format!("prism-veth-{tag}"), &cpus, &vdevs, &cfg, &stats, &ready);
+        cmd.args(["--workers", &workers.to_string()]);
         let mut proc = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-veth-{tag}.log"))).unwrap();
         let r = proc.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r["rx_queues"].as_u64(), Some(workers as u64), "every queue pair of the devices is polled");
