@@ -280,8 +280,6 @@ impl Worker<'_> {
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).
         let mut stamps: Vec<Vec<u64>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
-        let mut loops = 0u64;
-        let mut residence_published = 0u64;
         let txq_id = self.id as u16;
         let mut impair = self.impair.map(|spec| Impairment::new(ImpairSpec { seed: spec.seed.wrapping_add(self.id as u64), ..spec }));
         let mut held: Option<(usize, Mbuf, u64)> = None;
@@ -367,19 +365,19 @@ impl Worker<'_> {
             if got > 0 {
                 self.shared.last_rx_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
             }
-            loops += 1;
-            // The histogram is a few hundred KB: published a few times a second, not every snapshot.
-            if stopping || now_ns.saturating_sub(residence_published) > 200_000_000 {
-                residence_published = now_ns;
+            // Counters and the histogram (a few hundred KB) are published only
+            // when asked (a dump, the rate line) and at the stop: nothing
+            // periodic in the polling loop that a frame could wait behind.
+            let request = self.shared.dump_request.load(Ordering::Acquire);
+            let asked = request != self.shared.dump_ack[self.id].load(Ordering::Relaxed);
+            if asked || stopping {
                 if let Ok(mut r) = self.shared.residence[self.id].lock() {
                     *r = Some(st.residence.clone());
                 }
-            }
-            if loops % 4096 == 0 || stopping {
                 if let Ok(mut s) = self.shared.snapshots[self.id].lock() {
                     *s = worker_json(&core, &st);
                 }
-
+                self.shared.dump_ack[self.id].store(request, Ordering::Release);
             }
             // A clean stop: the loop that saw the flag has already sent what it queued.
             if stopping && got == 0 {
@@ -523,7 +521,8 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                 break;
             }
             let dump = signals::take_dump_request();
-            if dump {
+            let line_due = args.stats_interval > 0 && last_line.elapsed() >= Duration::from_secs(args.stats_interval);
+            if dump || line_due {
                 // Every worker publishes as of now (bounded: a stuck worker must not stop the dump).
                 let request = shared.dump_request.fetch_add(1, Ordering::AcqRel) + 1;
                 let asked_at = Instant::now();
@@ -542,7 +541,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                 write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r));
                 write_residence(&args.residence_hlog, &r);
             }
-            if args.stats_interval > 0 && last_line.elapsed() >= Duration::from_secs(args.stats_interval) {
+            if line_due {
                 let t = total_json(&snaps, &ports, &pool, &Residence::new(1));
                 let sum = |k: &str| t["ports"].as_array().map_or(0, |a| a.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>());
                 let (rx, tx) = (sum("rx"), sum("tx"));
