@@ -340,7 +340,7 @@ impl MemifRig {
             .map_err(|e| format!("{}: {e}", cfg.display()))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
         let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
-        cmd.args(["--cpus", "0", "--residence-hlog"]).arg(&hlog);
+        cmd.args(["--cpus", "0", "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
         let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|e| format!("{}: {e}", binary.display()))?;
         switch.wait_ready(&ready, Duration::from_secs(30)).map_err(|e| e.to_string())?;
         let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "1", "-m", "256", "--log-level", "lib.eal:error"]

@@ -52,6 +52,11 @@ struct Args {
     /// and on SIGUSR1. Percentiles are in the stats JSON either way.
     #[arg(long)]
     residence_hlog: Option<PathBuf>,
+    /// When queued frames go to the driver: `burst` (after each receive
+    /// burst: fewer, larger TX bursts) or `result` (also right after a frame
+    /// that completed a range: its RESULTs do not wait for the rest of the burst).
+    #[arg(long, value_enum, default_value = "burst")]
+    tx_flush: TxFlush,
     /// First retransmission timeout of streams with PROGRESS, in microseconds (overrides node.rto_us).
     #[arg(long)]
     rto_us: Option<u64>,
@@ -66,6 +71,12 @@ struct Args {
     /// switches sharing a small machine's CPUs).
     #[arg(long, default_value_t = 0)]
     idle_sleep_us: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TxFlush {
+    Burst,
+    Result,
 }
 
 fn split_args() -> (Vec<String>, Vec<String>) {
@@ -270,6 +281,7 @@ struct Worker<'a> {
     tsc_start: u64,
     impair: Option<ImpairSpec>,
     idle_sleep: Duration,
+    flush_results: bool,
 }
 
 impl Worker<'_> {
@@ -280,7 +292,6 @@ impl Worker<'_> {
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).
         let mut stamps: Vec<Vec<u64>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
-        let txq_id = self.id as u16;
         let mut impair = self.impair.map(|spec| Impairment::new(ImpairSpec { seed: spec.seed.wrapping_add(self.id as u64), ..spec }));
         let mut held: Option<(usize, Mbuf, u64)> = None;
         self.shared.polling.fetch_add(1, Ordering::Release);
@@ -308,6 +319,7 @@ impl Worker<'_> {
                     match verdict {
                         Verdict::Deliver => {
                             self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, pi, m, rx_tsc);
+                            self.flush_if_result(&mut txq, &mut stamps, &mut st);
                             if let Some((hp, hm, ht)) = held.take() {
                                 self.dispatch(&mut core, &mut txq, &mut stamps, &mut st, hp, hm, ht);
                             }
@@ -345,23 +357,10 @@ impl Worker<'_> {
                 while let Some((pi, m, rx_tsc)) = self.shared.inbox[self.id * self.n + src].pop() {
                     got += 1;
                     handle(&mut core, self.pool, &mut txq, &mut stamps, &mut st, pi as usize, m, rx_tsc);
+                    self.flush_if_result(&mut txq, &mut stamps, &mut st);
                 }
             }
-            for (pi, port) in self.ports.iter().enumerate() {
-                if !txq[pi].is_empty() {
-                    let want = txq[pi].len() as u64;
-                    let tx_tsc = rdtsc();
-                    let sent = port.tx_burst(txq_id, &mut txq[pi]) as u64;
-                    for &rx_tsc in &stamps[pi][..sent as usize] {
-                        if rx_tsc != 0 {
-                            st.residence.record(rx_tsc, tx_tsc);
-                        }
-                    }
-                    stamps[pi].clear();
-                    st.tx[pi] += sent;
-                    st.tx_dropped[pi] += want - sent;
-                }
-            }
+            self.send_all(&mut txq, &mut stamps, &mut st);
             if got > 0 {
                 self.shared.last_rx_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
             }
@@ -389,6 +388,34 @@ impl Worker<'_> {
 }
 
 impl Worker<'_> {
+    /// Hands every queued frame to its port's TX queue of this worker;
+    /// RESULTs with a stamp become residence samples.
+    fn send_all(&self, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats) {
+        for (pi, port) in self.ports.iter().enumerate() {
+            if !txq[pi].is_empty() {
+                let want = txq[pi].len() as u64;
+                let tx_tsc = rdtsc();
+                let sent = port.tx_burst(self.id as u16, &mut txq[pi]) as u64;
+                for &rx_tsc in &stamps[pi][..sent as usize] {
+                    if rx_tsc != 0 {
+                        st.residence.record(rx_tsc, tx_tsc);
+                    }
+                }
+                stamps[pi].clear();
+                st.tx[pi] += sent;
+                st.tx_dropped[pi] += want - sent;
+            }
+        }
+    }
+
+    /// With `--tx-flush result`: sends at once when the frame just handled
+    /// queued a RESULT, instead of after the whole receive burst.
+    fn flush_if_result(&self, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats) {
+        if self.flush_results && stamps.iter().any(|s| s.last().is_some_and(|&t| t != 0)) {
+            self.send_all(txq, stamps, st);
+        }
+    }
+
     /// A received frame to the core that owns its operation, or handled here.
     #[allow(clippy::too_many_arguments)]
     fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
@@ -492,6 +519,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                     tsc_start,
                     impair: args.impair,
                     idle_sleep: Duration::from_micros(args.idle_sleep_us),
+                    flush_results: args.tx_flush == TxFlush::Result,
                 };
                 let core = SwitchCore::new(&cfg);
                 let pin = cores.get(w % cores.len().max(1)).copied();
