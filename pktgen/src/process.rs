@@ -241,3 +241,15 @@ pub fn switch_command(binary: &Path, prefix: &str, cpus: &str, vdevs: &[String],
         .arg(ready);
     cmd
 }
+
+/// A binary of this workspace next to the running program (target/<profile>/,
+/// also from a test in target/<profile>/deps/), with a clear error when it was not built.
+pub fn sibling_binary(name: &str) -> Result<std::path::PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join(name))
+        .find(|p| p.exists())
+        .ok_or_else(|| format!("{name} not found next to {}: build it first (`cargo build --workspace`)", exe.display()))
+}

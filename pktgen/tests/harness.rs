@@ -8,10 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn switch_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().and_then(|d| d.parent()).unwrap().join("prism-switch");
-    assert!(p.exists(), "{} missing: build it with `cargo build -p prism-dataplane --bin prism-switch`", p.display());
-    p
+    prism_pktgen::process::sibling_binary("prism-switch").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// prism-switch busy-polling a null device, waited for until ready.

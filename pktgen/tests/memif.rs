@@ -10,10 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().and_then(|d| d.parent()).unwrap().join(name);
-    assert!(p.exists(), "{} missing: build the workspace's binaries first (`cargo build --workspace`)", p.display());
-    p
+    prism_pktgen::process::sibling_binary(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -54,11 +54,7 @@ impl Drop for Veths {
 }
 
 fn switch_binary() -> PathBuf {
-    // target/<profile>/deps/veth-xxxx -> target/<profile>/prism-switch
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().and_then(|d| d.parent()).unwrap().join("prism-switch");
-    assert!(p.exists(), "{} missing: build it with `cargo build -p prism-dataplane --bin prism-switch`", p.display());
-    p
+    prism_pktgen::process::sibling_binary("prism-switch").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A running prism-switch: killed and reaped (with its process group) when
