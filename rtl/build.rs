@@ -26,6 +26,8 @@ const MODELS: &[Model] = &[
     Model { top: "prism_fp32_add_pipe", sv: &["sv/prism_fp32_add_pipe.sv"], shim: "csrc/fp32_add_pipe.cpp" },
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },
     Model { top: "prism_kulisch_round", sv: &["sv/prism_kulisch_round.sv"], shim: "csrc/kulisch.cpp" },
+    Model { top: "prism_kulisch_round_pipe", sv: &["sv/prism_kulisch_round_pipe.sv"], shim: "csrc/kulisch_round_pipe.cpp" },
+    Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
     Model {
         top: "prism_switch",
         sv: &[
@@ -45,8 +47,37 @@ const MODELS: &[Model] = &[
 
 const INC: &str = "/usr/share/verilator/include";
 
+/// A fingerprint of everything a model is built from (the package, its
+/// sources, its shim, Verilator's version): a model whose fingerprint has
+/// not changed is not verilated and compiled again, so editing one module
+/// rebuilds one model, not every one.
+fn fingerprint(pkg: &str, m: &Model) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let version = Command::new("verilator").arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    version.hash(&mut h);
+    m.top.hash(&mut h);
+    // A shim compiles against the headers of every model it includes.
+    let shim = if m.shim.is_empty() { String::new() } else { std::fs::read_to_string(m.shim).unwrap_or_else(|e| panic!("read {}: {e}", m.shim)) };
+    let included = MODELS.iter().filter(|x| shim.contains(&format!("\"V{}.h\"", x.top))).flat_map(|x| x.sv.iter().copied());
+    for f in std::iter::once(pkg).chain(m.sv.iter().copied()).chain(included).chain(std::iter::once(m.shim)).filter(|f| !f.is_empty()) {
+        f.hash(&mut h);
+        std::fs::read(f).unwrap_or_else(|e| panic!("read {f}: {e}")).hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
 fn verilate(out: &Path, pkg: &str, m: &Model) {
     let mdir = out.join(format!("vobj_{}", m.top));
+    let lib = format!("prism_rtl_{}", m.top);
+    let stamp = out.join(format!("{lib}.fingerprint"));
+    let print = fingerprint(pkg, m);
+    if out.join(format!("lib{lib}.a")).exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(print.as_str()) {
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-lib=static={lib}");
+        return;
+    }
+    let _ = std::fs::remove_file(&stamp);
     // A fresh directory: files of an earlier build must not be compiled in.
     let _ = std::fs::remove_dir_all(&mdir);
     let status = Command::new("verilator")
@@ -81,7 +112,8 @@ fn verilate(out: &Path, pkg: &str, m: &Model) {
     includes.push(inc.clone());
     includes.push(inc.join("vltstd"));
     let refs: Vec<&Path> = includes.iter().map(PathBuf::as_path).collect();
-    build(&format!("prism_rtl_{}", m.top), &files, &refs);
+    build(&lib, &files, &refs);
+    std::fs::write(&stamp, print).expect("write the model's fingerprint");
 }
 
 fn build(lib: &str, files: &[PathBuf], includes: &[&Path]) {

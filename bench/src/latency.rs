@@ -156,6 +156,11 @@ pub struct Side {
     /// switch measures it: from the receive burst of the completing DATA
     /// to the transmit burst of the RESULT.
     pub residence: Option<Histogram<u64>>,
+    /// The same in clock cycles, where the switch counts cycles (the RTL:
+    /// from the completing DATA's last beat in to the RESULT's first beat out).
+    pub residence_cycles: Option<Histogram<u64>>,
+    /// DATA frames of the operations run (each rank's packets, once).
+    pub data_frames: u64,
 }
 
 impl Side {
@@ -173,6 +178,8 @@ impl Side {
             elements: 0,
             busy_ns: 0,
             residence: None,
+            residence_cycles: None,
+            data_frames: 0,
         }
     }
 
@@ -183,6 +190,11 @@ impl Side {
     /// Elements reduced per second of operation time.
     pub fn elements_per_s(&self) -> f64 {
         if self.busy_ns == 0 { 0.0 } else { self.elements as f64 * 1e9 / self.busy_ns as f64 }
+    }
+
+    /// DATA frames per second of operation time: the rate the switch sustained.
+    pub fn data_pps(&self) -> f64 {
+        if self.busy_ns == 0 { 0.0 } else { self.data_frames as f64 * 1e9 / self.busy_ns as f64 }
     }
 }
 
@@ -196,6 +208,8 @@ fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32,
         }
     };
     let opts = RunOptions { rate_pps: sc.rate_pps, timeout: Duration::from_secs(10), capture: false, progress: false };
+    let vectors = base.vectors();
+    let data_per_op: u64 = (0..base.ranks).map(|r| base.packets(r, &vectors[r as usize]).len() as u64).sum();
     for op in 0..sc.operations {
         let mut job = base.clone();
         job.identity.op_gen = first_gen + op;
@@ -211,6 +225,7 @@ fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32,
                 let _ = side.operation.record(ns);
                 side.busy_ns += ns;
                 side.elements += sc.vector_len as u64;
+                side.data_frames += data_per_op;
                 if report.passed() {
                     side.operations_passed += 1;
                 } else {
@@ -393,10 +408,32 @@ pub struct Outcome {
 
 /// Runs a scenario on both switches.
 pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome, String> {
-    let job = sc.job()?;
-    // Generations grow across runs: a long-lived prism-switch keeps retired ones.
-    let first_gen = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(1) as u32) & 0x0FFF_FFFF;
-    let mut sw = match &software {
+    let sw = run_software(sc, &software, progress)?;
+    let hw = run_hardware(sc, progress)?;
+    Ok(Outcome { scenario: sc.clone(), software: sw, hardware: hw, software_mode: software })
+}
+
+/// Generations grow across runs: a long-lived prism-switch keeps retired
+/// ones, so every run reserves its own, above every earlier one in this
+/// process (and above the clock's seconds, for earlier processes).
+fn reserve_generations(n: u32) -> u32 {
+    use std::sync::atomic::Ordering;
+    let base = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(1) as u32) & 0x0FFF_FFFF;
+    let mut cur = NEXT_GEN.load(Ordering::Relaxed);
+    loop {
+        let start = cur.max(base);
+        match NEXT_GEN.compare_exchange_weak(cur, start + n, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return start,
+            Err(now) => cur = now,
+        }
+    }
+}
+
+static NEXT_GEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Runs a scenario on the software switch only.
+pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Result<Side, String> {
+    let mut sw = match software {
         Software::Memif => Side::new(
             "software",
             "wall time (Instant, TSC-backed) in this process, the ranks' side of net_memif; the switch's residence time by its own TSC".into(),
@@ -414,13 +451,15 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
             format!("the switch behind interface {i}"),
         ),
     };
-    match &software {
+    match software {
         Software::Memif => {
             let mut rig = MEMIF.lock().unwrap_or_else(|e| e.into_inner());
             if rig.is_none() {
                 *rig = Some(MemifRig::start(&switch_binary())?);
             }
             let r = rig.as_mut().ok_or("no memif rig")?;
+            // Reserved under the rig's lock: runs reach the one switch in generation order.
+            let first_gen = reserve_generations(sc.operations);
             let before = r.residence()?;
             run_side(sc, &mut sw, &mut r.link, first_gen, progress);
             let mut after = r.residence()?;
@@ -429,13 +468,13 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
         }
         Software::Interface(iface) => {
             let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|e| format!("{iface}: {e}"))?;
-            run_side(sc, &mut sw, &mut link, first_gen, progress);
+            run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
         Software::Veth => {
             let tag = format!("pb{}", std::process::id() % 10000);
             let (_switch, iface) = VethSwitch::start(&switch_binary(), &tag)?;
             let mut link = AfPacketLink::open(std::slice::from_ref(&iface)).map_err(|e| format!("{iface}: {e}"))?;
-            run_side(sc, &mut sw, &mut link, first_gen, progress);
+            run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
         Software::Sim => {
             let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&format!(
@@ -443,18 +482,43 @@ pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome,
             ))
             .map_err(|e| e.to_string())?;
             let mut link = SimLink::new(&cfg);
-            run_side(sc, &mut sw, &mut link, first_gen, progress);
+            run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
     }
+    Ok(sw)
+}
+
+/// Runs a scenario on the simulated hardware switch only.
+pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, String> {
+    let job = sc.job()?;
+    let first_gen = reserve_generations(sc.operations);
     let mut hw = Side::new(
         "hardware",
-        format!("simulated cycles of prism_switch (Verilator) x {:.3} ns ({} MHz)", 1e3 / sc.clock_mhz, sc.clock_mhz),
+        format!("simulated cycles of prism_switch (Verilator) x {:.3} ns ({} MHz; {})", 1e3 / sc.clock_mhz, sc.clock_mhz, prism_rtl::CLOCK_STATUS),
         "prism_switch (SystemVerilog) under Verilator, cycle-accurate".into(),
     );
     let mut link = RtlLink::new(job.switch_mac, job.am_mac, CONTROL_EP, sc.clock_mhz);
     run_side(sc, &mut hw, &mut link, first_gen, progress);
-    Ok(Outcome { scenario: sc.clone(), software: sw, hardware: hw, software_mode: software })
+    let mut cycles = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| format!("histogram: {e}"))?;
+    let mut ns = Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| format!("histogram: {e}"))?;
+    for &c in &link.residence_cycles {
+        let _ = cycles.record(c.max(1));
+        let _ = ns.record(((c as f64 * link.period_ns()).round() as u64).max(1));
+    }
+    hw.residence = Some(ns);
+    hw.residence_cycles = Some(cycles);
+    Ok(hw)
 }
+
+/// What a hardware wire-to-wire figure leaves out, added as a row of its
+/// own: the RS-FEC engine of the UltraScale+ integrated 100G Ethernet
+/// subsystem (AMD PG203 v3.1, table "RS-FEC Engine Latency": receive in
+/// full-correction mode 114.8 ns, transmit 21.7 ns), once per link crossed,
+/// and pktgen to switch and back is two links. The MAC, PCS and transceiver
+/// are not in it (PG203 states no figure for them that we cite), nor the
+/// cable, so the row is a lower bound of what a board adds.
+pub const MAC_PHY_ALLOWANCE_NS: u64 = 2 * (114_800 + 21_700) / 1000;
+pub const MAC_PHY_ALLOWANCE_SOURCE: &str = "RS-FEC of the UltraScale+ integrated 100G Ethernet subsystem (AMD PG203 v3.1, RS-FEC engine latency: RX 114.8 ns in full-correction mode, TX 21.7 ns) on each of the two links, pktgen to switch and back: 273 ns; MAC, PCS, transceivers and cable not included (a lower bound)";
 
 /// The percentiles every report gives, in percent.
 pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];

@@ -4,5 +4,6 @@
 
 pub mod kept;
 pub mod latency;
+pub mod loads;
 pub mod report;
 pub mod switch_throughput;

@@ -34,6 +34,14 @@ enum Cmd {
         /// 02:00:00:00:00:50, AM port 0).
         #[arg(long, default_value = "memif")]
         software: String,
+        /// Load levels instead of the scenario's own rate: percentages of
+        /// the software switch's sustained DATA rate on this path (measured
+        /// first, in the same run, at full window rate) and `max`, e.g.
+        /// `--loads 10,50,90,max`. Each level is a report of its own under
+        /// OUT/<scenario>/load-<level>/, and OUT/<scenario>/loads.md
+        /// (and loads.json) puts them side by side.
+        #[arg(long, value_delimiter = ',')]
+        loads: Vec<String>,
         /// No progress lines.
         #[arg(long)]
         quiet: bool,
@@ -78,7 +86,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Report { scenarios, out, software, quiet } => match report(&scenarios, &out, &software, quiet) {
+        Cmd::Report { scenarios, out, software, loads, quiet } => match report(&scenarios, &out, &software, &loads, quiet) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(2),
             Err(e) => {
@@ -114,9 +122,22 @@ fn main() -> ExitCode {
 }
 
 /// Runs each scenario on both switches and writes its report; false when a run was not exact.
-fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, quiet: bool) -> Result<bool, String> {
+fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, loads: &[String], quiet: bool) -> Result<bool, String> {
     use prism_bench::latency::{self, Software};
     let mode: Software = software.parse()?;
+    let levels = prism_bench::loads::parse_levels(loads)?;
+    if !levels.is_empty() {
+        let mut all_exact = true;
+        for path in scenarios {
+            let sc = latency::Scenario::load(path)?;
+            let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+            let cmd = format!("./target/release/prism-bench report {} --software {software} --loads {} --out {}", path.display(), loads.join(","), out.display());
+            let r = prism_bench::loads::run(&sc, &text, &mode, &levels, &out.join(&sc.name), &cmd, quiet)?;
+            println!("{}", r.table);
+            all_exact &= r.exact;
+        }
+        return Ok(all_exact);
+    }
     let mut all_exact = true;
     for (i, path) in scenarios.iter().enumerate() {
         let sc = latency::Scenario::load(path)?;

@@ -2,7 +2,7 @@
 //! logs, a percentile-spectrum plot and a CDF (SVG, both switches on one
 //! figure), report.md, report.html and summary.json; and `compare`.
 
-use crate::latency::{write_hlog, Outcome, Side, Software, PERCENTILES};
+use crate::latency::{write_hlog, Outcome, Side, Software, MAC_PHY_ALLOWANCE_NS, MAC_PHY_ALLOWANCE_SOURCE, PERCENTILES};
 use hdrhistogram::Histogram;
 use plotters::prelude::*;
 use serde_json::{json, Value};
@@ -19,8 +19,26 @@ fn percentiles(h: &Histogram<u64>) -> Vec<(String, u64)> {
     v
 }
 
+/// A histogram with a constant added to every sample (the MAC/PHY allowance row).
+fn shifted(h: &Histogram<u64>, add: u64) -> Histogram<u64> {
+    let mut out = Histogram::new_from(h);
+    for v in h.iter_recorded() {
+        let _ = out.record_n(v.value_iterated_to() + add, v.count_at_value());
+    }
+    out
+}
+
+/// The hardware's wire-to-wire latency with the stated MAC/PHY allowance added.
+pub fn hardware_with_allowance(o: &Outcome) -> Histogram<u64> {
+    shifted(&o.hardware.latency, MAC_PHY_ALLOWANCE_NS)
+}
+
+fn pmap(h: &Histogram<u64>) -> serde_json::Map<String, Value> {
+    percentiles(h).into_iter().map(|(k, v)| (k, json!(v))).collect()
+}
+
 fn side_json(s: &Side, operations: u32) -> Value {
-    let p: serde_json::Map<String, Value> = percentiles(&s.latency).into_iter().map(|(k, v)| (k, json!(v))).collect();
+    let p = pmap(&s.latency);
     json!({
         "target": s.target,
         "clock": s.clock,
@@ -34,8 +52,11 @@ fn side_json(s: &Side, operations: u32) -> Value {
         "operation_ns": { "p50": s.operation.value_at_quantile(0.5), "max": s.operation.max() },
         "frames_sent": s.frames_sent,
         "elements_per_s": s.elements_per_s(),
+        "data_frames": s.data_frames,
+        "data_pps": s.data_pps(),
         "residence_samples": s.residence.as_ref().map(|h| h.len()),
-        "residence_ns": s.residence.as_ref().map(|h| percentiles(h).into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<String, Value>>()),
+        "residence_ns": s.residence.as_ref().map(pmap),
+        "residence_cycles": s.residence_cycles.as_ref().map(pmap),
     })
 }
 
@@ -142,19 +163,41 @@ fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
 pub fn table(o: &Outcome) -> String {
     let mut t = String::from("| | ");
     t += &PERCENTILES.iter().map(|p| format!("p{p}")).collect::<Vec<_>>().join(" | ");
-    t += " | max | samples | exact | elements/s |\n|---|";
-    t += &"---|".repeat(PERCENTILES.len() + 4);
+    t += " | max | samples | exact | elements/s | DATA Mpps |\n|---|";
+    t += &"---|".repeat(PERCENTILES.len() + 5);
     t += "\n";
     for s in [&o.software, &o.hardware] {
         let cells: Vec<String> = percentiles(&s.latency).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect();
         t += &format!(
-            "| {} | {} | {} | {} | {:.3e} |\n",
+            "| {} | {} | {} | {} | {:.3e} | {:.3} |\n",
             s.name,
             cells.join(" | "),
             s.latency.len(),
             if s.passed(o.scenario.operations) { "yes" } else { "NO" },
-            s.elements_per_s()
+            s.elements_per_s(),
+            s.data_pps() / 1e6
         );
+    }
+    let a = hardware_with_allowance(o);
+    let cells: Vec<String> = percentiles(&a).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect();
+    t += &format!("| hardware + MAC/PHY allowance ({MAC_PHY_ALLOWANCE_NS} ns) | {} | {} | | | |\n", cells.join(" | "), a.len());
+    t
+}
+
+/// The residence-time table: the switch alone, both switches.
+pub fn residence_table(o: &Outcome) -> String {
+    let mut t = String::from("| | ");
+    t += &PERCENTILES.iter().map(|p| format!("p{p}")).collect::<Vec<_>>().join(" | ");
+    t += " | max | samples |\n|---|";
+    t += &"---|".repeat(PERCENTILES.len() + 2);
+    t += "\n";
+    for s in [&o.software, &o.hardware] {
+        if let Some(r) = &s.residence {
+            t += &format!("| {} | {} | {} |\n", s.name, percentiles(r).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect::<Vec<_>>().join(" | "), r.len());
+        }
+        if let Some(c) = &s.residence_cycles {
+            t += &format!("| {} (cycles) | {} | {} |\n", s.name, percentiles(c).iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>().join(" | "), c.len());
+        }
     }
     t
 }
@@ -174,6 +217,8 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         "software_mode": match &o.software_mode { Software::Memif => "memif".to_string(), Software::Veth => "veth".to_string(), Software::Sim => "sim".to_string(), Software::Interface(i) => format!("afpacket:{i}") },
         "software": side_json(&o.software, sc.operations),
         "hardware": side_json(&o.hardware, sc.operations),
+        "hardware_with_mac_phy": { "allowance_ns": MAC_PHY_ALLOWANCE_NS, "source": MAC_PHY_ALLOWANCE_SOURCE, "latency_ns": pmap(&hardware_with_allowance(o)) },
+        "offered_data_pps": sc.rate_pps,
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
     });
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(|e| e.to_string())?;
@@ -182,20 +227,18 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     md += "## RESULT latency\n\n";
     md += &table(o);
     md += "\n![percentile spectrum](latency-spectrum.svg)\n\n![CDF](latency-cdf.svg)\n\n";
-    if let Some(r) = &o.software.residence {
-        md += "## Residence time (the software switch alone)\n\n";
-        md += "From the receive burst of the DATA frame that completes a range to the transmit burst that hands each RESULT frame to the driver, by the switch's own TSC; one sample per RESULT frame. The hardware switch's residence time (cycles from the completing DATA's last beat to the RESULT's first) is not in this report yet.\n\n| | ";
-        md += &PERCENTILES.iter().map(|p| format!("p{p}")).collect::<Vec<_>>().join(" | ");
-        md += " | max | samples |\n|---|";
-        md += &"---|".repeat(PERCENTILES.len() + 2);
-        md += &format!("\n| software | {} | {} |\n\n", percentiles(r).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect::<Vec<_>>().join(" | "), r.len());
-    }
+    md += "## Residence time (the switch alone)\n\n";
+    md += "Software: from the receive burst of the DATA frame that completes a range to the transmit burst that hands each RESULT frame to the driver, by the switch's own TSC. Hardware: from the cycle of the completing DATA frame's last beat in to the RESULT frame's first beat out (under AUTO output a RESULT also waits for the encoder's lookahead past its range). One sample per RESULT frame on both.\n\n";
+    md += &residence_table(o);
+    md += "\n";
     md += "## What is measured\n\n";
     md += "Latency of a RESULT frame: from pktgen's send of the last DATA frame (of any rank) that covers the RESULT's range, to the RESULT's arrival at pktgen. One sample per RESULT frame on every result path. Throughput: elements of the vector reduced per second of operation time (first DATA sent to last RESULT received).\n\n";
     for s in sides {
         md += &format!("- **{}**: {}. Clock: {}.\n", s.name, s.target, s.clock);
     }
     md += "\nThe two clocks differ: the software figure is wall time on this machine, including the path to and from the switch; the hardware figure is the simulated switch's cycles times the clock period, with frames handed to it beat by beat and no MAC, PHY or cable. Compare shapes and tails with that in mind.\n\n";
+    md += &format!("The row **hardware + MAC/PHY allowance** adds {MAC_PHY_ALLOWANCE_NS} ns to every hardware sample: {MAC_PHY_ALLOWANCE_SOURCE}. It is shown apart, never folded into the hardware row.\n\n");
+    md += &format!("Offered load: {}. Achieved: software {:.3} M DATA frames/s, hardware {:.3} M DATA frames/s (DATA frames over operation time).\n\n", sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{:.3} M DATA frames/s over all ranks", r / 1e6)), o.software.data_pps() / 1e6, o.hardware.data_pps() / 1e6);
     md += &format!("Both switches received the same DATA frames (`scenario.pcap`, {pcap_frames} frames of the first operation; pktgen paces them by the window) and every RESULT was checked exactly against pktgen's big-integer oracle.\n\n");
     md += "## Operations\n\n| | operations exact | RESULT frames | operation p50 | operation max | frames sent |\n|---|---|---|---|---|---|\n";
     for s in sides {
@@ -324,22 +367,36 @@ pub fn compare(a: &Path, b: &Path) -> Result<String, String> {
     let (x, y) = (load(a)?, load(b)?);
     let name = |v: &Value| v["scenario"].as_str().unwrap_or("?").to_string();
     let mut t = format!("A = {} ({})\nB = {} ({})\n\n", a.display(), name(&x), b.display(), name(&y));
-    t += "| side | latency | A | B | B/A |\n|---|---|---|---|---|\n";
+    t += "| side | figure | A | B | B/A |\n|---|---|---|---|---|\n";
+    let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2} us", v / 1e3));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 => format!("{:.2}", b / a),
+        _ => "-".to_string(),
+    };
     for side in ["software", "hardware"] {
         let keys: Vec<String> = PERCENTILES.iter().map(|p| format!("p{p}")).chain(["max".to_string()]).collect();
         for k in keys {
             let va = x[side]["latency_ns"][&k].as_f64();
             let vb = y[side]["latency_ns"][&k].as_f64();
-            let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2} us", v / 1e3));
-            let ratio = match (va, vb) {
-                (Some(a), Some(b)) if a > 0.0 => format!("{:.2}", b / a),
-                _ => "-".into(),
-            };
-            t += &format!("| {side} | {k} | {} | {} | {ratio} |\n", cell(va), cell(vb));
+            t += &format!("| {side} | {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
         }
-        let ea = x[side]["elements_per_s"].as_f64().unwrap_or(0.0);
-        let eb = y[side]["elements_per_s"].as_f64().unwrap_or(0.0);
-        t += &format!("| {side} | elements/s | {ea:.3e} | {eb:.3e} | {} |\n", if ea > 0.0 { format!("{:.2}", eb / ea) } else { "-".into() });
+        for k in PERCENTILES.iter().map(|p| format!("p{p}")).chain(["max".to_string()]) {
+            let (va, vb) = (x[side]["residence_ns"][&k].as_f64(), y[side]["residence_ns"][&k].as_f64());
+            if va.is_some() || vb.is_some() {
+                t += &format!("| {side} | residence {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
+            }
+        }
+        for (key, what) in [("elements_per_s", "elements/s"), ("data_pps", "DATA frames/s")] {
+            let (ea, eb) = (x[side][key].as_f64(), y[side][key].as_f64());
+            let n = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3e}"));
+            t += &format!("| {side} | {what} | {} | {} | {} |\n", n(ea), n(eb), ratio(ea, eb));
+        }
+    }
+    for k in PERCENTILES.iter().map(|p| format!("p{p}")).chain(["max".to_string()]) {
+        let (va, vb) = (x["hardware_with_mac_phy"]["latency_ns"][&k].as_f64(), y["hardware_with_mac_phy"]["latency_ns"][&k].as_f64());
+        if va.is_some() || vb.is_some() {
+            t += &format!("| hardware + MAC/PHY | latency {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
+        }
     }
     Ok(t)
 }

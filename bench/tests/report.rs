@@ -93,12 +93,37 @@ fn short_scenario_through_both_switches() {
         } else {
             assert!(o.software.residence.is_none());
         }
+        // The hardware's residence time, measured the same way: one sample
+        // per RESULT frame, in ns and in cycles, report.md equal to summary.json.
+        let hr = o.hardware.residence.as_ref().expect("the RTL gives its residence time");
+        assert_eq!(hr.len(), want, "one hardware residence sample per RESULT frame");
+        assert_eq!(o.hardware.residence_cycles.as_ref().map(|c| c.len()), Some(want));
+        assert_eq!(summary["hardware"]["residence_samples"], want);
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let hp50 = summary["hardware"]["residence_ns"]["p50"].as_u64().unwrap();
+        let hrow = md.lines().find(|l| l.starts_with("| hardware |") && l.ends_with(&format!(" {want} |"))).unwrap_or_else(|| panic!("no hardware residence row in:\n{md}"));
+        assert!(hrow.contains(&format!("| {:.2} us |", hp50 as f64 / 1000.0)), "{hrow} vs {hp50} ns");
+        let cp50 = summary["hardware"]["residence_cycles"]["p50"].as_u64().unwrap();
+        assert!(md.contains(&format!("| hardware (cycles) | {cp50} |")), "cycles row with p50 {cp50}:\n{md}");
+        // One path: every sample is a range's first RESULT (the target's
+        // interval); with more paths a RESULT also waits for the paths before it.
+        assert!(cp50 > 0 && (paths > 1 || cp50 <= 64), "hardware residence p50 {cp50} cycles (target: at most 64)");
+        // The MAC/PHY allowance row: its own row, the hardware's samples plus the stated allowance.
+        let ap50 = summary["hardware_with_mac_phy"]["latency_ns"]["p50"].as_u64().unwrap();
+        let lp50 = summary["hardware"]["latency_ns"]["p50"].as_u64().unwrap();
+        let allowance = summary["hardware_with_mac_phy"]["allowance_ns"].as_u64().unwrap();
+        assert_eq!(allowance, latency::MAC_PHY_ALLOWANCE_NS);
+        assert!(ap50.abs_diff(lp50 + allowance) <= (lp50 + allowance) / 500 + 1, "allowance row p50 {ap50} vs {lp50} + {allowance}");
+        let arow = md.lines().find(|l| l.starts_with("| hardware + MAC/PHY allowance")).unwrap_or_else(|| panic!("no allowance row:\n{md}"));
+        assert!(arow.contains(&format!("| {:.2} us |", ap50 as f64 / 1000.0)), "{arow} vs {ap50}");
+        assert!(summary["software"]["data_pps"].as_f64().unwrap() > 0.0 && summary["hardware"]["data_pps"].as_f64().unwrap() > 0.0);
         let svg = std::fs::read_to_string(out.join("latency-spectrum.svg")).unwrap();
         assert!(svg.contains("software") && svg.contains("hardware"), "both switches on one figure");
         dirs.push(out);
     }
     let t = report::compare(&dirs[0], &dirs[1]).unwrap();
     assert!(t.contains("| hardware | p99.9 |") && t.contains("elements/s"), "{t}");
+    assert!(t.contains("| hardware | residence p50 |") && t.contains("| software | DATA frames/s |") && t.contains("| hardware + MAC/PHY | latency p99 |"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -128,4 +153,36 @@ fn every_shipped_scenario_loads() {
         }
     }
     assert!(n >= 17, "{n} scenarios");
+}
+
+/// Load levels on the memif path: the sustained rate measured first, each
+/// level offered its share of it to both switches, every RESULT exact, a
+/// report per level and loads.json with offered and achieved rates.
+#[test]
+fn load_levels_on_memif() {
+    let dir = std::env::temp_dir().join(format!("prism-bench-loads-{}", std::process::id()));
+    let sc = scenario("t-loads", "allreduce");
+    let levels = prism_bench::loads::parse_levels(&["50".to_string(), "max".to_string()]).unwrap();
+    let r = prism_bench::loads::run(&sc, "name = \"t\"", &Software::Memif, &levels, &dir, "prism-bench report ... --loads 50,max", true).unwrap();
+    assert!(r.exact, "every RESULT exact at every level");
+    assert!(r.sustained_pps > 0.0);
+    assert_eq!(r.levels.len(), 2);
+    let (_, offered, half) = &r.levels[0];
+    let offered = offered.expect("50% has an offered rate");
+    assert!((offered - r.sustained_pps / 2.0).abs() < 1.0, "{offered} vs {}", r.sustained_pps);
+    // Paced at half the sustained rate, neither switch runs above the offer by much.
+    for s in [&half.software, &half.hardware] {
+        assert!(s.data_pps() > 0.0 && s.data_pps() < offered * 1.5, "{}: achieved {} at offered {offered}", s.name, s.data_pps());
+        assert_eq!(s.residence.as_ref().map(|h| h.len()), Some(s.results), "{}: one residence sample per RESULT", s.name);
+    }
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("loads.json")).unwrap()).unwrap();
+    assert_eq!(j["levels"].as_array().map(|a| a.len()), Some(2));
+    assert_eq!(j["levels"][0]["offered_data_pps"].as_f64(), Some(offered));
+    assert!(j["levels"][1]["offered_data_pps"].is_null());
+    for l in ["load-50", "load-max"] {
+        assert!(dir.join(l).join("report.md").exists() && dir.join(l).join("summary.json").exists(), "{l}");
+    }
+    let md = std::fs::read_to_string(dir.join("loads.md")).unwrap();
+    assert!(md.contains("| 50% |") && md.contains("| max |"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,12 +7,16 @@
 pub mod svpkg;
 mod fp32;
 mod kulisch;
+mod kulisch_pipe;
+mod kulisch_round_pipe;
 mod link;
 mod model;
 mod switch;
 
 pub use fp32::{Fp32Adder, Fp32PipeAdder, PipeRun};
 pub use kulisch::{KulischUnits, Slot, Term};
-pub use link::{RtlLink, DEFAULT_CLOCK_MHZ};
+pub use kulisch_pipe::KulischLanePipe;
+pub use kulisch_round_pipe::KulischRoundPipe;
+pub use link::{RtlLink, CLOCK_STATUS, DEFAULT_CLOCK_MHZ};
 pub use model::{RxCheck, Verdict};
 pub use switch::{Egress, Ingress, RtlSwitch};

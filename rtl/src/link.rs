@@ -1,9 +1,16 @@
 //! pktgen's `Link` over the simulated hardware switch: a job runs through the
 //! RTL exactly as through prism-switch, on simulated time (cycles of the
 //! clock period), so that pktgen's latency histogram is in hardware time.
+//!
+//! It also measures the switch's residence time per RESULT frame the way
+//! prism-switch does: from the cycle of the last beat of the DATA frame that
+//! completed the RESULT's range (the last DATA of that operation overlapping
+//! the range to arrive before the RESULT left) to the RESULT's first beat.
+//! Under AUTO output a RESULT also waits for the encoder's lookahead, the
+//! LOOKAHEAD elements past its end, so those count as its range too.
 
 use crate::switch::{Egress, RtlSwitch};
-use prism_dataplane::wire::Mac;
+use prism_dataplane::wire::{parse_frame, Class, Command, ControlBody, Identity, Limits, Mac, OutputFormat, ParsedFrame, PrismRepr};
 use prism_pktgen::link::{Link, Rx};
 use std::collections::VecDeque;
 use std::io;
@@ -11,6 +18,10 @@ use std::time::{Duration, Instant};
 
 /// A 100 GbE MAC clock: 322.265625 MHz.
 pub const DEFAULT_CLOCK_MHZ: f64 = 322.265625;
+
+/// Whether the design supports that clock, said wherever a figure in ns is:
+/// rtl/timing.sh is the check (docs/rtl.md, Timing).
+pub const CLOCK_STATUS: &str = "the clock the design targets; rtl/timing.sh closes 6 logic levels, the 322 MHz budget, for the pipelined units only, not yet for the whole switch, so these ns figures assume a clock the design does not yet meet";
 
 /// The RTL switch behind one port, as a pktgen link.
 pub struct RtlLink {
@@ -24,6 +35,43 @@ pub struct RtlLink {
     /// Beats taken in and given out (throughput figures).
     pub beats_in: u64,
     pub beats_out: u64,
+    /// DATA frames taken in, newest last, for the residence time.
+    data_in: VecDeque<DataIn>,
+    /// Residence time of every RESULT frame out, in cycles, in order.
+    pub residence_cycles: Vec<u64>,
+    /// Operations staged with AUTO output (their RESULTs wait for the lookahead).
+    auto_ops: Vec<Identity>,
+}
+
+/// A DATA frame the switch took: its operation, element range and the cycle of its last beat.
+struct DataIn {
+    identity: Identity,
+    first: u64,
+    end: u64,
+    last_cycle: u64,
+}
+
+/// How many DATA frames are remembered for the residence time: far more
+/// than a window (16 packets a contributor, 8 contributors) holds.
+const DATA_KEPT: usize = 4096;
+
+/// What the residence time needs of a frame.
+enum Seen {
+    /// A DATA or RESULT frame: its operation and element range.
+    Range(Class, Identity, u64, u64),
+    /// A STAGE of an operation with AUTO output.
+    AutoStage(Identity),
+}
+
+fn seen(frame: &[u8]) -> Option<Seen> {
+    match parse_frame(frame, &Limits { mtu: 9000 }) {
+        Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) => Some(Seen::Range(d.class, d.identity, d.first_element as u64, d.end_element())),
+        Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) => match c.body {
+            ControlBody::Stage { context, .. } if c.command == Command::STAGE && context.output == OutputFormat::AUTO => Some(Seen::AutoStage(c.identity)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 impl RtlLink {
@@ -38,6 +86,9 @@ impl RtlLink {
             idle_limit: 20_000,
             beats_in: 0,
             beats_out: 0,
+            data_in: VecDeque::new(),
+            residence_cycles: Vec::new(),
+            auto_ops: Vec::new(),
         }
     }
 
@@ -50,6 +101,11 @@ impl RtlLink {
         self.sw.cycle()
     }
 
+    /// The clock period in ns.
+    pub fn period_ns(&self) -> f64 {
+        self.period_ps / 1000.0
+    }
+
     pub fn switch(&self) -> &RtlSwitch {
         &self.sw
     }
@@ -57,6 +113,13 @@ impl RtlLink {
     fn collect(&mut self) {
         for e in std::mem::take(&mut self.out) {
             self.beats_out += e.frame.len().div_ceil(64) as u64;
+            if let Some(Seen::Range(Class::RESULT, id, first, end)) = seen(&e.frame) {
+                let end = if self.auto_ops.contains(&id) { end + prism_arith::auto::LOOKAHEAD as u64 } else { end };
+                let completing = self.data_in.iter().filter(|d| d.identity == id && d.first < end && first < d.end && d.last_cycle <= e.first_cycle).map(|d| d.last_cycle).max();
+                if let Some(c) = completing {
+                    self.residence_cycles.push(e.first_cycle - c);
+                }
+            }
             let at = self.at(e.last_cycle);
             self.queue.push_back(Rx { port: e.port, frame: e.frame, at });
         }
@@ -68,8 +131,18 @@ impl Link for RtlLink {
         if port as usize >= self.sw.ports() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the RTL switch has {} ports, no port {port}", self.sw.ports())));
         }
-        self.sw.send_on(port as usize, frame, 0, &mut self.out);
+        let ingress = self.sw.send_on(port as usize, frame, 0, &mut self.out);
         self.beats_in += frame.len().div_ceil(64) as u64;
+        match seen(frame) {
+            Some(Seen::Range(Class::DATA, identity, first, end)) => {
+                if self.data_in.len() == DATA_KEPT {
+                    self.data_in.pop_front();
+                }
+                self.data_in.push_back(DataIn { identity, first, end, last_cycle: ingress.last_cycle });
+            }
+            Some(Seen::AutoStage(id)) if !self.auto_ops.contains(&id) => self.auto_ops.push(id),
+            _ => {}
+        }
         self.collect();
         Ok(())
     }

@@ -4,52 +4,16 @@
 //! zeros, then one rounding to FP32 (RNE, subnormals, overflow) and its
 //! exactness flag.
 
-#[path = "../../arith/tests/oracle/mod.rs"]
-mod oracle;
+mod slots;
+use slots::{oracle, value_of, words_of};
 
-use num_bigint::{BigInt, Sign};
-use num_traits::{Signed, Zero};
+use num_bigint::BigInt;
+use num_traits::Zero;
 use oracle::V;
 use prism_rtl::{KulischUnits, Slot, Term};
 
 mod common;
 use common::Rng;
-
-/// The slot's integer as a signed big integer.
-fn int_of(s: &Slot) -> BigInt {
-    let mut bytes = Vec::new();
-    for w in s.words {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    let u = BigInt::from_bytes_le(Sign::Plus, &bytes);
-    if s.words[9] >> 31 == 1 { u - (BigInt::from(1) << 320usize) } else { u }
-}
-
-/// A signed integer as 320-bit two's-complement words.
-fn words_of(v: &BigInt) -> [u32; 10] {
-    let m = if v.is_negative() { v + (BigInt::from(1) << 320usize) } else { v.clone() };
-    let (_, bytes) = m.to_bytes_le();
-    let mut w = [0u32; 10];
-    for (i, b) in bytes.iter().enumerate().take(40) {
-        w[i / 4] |= (*b as u32) << (8 * (i % 4));
-    }
-    w
-}
-
-/// What a slot means, by the flag rules.
-fn value_of(s: &Slot) -> V {
-    let f = s.flags;
-    if f & 0b00100 != 0 || (f & 0b00011) == 0b00011 {
-        V::NaN
-    } else if f & 0b00010 != 0 {
-        V::Inf(false)
-    } else if f & 0b00001 != 0 {
-        V::Inf(true)
-    } else {
-        let k = int_of(s);
-        if k.is_zero() { V::Zero(f & 0b10000 != 0 && f & 0b01000 == 0) } else { V::Finite(k) }
-    }
-}
 
 fn random_fp32(r: &mut Rng) -> u32 {
     match r.next() % 20 {

@@ -44,6 +44,19 @@ fn jobs_through_the_rtl_verify_exactly() {
         }
         // Latency is in simulated time: cycles of 3.1 ns, well under a microsecond per hop here.
         assert!(report.latency.max() < 1_000_000, "latency max {} ns", report.latency.max());
+        // Residence time: one sample per RESULT frame, each inside its
+        // wire-to-wire interval; a one-path FP32 RESULT leaves within 64
+        // cycles at the median (docs/rtl.md's latency target; AUTO plans and
+        // writes a value a cycle, so its packets take far longer).
+        let mut res = link.residence_cycles.clone();
+        assert_eq!(res.len() as u64, report.latency.len(), "{ranks} ranks {semantics:?}: one residence sample per RESULT frame");
+        res.sort_unstable();
+        let max_ns = *res.last().unwrap_or(&0) as f64 * link.period_ns();
+        assert!(max_ns <= report.latency.max() as f64 + 1.0, "residence max {max_ns} ns above the wire-to-wire max {} ns", report.latency.max());
+        if semantics == Semantics::REDUCE && output == O::FP32 {
+            assert!(res[res.len() / 2] <= 64, "{ranks} ranks: residence median {} cycles", res[res.len() / 2]);
+        }
+        eprintln!("{ranks} ranks {semantics:?} {pk:?} {acc:?} {output:?}: residence min {} median {} max {} cycles", res[0], res[res.len() / 2], res[res.len() - 1]);
         let _ = rank_mac(0);
     }
 }

@@ -1,0 +1,116 @@
+//! The Verilator model of `prism_kulisch_lane_pipe`: the KULISCH_FIXED lane
+//! in three register stages (KW = 320), one (slot, term) a cycle.
+
+use std::ffi::c_void;
+
+use crate::{PipeRun, Slot, Term};
+
+extern "C" {
+    fn prism_kulisch_lane_pipe_new() -> *mut c_void;
+    fn prism_kulisch_lane_pipe_free(m: *mut c_void);
+    fn prism_kulisch_lane_pipe_latency() -> u32;
+    #[allow(clippy::too_many_arguments)]
+    fn prism_kulisch_lane_pipe_batch(
+        m: *mut c_void,
+        acc: *const u32,
+        flags: *const u8,
+        is_kulisch: *const u8,
+        fp32: *const u32,
+        kstate: *const u8,
+        kint: *const u32,
+        acc_o: *mut u32,
+        flags_o: *mut u8,
+        n: usize,
+        stall_seed: u64,
+        cycles: *mut u64,
+    ) -> usize;
+}
+
+/// The pipelined lane: each slot plus its term `LATENCY` enabled cycles later.
+pub struct KulischLanePipe {
+    model: *mut c_void,
+}
+
+impl Default for KulischLanePipe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KulischLanePipe {
+    pub fn new() -> Self {
+        // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.
+        KulischLanePipe { model: unsafe { prism_kulisch_lane_pipe_new() } }
+    }
+
+    /// The module's LATENCY parameter.
+    pub fn latency() -> u32 {
+        // SAFETY: reads a constant of the shim.
+        unsafe { prism_kulisch_lane_pipe_latency() }
+    }
+
+    /// Each `slot + term`, streamed one a cycle. With a non-zero
+    /// `stall_seed`, `en` drops on pseudo-random cycles (the pipeline must
+    /// hold, not lose or repeat, what is in flight). `PipeRun::sums` counts
+    /// the results that came out.
+    pub fn add(&mut self, ops: &[(Slot, Term)], stall_seed: u64) -> (Vec<Slot>, PipeRun) {
+        let n = ops.len();
+        let mut acc = Vec::with_capacity(10 * n);
+        let mut kint = Vec::with_capacity(10 * n);
+        let (mut flags, mut is_k, mut fp32, mut kstate) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for (s, t) in ops {
+            acc.extend_from_slice(&s.words);
+            flags.push(s.flags);
+            match t {
+                Term::Fp32(b) => {
+                    is_k.push(0u8);
+                    fp32.push(*b);
+                    kstate.push(0u8);
+                    kint.extend_from_slice(&[0u32; 10]);
+                }
+                Term::Kulisch { state, words } => {
+                    is_k.push(1u8);
+                    fp32.push(0);
+                    kstate.push(*state);
+                    kint.extend_from_slice(words);
+                }
+            }
+        }
+        let mut acc_o = vec![0u32; 10 * n];
+        let mut flags_o = vec![0u8; n];
+        let mut cycles = 0u64;
+        // SAFETY: model is live; acc, kint and acc_o hold 10 n words, the
+        // other arrays n elements; cycles is a valid out-pointer.
+        let got = unsafe {
+            prism_kulisch_lane_pipe_batch(
+                self.model,
+                acc.as_ptr(),
+                flags.as_ptr(),
+                is_k.as_ptr(),
+                fp32.as_ptr(),
+                kstate.as_ptr(),
+                kint.as_ptr(),
+                acc_o.as_mut_ptr(),
+                flags_o.as_mut_ptr(),
+                n,
+                stall_seed,
+                &mut cycles,
+            )
+        };
+        let out = (0..n)
+            .map(|i| {
+                let mut words = [0u32; 10];
+                words.copy_from_slice(&acc_o[10 * i..10 * i + 10]);
+                Slot { words, flags: flags_o[i] }
+            })
+            .collect();
+        (out, PipeRun { cycles, sums: got })
+    }
+}
+
+impl Drop for KulischLanePipe {
+    fn drop(&mut self) {
+        // SAFETY: created by prism_kulisch_lane_pipe_new, freed once.
+        unsafe { prism_kulisch_lane_pipe_free(self.model) }
+    }
+}

@@ -1,0 +1,234 @@
+// prism_kulisch_round_pipe: prism_kulisch_round (a Kulisch slot rounded once
+// to FP32: RNE, subnormals kept, overflow to infinity, canonical NaN, -0 only
+// when every term was -0) cut into LATENCY register stages so that no
+// register-to-register path is deeper than about 5 logic levels on
+// UltraScale+ (rtl/timing.sh checks it with logic-depth).
+//
+// A pure pipeline: one slot in every cycle that `en` is high, its FP32 value
+// and exactness LATENCY enabled cycles later (with `s_valid` carried
+// alongside as `m_valid`). Same bits as the combinational prism_kulisch_round
+// (the tests compare both against the big-integer oracle).
+//
+// The integer is cut into 16-bit blocks. Stages (each ends in a register):
+//  1 ones' complement of a negative slot; which blocks of the slot are all
+//    zeros or all ones, whether anything is non-zero below each block (a
+//    negative slot's +1 passes a block only when every block below is zero,
+//    so the carries are block flags, not a 320-bit chain); the special
+//    results from the flags
+//  2 magnitude: each block incremented by its own carry-in; which
+//    magnitude blocks are non-zero
+//  3 leading one inside each block; the top non-zero block (one-hot)
+//  4 coarse select by the top block: the 48 bits of it and the two blocks
+//    below, its leading one, its index, the sticky of the blocks below those
+//  5 fine shift: significand and guard, sticky inside the window, exponent
+//  6 round (add the round-up bit to {exponent, fraction}), overflow, and
+//    select special results (NaN, infinity, overflow, zero, below 2^24)
+
+`default_nettype none
+
+module prism_kulisch_round_pipe #(
+    parameter int KW = 320
+) (
+    input  wire logic          clk,
+    input  wire logic          en,
+    input  wire logic          s_valid,
+    input  wire logic [KW-1:0] acc,
+    input  wire logic [4:0]    flags,
+    output logic               m_valid,
+    output logic [31:0]        fp32,
+    // The FP32 value is the slot's value exactly (AUTO's candidate rule).
+    output logic               exact
+);
+    localparam int LATENCY = 6;
+    localparam int F_ANY = 4, F_NOT_NEGZERO = 3, F_NAN = 2, F_POS_INF = 1, F_NEG_INF = 0;
+    localparam int BW = 16;                 // block width
+    localparam int NB = KW / BW;            // blocks
+    localparam int BB = $clog2(NB);         // block index bits
+    localparam logic [31:0] NAN = 32'h7FC0_0000;
+
+    // What every stage carries about the special cases: the result is fixed
+    // (NaN or an infinity) whatever the integer is; the sign of a zero.
+    typedef struct packed {
+        logic        fixed;
+        logic [31:0] value;
+        logic        zero_sign;
+    } special_t;
+
+    // ---- 1: ones' complement, block flags, carries, specials ----
+    // -acc = ~acc + 1: the +1 reaches block b when every block of acc below
+    // it is zero, so the carries are block flags, not a 320-bit chain. The
+    // magnitude's low bits are non-zero exactly where acc's are (x and -x
+    // have the same trailing zeros): the same flags give the sticky of whole
+    // blocks.
+    logic          s1_v, s1_neg, s1_zero;
+    logic [KW-1:0] s1_x;                    // acc, or ~acc when negative
+    logic [NB-1:0] s1_z, s1_o;              // block of acc all zeros, all ones
+    logic [NB-1:0] s1_nzb;                  // anything non-zero in acc below block b
+    special_t      s1_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [NB-1:0] z;
+        for (int b = 0; b < NB; b++) z[b] = acc[BW*b +: BW] == '0;
+        for (int b = 0; b < NB; b++) begin
+            s1_z[b] <= z[b];
+            s1_o[b] <= acc[BW*b +: BW] == '1;
+            s1_nzb[b] <= b == 0 ? 1'b0 : (z & NB'((1 << b) - 1)) != NB'((1 << b) - 1);
+        end
+        s1_v <= s_valid;
+        s1_neg <= acc[KW-1];
+        s1_zero <= &z;
+        s1_x <= acc ^ {KW{acc[KW-1]}};
+        if (flags[F_NAN] || (flags[F_POS_INF] && flags[F_NEG_INF])) s1_sp.value <= NAN;
+        else if (flags[F_POS_INF]) s1_sp.value <= 32'h7F80_0000;
+        else s1_sp.value <= 32'hFF80_0000;
+        s1_sp.fixed <= flags[F_NAN] || flags[F_POS_INF] || flags[F_NEG_INF];
+        s1_sp.zero_sign <= flags[F_ANY] && !flags[F_NOT_NEGZERO];
+    end
+
+    // ---- 2: magnitude by blocks ----
+    logic          s2_v, s2_neg, s2_zero;
+    logic [KW-1:0] s2_mag;
+    logic [NB-1:0] s2_nz;                   // magnitude block non-zero
+    logic [NB-1:0] s2_nzb;
+    special_t      s2_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic cin;
+        for (int b = 0; b < NB; b++) begin
+            cin = s1_neg && !s1_nzb[b];
+            s2_mag[BW*b +: BW] <= s1_x[BW*b +: BW] + BW'(cin);
+            // -acc's block is zero when acc's is zero with the carry, or all
+            // ones without it.
+            s2_nz[b] <= s1_neg ? !(cin ? s1_z[b] : s1_o[b]) : !s1_z[b];
+        end
+        s2_v <= s1_v;
+        s2_neg <= s1_neg;
+        s2_zero <= s1_zero;
+        s2_nzb <= s1_nzb;
+        s2_sp <= s1_sp;
+    end
+
+    // ---- 3: leading one inside each block, top non-zero block ----
+    logic          s3_v, s3_neg, s3_zero;
+    logic [KW-1:0] s3_mag;
+    logic [NB-1:0] s3_top;                  // one-hot: the block of the leading one
+    logic [NB-1:0] s3_nzb;
+    logic [3:0]    s3_lp [NB];              // leading one's position in each block
+    special_t      s3_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic above;
+        logic [3:0] lp;
+        above = 1'b0;
+        for (int b = NB - 1; b >= 0; b--) begin
+            s3_top[b] <= s2_nz[b] && !above;
+            above = above || s2_nz[b];
+            lp = '0;
+            for (int i = 0; i < BW; i++) if (s2_mag[BW*b + i]) lp = 4'(i);
+            s3_lp[b] <= lp;
+        end
+        s3_v <= s2_v;
+        s3_neg <= s2_neg;
+        s3_zero <= s2_zero;
+        s3_mag <= s2_mag;
+        s3_nzb <= s2_nzb;
+        s3_sp <= s2_sp;
+    end
+
+    // ---- 4: coarse select by the top block ----
+    // The 25 bits from the leading one down (significand and guard) lie in
+    // the top block and the two below it; what is below those is sticky.
+    logic          s4_v, s4_neg, s4_zero, s4_small, s4_st_low;
+    logic [3*BW-1:0] s4_w;                  // top block and the two below
+    logic [3:0]    s4_lp;
+    logic [BB-1:0] s4_blk;
+    logic [23:0]   s4_low;                  // the whole value when below 2^24
+    special_t      s4_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [KW+2*BW-1:0] padded;
+        logic [3*BW-1:0] w;
+        logic [3:0] lp;
+        logic [BB-1:0] blk;
+        logic st;
+        padded = {s3_mag, {2 * BW{1'b0}}};
+        w = '0;
+        lp = '0;
+        blk = '0;
+        st = 1'b0;
+        for (int b = 0; b < NB; b++) begin
+            w = w | ({3 * BW{s3_top[b]}} & padded[BW*b +: 3*BW]);
+            lp = lp | ({4{s3_top[b]}} & s3_lp[b]);
+            blk = blk | ({BB{s3_top[b]}} & BB'(b));
+            if (b >= 2) st = st | (s3_top[b] & s3_nzb[b - 2]);
+        end
+        s4_v <= s3_v;
+        s4_neg <= s3_neg;
+        s4_zero <= s3_zero;
+        // Leading one at or below bit 23 (block 0, or block 1 up to its bit
+        // 7): the integer is already the FP32 pattern.
+        s4_small <= s3_top[0] || (s3_top[1] && !s3_lp[1][3]);
+        s4_w <= w;
+        s4_lp <= lp;
+        s4_blk <= blk;
+        s4_st_low <= st;
+        s4_low <= s3_mag[23:0];
+        s4_sp <= s3_sp;
+    end
+
+    // ---- 5: fine shift, window sticky, exponent ----
+    // With the leading one at p = 16 blk + lp (bit 32 + lp of the window),
+    // the significand is window bits lp+32..lp+9, the guard lp+8; the
+    // exponent field is p - 22.
+    logic          s5_v, s5_neg, s5_zero, s5_small, s5_st, s5_ovf;
+    logic [23:0]   s5_sg;                   // fraction (no hidden bit) and guard
+    logic [7:0]    s5_e;
+    logic [23:0]   s5_low;
+    special_t      s5_sp;
+    always_ff @(posedge clk) if (en) begin
+        logic [9:0] p;
+        logic st;
+        p = 10'({s4_blk, s4_lp});
+        st = s4_st_low;
+        for (int j = 0; j < 8; j++) st = st | s4_w[j];
+        for (int j = 8; j < 23; j++) if (4'(j - 8) < s4_lp) st = st | s4_w[j];
+        s5_v <= s4_v;
+        s5_neg <= s4_neg;
+        s5_zero <= s4_zero;
+        s5_small <= s4_small;
+        s5_sg <= 24'(s4_w[3*BW-1:8] >> s4_lp);
+        s5_st <= st;
+        s5_e <= 8'(p - 10'd22);
+        // Field p - 22 >= 255: infinity whatever the rounding.
+        s5_ovf <= p >= 10'(22 + 255);
+        s5_low <= s4_low;
+        s5_sp <= s4_sp;
+    end
+
+    // ---- 6: round, special results ----
+    always_ff @(posedge clk) if (en) begin
+        logic g, up, ovf;
+        logic [30:0] r;
+        g = s5_sg[0];
+        up = g & (s5_st | s5_sg[1]);
+        // The round-up is added to {exponent, fraction}: a carry moves the
+        // exponent; from field 254 with the fraction all ones it reaches 255.
+        r = {s5_e, s5_sg[23:1]} + {30'b0, up};
+        ovf = s5_ovf || (s5_e == 8'd254 && &s5_sg[23:1] && up);
+        m_valid <= s5_v;
+        exact <= 1'b1;
+        if (s5_sp.fixed) fp32 <= s5_sp.value;
+        else if (s5_zero) fp32 <= {s5_sp.zero_sign, 31'b0};
+        else if (s5_small) fp32 <= {s5_neg, 7'b0, s5_low};
+        else if (ovf) begin
+            fp32 <= {s5_neg, 31'h7F80_0000};
+            exact <= 1'b0;
+        end else begin
+            fp32 <= {s5_neg, r};
+            exact <= !g && !s5_st;
+        end
+    end
+
+    initial begin
+        if (KW % BW != 0 || KW < 3 * BW || KW > 32 * BW) $error("prism_kulisch_round_pipe: KW must be a multiple of 16 from 48 to 512");
+        if (LATENCY != 6) $error("prism_kulisch_round_pipe: LATENCY must match its stage count (6)");
+    end
+endmodule
+
+`default_nettype wire
