@@ -17,17 +17,11 @@ fn accumulate(c: &mut Criterion) {
             let mut acc = vec![0f32; WINDOW];
             let mut out = vec![0f32; WINDOW];
             let mut out_b = vec![0u8; 4 * WINDOW];
-            g.bench_with_input(BenchmarkId::new("naive_simd_add", n), &n, |b, _| {
-                b.iter(|| run_naive(black_box(&mut acc), black_box(&contribs), &mut out))
-            });
+            g.bench_with_input(BenchmarkId::new("naive_simd_add", n), &n, |b, _| b.iter(|| run_naive(black_box(&mut acc), black_box(&contribs), &mut out)));
             let mut fp = window(Policy::Fp32Arrival);
-            g.bench_with_input(BenchmarkId::new("fp32_arrival", n), &n, |b, _| {
-                b.iter(|| run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b))
-            });
+            g.bench_with_input(BenchmarkId::new("fp32_arrival", n), &n, |b, _| b.iter(|| run_policy(black_box(&mut fp), black_box(&bytes), &mut out_b)));
             let mut k = window(Policy::Kulisch { width_bits: min_kulisch_width(n as u32) as u16 });
-            g.bench_with_input(BenchmarkId::new("kulisch_fixed", n), &n, |b, _| {
-                b.iter(|| run_policy(black_box(&mut k), black_box(&bytes), &mut out_b))
-            });
+            g.bench_with_input(BenchmarkId::new("kulisch_fixed", n), &n, |b, _| b.iter(|| run_policy(black_box(&mut k), black_box(&bytes), &mut out_b)));
         }
         g.finish();
     }

@@ -65,9 +65,8 @@ fn rest_cost(masks: &[u8], w: &[u32; 5], f0: usize, m0: u32) -> u32 {
     cost[f0][m0 as usize] = 0;
     for &mask in masks {
         let mut next = [[INF; 4]; 5];
-        for f in 0..5 {
-            for m in 0..4 {
-                let c = cost[f][m];
+        for (f, row) in cost.iter().enumerate() {
+            for (m, &c) in row.iter().enumerate() {
                 if c >= INF {
                     continue;
                 }
@@ -75,11 +74,7 @@ fn rest_cost(masks: &[u8], w: &[u32; 5], f0: usize, m0: u32) -> u32 {
                     if mask & (1 << g) == 0 {
                         continue;
                     }
-                    let (nc, nm) = if g == f {
-                        (c + w[g], (m as u32 + w[g]) % 4)
-                    } else {
-                        (c + pad(m as u32) + DESCRIPTOR + w[g], w[g] % 4)
-                    };
+                    let (nc, nm) = if g == f { (c + w[g], (m as u32 + w[g]) % 4) } else { (c + pad(m as u32) + DESCRIPTOR + w[g], w[g] % 4) };
                     let slot = &mut next[g][nm as usize];
                     if nc < *slot {
                         *slot = nc;

@@ -63,7 +63,7 @@ pub(crate) const F_SLOW: u8 = 1 << 4;
 pub(crate) const F_LIMBS: u8 = 1 << 5;
 /// The slot's pair registers hold part of its value: `hi` one term, or with
 /// F_PAIR2 `hi + lo` the exact sum of two (filled by the AVX2 kernel, see
-/// `simd::mixed_block_avx2`; every reader adds them like the register).
+/// `simd::avx2::mixed_block_avx2`; every reader adds them like the register).
 pub(crate) const F_PAIR: u8 = 1 << 6;
 /// The pair registers hold two terms: the next goes to the digits.
 pub(crate) const F_PAIR2: u8 = 1 << 7;
@@ -90,7 +90,7 @@ pub(crate) struct Window {
     /// The window's test as the AVX2 kernel makes it, worked out once
     /// when the window is set rather than each time a run enters the
     /// tile: a value lies inside when `(|bits| + bias) < size` as signed
-    /// 32-bit integers (see `simd::inside_lanes_avx2`).
+    /// 32-bit integers (see `simd::avx2::inside_lanes_avx2`).
     pub bias: i32,
     pub size: i32,
 }
@@ -155,7 +155,15 @@ fn narrow_integer(bytes: &[u8]) -> Option<(bool, u64, u32)> {
     let lo = bytes.iter().position(|&b| b != 0)?;
     // Magnitude bytes: two's complement negation keeps the zero bytes below
     // the first non-zero one, negates that one, and inverts the rest.
-    let mag = |i: usize| if !neg { bytes[i] } else if i == lo { bytes[i].wrapping_neg() } else { !bytes[i] };
+    let mag = |i: usize| {
+        if !neg {
+            bytes[i]
+        } else if i == lo {
+            bytes[i].wrapping_neg()
+        } else {
+            !bytes[i]
+        }
+    };
     let hi = (lo..bytes.len()).rev().find(|&i| mag(i) != 0)?;
     if hi - lo >= 9 {
         return None;
@@ -168,7 +176,6 @@ fn narrow_integer(bytes: &[u8]) -> Option<(bool, u64, u32)> {
     let m = wide >> tz;
     (m >> 64 == 0).then_some((neg, m as u64, 8 * lo as u32 + tz))
 }
-
 
 /// The exact state of every slot of one operation's window.
 #[derive(Debug, Clone)]
@@ -519,7 +526,7 @@ impl KulischWindow {
         }
         // The magnitude, without a branch on the sign (random in full-range data).
         let neg = c < 0;
-        let flip = (c as u32) & u32::MAX;
+        let flip = c as u32; // 0, or all ones when negative (c == -1)
         let mut carry = neg as u64;
         for x in n.iter_mut() {
             let t = (*x ^ flip) as u64 + carry;
@@ -801,10 +808,17 @@ fn highest_digit(n: &[u32]) -> Option<usize> {
 /// The exact value of a sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exact<'a> {
-    Zero { neg: bool },
+    Zero {
+        neg: bool,
+    },
     /// Non-zero two's-complement integer in units of 2^-149 (with headroom above `width`).
-    Finite { limbs: &'a [u64], width: u16 },
-    Inf { neg: bool },
+    Finite {
+        limbs: &'a [u64],
+        width: u16,
+    },
+    Inf {
+        neg: bool,
+    },
     NaN,
 }
 
@@ -923,10 +937,7 @@ mod tests {
     }
 
     /// The scalar path, and the dispatcher (the AVX2 kernel where present).
-    const ADDERS: [(&str, Adder); 2] = [
-        ("scalar", |k, first, v| k.add_native_scalar(first, NumFormat::Fp32, v)),
-        ("dispatched", |k, first, v| crate::simd::kulisch_fp32(k, first, v)),
-    ];
+    const ADDERS: [(&str, Adder); 2] = [("scalar", |k, first, v| k.add_native_scalar(first, NumFormat::Fp32, v)), ("dispatched", |k, first, v| crate::simd::kulisch_fp32(k, first, v))];
 
     /// A run counts once into every tile it reaches and marks exactly its
     /// slots used: also where the kernel crosses tile edges inside a run of

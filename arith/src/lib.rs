@@ -5,6 +5,9 @@
 //! so every INT8, FP16, BF16 and FP32 value is an integer multiple of the unit
 //! and a Kulisch accumulator is a plain two's-complement integer.
 
+// Library code must not unwrap, expect or panic on its input (the tests may).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod auto;
 #[doc(hidden)]
 pub mod bench_support;
@@ -27,7 +30,9 @@ pub enum NumFormat {
     Bf16,
     Fp32,
     /// Kulisch fixed point: one state byte and a `width_bits`-bit signed integer in units of 2^-149.
-    Kulisch { width_bits: u16 },
+    Kulisch {
+        width_bits: u16,
+    },
 }
 
 impl NumFormat {

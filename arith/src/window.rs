@@ -145,9 +145,9 @@ impl Accumulator {
         self.check(first, NumFormat::Fp32, values)?;
         match self {
             // SAFETY: the caller's.
-            Accumulator::Fp32(w) => unsafe { simd::fp32_arrival_avx512(&mut w.acc[first..], values) },
+            Accumulator::Fp32(w) => unsafe { simd::avx512::fp32_arrival_avx512(&mut w.acc[first..], values) },
             // SAFETY: the caller's; `check` keeps the run inside the window.
-            Accumulator::Kulisch(k) => unsafe { simd::kulisch_fp32_avx512(k, first, values) },
+            Accumulator::Kulisch(k) => unsafe { simd::avx512::kulisch_fp32_avx512(k, first, values) },
         }
         Ok(())
     }
@@ -170,9 +170,7 @@ impl Accumulator {
         }
         match (self, format) {
             (Accumulator::Fp32(_), NumFormat::Kulisch { .. }) => Err(ArithError::KulischUnderFp32Arrival),
-            (Accumulator::Kulisch(k), NumFormat::Kulisch { width_bits }) if width_bits != k.width() => {
-                Err(ArithError::KulischWidthMismatch { got: width_bits, want: k.width() })
-            }
+            (Accumulator::Kulisch(k), NumFormat::Kulisch { width_bits }) if width_bits != k.width() => Err(ArithError::KulischWidthMismatch { got: width_bits, want: k.width() }),
             _ => Ok(()),
         }
     }
@@ -346,7 +344,13 @@ fn exact_round(e: &Exact<'_>, slot: usize, ieee: crate::term::Ieee) -> Result<Ro
 /// Rounds an f32 to FP16 or BF16 (RNE, subnormals kept, canonical NaN).
 fn round_f32_to(ieee: crate::term::Ieee, v: f32) -> u32 {
     match crate::term::FP32.decode(v.to_bits()) {
-        Term::NaN => if ieee.frac_bits == 10 { FP16_NAN } else { round::BF16_NAN },
+        Term::NaN => {
+            if ieee.frac_bits == 10 {
+                FP16_NAN
+            } else {
+                round::BF16_NAN
+            }
+        }
         Term::Inf { neg } => ieee.inf(neg),
         Term::Zero { neg } => ieee.zero(neg),
         Term::Finite { neg, mant, shift } => {
@@ -368,8 +372,20 @@ fn add_fp32_scalar(acc: &mut [f32], format: NumFormat, values: &[u8]) {
 /// A native term as f32 (exact for INT8, FP16, BF16 and FP32).
 pub(crate) fn term_to_f32(t: Term) -> f32 {
     match t {
-        Term::Zero { neg } => if neg { -0.0 } else { 0.0 },
-        Term::Inf { neg } => if neg { f32::NEG_INFINITY } else { f32::INFINITY },
+        Term::Zero { neg } => {
+            if neg {
+                -0.0
+            } else {
+                0.0
+            }
+        }
+        Term::Inf { neg } => {
+            if neg {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            }
+        }
         Term::NaN => f32::NAN,
         Term::Finite { neg, mant, shift } => {
             // mant < 2^24 and 2^(shift-149) are exact in f64; the product is an FP32 value.

@@ -117,7 +117,14 @@ fn lossless_within_budget_for_random_vectors() {
         for p in &plans {
             assert!(p.body_bytes <= budget);
             assert!(p.groups().len() <= 255);
-            let bytes: usize = p.groups().iter().map(|g| { let v = g.count as usize * w[g.format as usize] as usize; 4 + v.div_ceil(4) * 4 }).sum();
+            let bytes: usize = p
+                .groups()
+                .iter()
+                .map(|g| {
+                    let v = g.count as usize * w[g.format as usize] as usize;
+                    4 + v.div_ceil(4) * 4
+                })
+                .sum();
             assert_eq!(bytes, p.body_bytes);
             for g in p.groups() {
                 for _ in 0..g.count {

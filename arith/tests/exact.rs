@@ -4,7 +4,7 @@
 mod oracle;
 
 use num_bigint::BigInt;
-use oracle::{Fmt, V, B16, F16, F32};
+use oracle::{Fmt, B16, F16, F32, V};
 use prism_arith::*;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -120,7 +120,11 @@ fn subnormals() {
     for n in [2, 3, 8, 64] {
         check_kulisch(n, 400 + n as u64, &mut |r, _| {
             let v = f32::from_bits(r.gen_range(1..0x0100_0000));
-            if r.gen() { v } else { -v }
+            if r.gen() {
+                v
+            } else {
+                -v
+            }
         });
     }
 }
@@ -382,7 +386,9 @@ fn int8_output_is_never_a_clamp() {
     assert_eq!(acc.write(1, Output::Int8, &mut b), Ok(1)); // 5
     assert_eq!(b[0], 5);
     assert_eq!(acc.write(2, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 2 })); // -256
-    assert_eq!(acc.write(3, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 3 })); // 255
+
+    // 255
+    assert_eq!(acc.write(3, Output::Int8, &mut b), Err(ArithError::NotInt8 { slot: 3 }));
 }
 
 #[test]
@@ -537,9 +543,7 @@ fn runs_past_the_flush_limit_stay_exact_through_the_kernel() {
 fn narrow_kulisch_partials_take_the_register_path_exactly() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let gen = Normal::new(0.0f32, 1e-3).unwrap();
-    let ranks: Vec<Vec<f32>> = (0..6)
-        .map(|r| (0..SLOTS).map(|i| if r == 5 && i % 17 == 0 { full_range()(&mut rng, 0) } else { gen.sample(&mut rng) }).collect())
-        .collect();
+    let ranks: Vec<Vec<f32>> = (0..6).map(|r| (0..SLOTS).map(|i| if r == 5 && i % 17 == 0 { full_range()(&mut rng, 0) } else { gen.sample(&mut rng) }).collect()).collect();
     let width = min_kulisch_width(6) as u16;
     let k = NumFormat::Kulisch { width_bits: width };
     let mut root = Accumulator::new(Policy::Kulisch { width_bits: width }, SLOTS);
@@ -574,7 +578,7 @@ fn take_is_write_then_clear() {
     const W: usize = 4 * SLOTS;
     let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE / 8.0];
     let mut gens: Vec<Box<Gen>> = vec![normal(1e-3), full_range()];
-    gens.push(Box::new(move |r: &mut rand::rngs::StdRng, i: usize| if i % 13 == 0 { specials[r.gen_range(0..specials.len())] } else { full_range()(r, i) }));
+    gens.push(Box::new(move |r: &mut rand::rngs::StdRng, i: usize| if i.is_multiple_of(13) { specials[r.gen_range(0..specials.len())] } else { full_range()(r, i) }));
     for policy in [Policy::Kulisch { width_bits: min_kulisch_width(6) as u16 }, Policy::Fp32Arrival] {
         let kulisch = matches!(policy, Policy::Kulisch { .. });
         for gen in gens.iter_mut() {

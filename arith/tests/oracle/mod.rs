@@ -26,12 +26,18 @@ pub fn units_of_f64(x: f64) -> BigInt {
     let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | 1 << 52, exp - 1075) };
     let m = BigInt::from(m);
     let shift = e + 149;
-    let v = if shift >= 0 { m << shift as usize } else {
+    let v = if shift >= 0 {
+        m << shift as usize
+    } else {
         let d = -shift as usize;
         assert!((&m % (BigInt::one() << d)).is_zero(), "not a multiple of 2^-149");
         m >> d
     };
-    if x < 0.0 { -v } else { v }
+    if x < 0.0 {
+        -v
+    } else {
+        v
+    }
 }
 
 pub fn of_f64(x: f64) -> V {
@@ -50,8 +56,20 @@ pub fn of_f64(x: f64) -> V {
 pub fn to_f32(v: &V) -> f32 {
     match v {
         V::NaN => f32::NAN,
-        V::Inf(n) => if *n { f32::NEG_INFINITY } else { f32::INFINITY },
-        V::Zero(n) => if *n { -0.0 } else { 0.0 },
+        V::Inf(n) => {
+            if *n {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            }
+        }
+        V::Zero(n) => {
+            if *n {
+                -0.0
+            } else {
+                0.0
+            }
+        }
         V::Finite(k) => (k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149)) as f32,
     }
 }
@@ -70,7 +88,11 @@ pub fn sum(vals: &[V]) -> V {
         match v {
             V::NaN => nan = true,
             V::Inf(n) => {
-                if *n { ninf = true } else { pinf = true }
+                if *n {
+                    ninf = true
+                } else {
+                    pinf = true
+                }
                 all_neg_zero = false;
             }
             V::Zero(n) => all_neg_zero &= *n,
@@ -112,7 +134,13 @@ pub fn round(v: &V, f: Fmt) -> u32 {
     match v {
         V::NaN => f.nan,
         V::Inf(n) => f.inf | if *n { f.sign } else { 0 },
-        V::Zero(n) => if *n { f.sign } else { 0 },
+        V::Zero(n) => {
+            if *n {
+                f.sign
+            } else {
+                0
+            }
+        }
         V::Finite(k) => {
             let neg = k.is_negative();
             let a = k.abs();
@@ -127,8 +155,12 @@ pub fn round(v: &V, f: Fmt) -> u32 {
             // Largest pattern with value <= a.
             let (mut lo, mut hi) = (0u32, f.max_finite);
             while lo < hi {
-                let mid = lo + (hi - lo + 1) / 2;
-                if val(mid) <= a { lo = mid } else { hi = mid - 1 }
+                let mid = lo + (hi - lo).div_ceil(2);
+                if val(mid) <= a {
+                    lo = mid
+                } else {
+                    hi = mid - 1
+                }
             }
             let below = val(lo);
             if below == a || lo == f.max_finite {
@@ -136,7 +168,15 @@ pub fn round(v: &V, f: Fmt) -> u32 {
             }
             let above = val(lo + 1);
             let (d1, d2) = (&a - &below, &above - &a);
-            let pick = if d1 < d2 { lo } else if d2 < d1 { lo + 1 } else if lo % 2 == 0 { lo } else { lo + 1 };
+            let pick = if d1 < d2 {
+                lo
+            } else if d2 < d1 {
+                lo + 1
+            } else if lo % 2 == 0 {
+                lo
+            } else {
+                lo + 1
+            };
             pick | s
         }
     }

@@ -1,100 +1,16 @@
-//! SIMD kernels behind runtime CPU detection, each with a scalar twin that
-//! the tests compare it against. The `unsafe` of this crate lives here.
+//! The AVX2 kernels, each an `unsafe fn` with `#[target_feature(enable =
+//! "avx2")]` that `super` calls once AVX2 support is detected: FP32_ARRIVAL's
+//! add and write, the naive baseline, KULISCH_FIXED's add of FP32 runs
+//! (`kulisch_fp32_kernel`, whose body the AVX-512 kernel shares) and its
+//! final FP32 rounding. x86_64 only (the `cfg` is on the `mod` declaration).
+
+use std::arch::x86_64::*;
 
 use crate::kulisch::{KulischWindow, DIGITS, F_NOT_NEGZERO, F_PAIR, F_PAIR2, F_SLOW, TILE};
 use crate::term::FP32;
-use crate::NumFormat;
 
-/// Which kernels this CPU runs: each set includes the ones before it (a CPU
-/// with AVX-512 runs the AVX2 kernels where no AVX-512 one exists).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Isa {
-    Scalar,
-    Avx2,
-    /// AVX-512 F, BW and VL (with AVX2).
-    Avx512,
-}
-
-/// The best kernel set the CPU supports. `PRISM_ARITH_ISA=scalar` or
-/// `avx2` caps it (any other value, `avx512` among them, leaves the best),
-/// and `PRISM_ARITH_SCALAR=1` asks for the scalar twins.
-pub fn detected() -> Isa {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static ISA: OnceLock<Isa> = OnceLock::new();
-        *ISA.get_or_init(|| {
-            let best = if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("avx2") {
-                Isa::Avx512
-            } else if is_x86_feature_detected!("avx2") {
-                Isa::Avx2
-            } else {
-                Isa::Scalar
-            };
-            let asked = match std::env::var("PRISM_ARITH_ISA").as_deref() {
-                Ok("scalar") => Isa::Scalar,
-                Ok("avx2") => Isa::Avx2,
-                _ => Isa::Avx512,
-            };
-            if std::env::var_os("PRISM_ARITH_SCALAR").is_some() {
-                Isa::Scalar
-            } else {
-                best.min(asked)
-            }
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    Isa::Scalar
-}
-
-/// The AVX-512 kernels without CPU detection, for `tools/avx512-emu`, which
-/// runs them on an emulated CPU where the host has no AVX-512.
-#[cfg(all(feature = "emu", target_arch = "x86_64"))]
-#[doc(hidden)]
-pub mod emu {
-    /// `fp32_write` with the AVX-512 kernel.
-    ///
-    /// # Safety
-    /// The CPU running this (real or emulated) has AVX-512 F, BW, VL and AVX2.
-    pub unsafe fn fp32_write_avx512(acc: &mut [f32], out: &mut [u8], take: bool) {
-        // SAFETY: the caller's.
-        unsafe { super::fp32_write_avx512(acc, out, take) }
-    }
-
-    /// `max_finite_exponent` with the AVX-512 kernel.
-    ///
-    /// # Safety
-    /// As for `fp32_write_avx512`.
-    pub unsafe fn max_finite_exponent_avx512(values: &[u8]) -> u32 {
-        // SAFETY: the caller's.
-        unsafe { super::max_finite_exponent_avx512(values) }
-    }
-}
-
-/// FP32_ARRIVAL of a run of FP32 wire values: `acc[i] += v[i]`, RNE.
-pub fn fp32_arrival(acc: &mut [f32], values: &[u8]) {
-    match detected() {
-        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { fp32_arrival_avx512(acc, values) },
-        // SAFETY: AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { fp32_arrival_avx2(acc, values) },
-        _ => fp32_arrival_scalar(acc, values),
-    }
-}
-
-/// Scalar twin of `fp32_arrival`.
-pub fn fp32_arrival_scalar(acc: &mut [f32], values: &[u8]) {
-    for (a, v) in acc.iter_mut().zip(values.chunks_exact(4)) {
-        *a += f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
-    use std::arch::x86_64::*;
+pub(super) unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
     let n = (values.len() / 4).min(acc.len());
     let (vp, ap) = (values.as_ptr() as *const f32, acc.as_mut_ptr());
     let mut i = 0;
@@ -126,43 +42,14 @@ unsafe fn fp32_arrival_avx2(acc: &mut [f32], values: &[u8]) {
 
 /// A mask of the first `count` (0..=8) of eight 32-bit lanes, for the masked
 /// loads and stores that end a run without a scalar tail.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn first_lanes(count: usize) -> std::arch::x86_64::__m256i {
-    use std::arch::x86_64::*;
+fn first_lanes(count: usize) -> __m256i {
     _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 }
 
-/// Writes FP32_ARRIVAL slots as little-endian wire values, NaN made canonical;
-/// with `take`, each slot read is reset to -0 in the same pass.
-pub fn fp32_write(acc: &mut [f32], out: &mut [u8], take: bool) {
-    match detected() {
-        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { fp32_write_avx512(acc, out, take) },
-        // SAFETY: AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { fp32_write_avx2(acc, out, take) },
-        _ => fp32_write_scalar(acc, out, take),
-    }
-}
-
-/// Scalar twin of `fp32_write`.
-pub fn fp32_write_scalar(acc: &mut [f32], out: &mut [u8], take: bool) {
-    for (v, o) in acc.iter_mut().zip(out.chunks_exact_mut(4)) {
-        let bits = if v.is_nan() { crate::round::FP32_NAN } else { v.to_bits() };
-        o.copy_from_slice(&bits.to_le_bytes());
-        if take {
-            *v = -0.0;
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
-    use std::arch::x86_64::*;
+pub(super) unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
     let n = (out.len() / 4).min(acc.len());
     let nan = _mm256_castsi256_ps(_mm256_set1_epi32(crate::round::FP32_NAN as i32));
     let neg_zero = _mm256_set1_ps(-0.0);
@@ -194,134 +81,10 @@ unsafe fn fp32_write_avx2(acc: &mut [f32], out: &mut [u8], take: bool) {
     }
 }
 
-/// The first `count` (0..=16) of sixteen lanes, for the masked loads and
-/// stores that end a run in the AVX-512 kernels.
-#[inline(always)]
-fn first16(count: usize) -> u16 {
-    ((1u32 << count) - 1) as u16
-}
-
-/// `fp32_arrival` sixteen values a vector, the last 1..=15 masked.
-///
-/// # Safety
-/// AVX-512 F, BW, VL and AVX2 are present.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn fp32_arrival_avx512(acc: &mut [f32], values: &[u8]) {
-    use std::arch::x86_64::*;
-    let n = (values.len() / 4).min(acc.len());
-    let (vp, ap) = (values.as_ptr() as *const f32, acc.as_mut_ptr());
-    let mut i = 0;
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n keeps the 64-byte accesses inside `acc` and `values`; unaligned.
-        unsafe { _mm512_storeu_ps(ap.add(i), _mm512_add_ps(_mm512_loadu_ps(ap.add(i)), _mm512_loadu_ps(vp.add(i)))) };
-        i += 16;
-    }
-    if i < n {
-        let m = first16(n - i);
-        // SAFETY: the mask keeps every access to lanes i..n, inside both slices (masked lanes never fault).
-        unsafe {
-            let v = _mm512_maskz_loadu_ps(m, vp.add(i));
-            _mm512_mask_storeu_ps(ap.add(i), m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, ap.add(i)), v));
-        }
-    }
-}
-
-/// `fp32_write` sixteen slots a vector, the last 1..=15 masked.
-///
-/// # Safety
-/// AVX-512 F, BW, VL and AVX2 are present.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn fp32_write_avx512(acc: &mut [f32], out: &mut [u8], take: bool) {
-    use std::arch::x86_64::*;
-    let n = (out.len() / 4).min(acc.len());
-    let nan = _mm512_castsi512_ps(_mm512_set1_epi32(crate::round::FP32_NAN as i32));
-    let neg_zero = _mm512_set1_ps(-0.0);
-    let (ap, op) = (acc.as_mut_ptr(), out.as_mut_ptr() as *mut f32);
-    let mut i = 0;
-    while i < n {
-        let m = first16((n - i).min(16));
-        // SAFETY: the mask keeps every access to lanes i..min(i + 16, n), inside both slices.
-        unsafe {
-            let a = _mm512_maskz_loadu_ps(m, ap.add(i));
-            _mm512_mask_storeu_ps(op.add(i), m, _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), a, nan));
-            if take {
-                _mm512_mask_storeu_ps(ap.add(i), m, neg_zero);
-            }
-        }
-        i += 16;
-    }
-}
-
-/// `max_finite_exponent` sixteen values a vector.
-///
-/// # Safety
-/// AVX-512 F, BW, VL and AVX2 are present.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn max_finite_exponent_avx512(values: &[u8]) -> u32 {
-    use std::arch::x86_64::*;
-    let n = values.len() / 4;
-    let c_exp = _mm512_set1_epi32(0xff);
-    let mut m = _mm512_setzero_si512();
-    let mut i = 0;
-    while i < n {
-        let k = first16((n - i).min(16));
-        // SAFETY: the mask reads only the values i..min(i + 16, n); lanes past n read as 0.
-        let b = unsafe { _mm512_maskz_loadu_epi32(k, values.as_ptr().add(4 * i) as *const i32) };
-        let e = _mm512_and_si512(_mm512_srli_epi32::<23>(b), c_exp);
-        // Exponent 255 (not finite) counts as 0.
-        m = _mm512_max_epu32(m, _mm512_maskz_mov_epi32(_mm512_cmpneq_epi32_mask(e, c_exp), e));
-        i += 16;
-    }
-    _mm512_reduce_max_epu32(m)
-}
-
-/// The baseline of the benchmarks: the same stream added naively, vectorised by
-/// the compiler for the best ISA detected.
-pub fn naive_fp32_add(acc: &mut [f32], values: &[f32]) {
-    naive_add(acc, values)
-}
-
-/// A reference point of the benchmarks, not an accumulator (its sums
-/// round): the same stream widened to f64 and added to f64 sums, the load
-/// and store traffic of any design that keeps 8 bytes per element, as
-/// KULISCH_FIXED's registers do, with no test of the values at all.
-pub fn naive_f64_add(acc: &mut [f64], values: &[f32]) {
-    naive_add(acc, values)
-}
-
-fn naive_add<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
-        // SAFETY: AVX2 support was detected at run time.
-        unsafe { naive_avx2(acc, values) };
-        return;
-    }
-    for (a, v) in acc.iter_mut().zip(values) {
-        *a += T::from(*v);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn naive_avx2<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
+pub(super) unsafe fn naive_avx2<T: Copy + std::ops::AddAssign + From<f32>>(acc: &mut [T], values: &[f32]) {
     for (a, v) in acc.iter_mut().zip(values) {
         *a += T::from(*v);
-    }
-}
-
-/// KULISCH_FIXED of a run of FP32 wire values into slots `[first, ..)`.
-pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
-    match detected() {
-        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { kulisch_fp32_avx512(k, first, values) },
-        // SAFETY: AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { kulisch_fp32_avx2(k, first, values) },
-        _ => k.add_native_scalar(first, NumFormat::Fp32, values),
     }
 }
 
@@ -333,20 +96,10 @@ pub fn kulisch_fp32(k: &mut KulischWindow, first: usize, values: &[u8]) {
 /// never straddles two tiles (`TILE` is a multiple of eight); the blocks the
 /// run starts and ends inside read their lanes outside the run as -0, which
 /// changes no register (the registers are padded to whole blocks).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
+pub(super) unsafe fn kulisch_fp32_avx2(k: &mut KulischWindow, first: usize, values: &[u8]) {
     // SAFETY: AVX2 is present (this function's contract).
     unsafe { kulisch_fp32_kernel::<false>(k, first, values) }
-}
-
-/// `kulisch_fp32_avx2` with the 64-slot all-inside steps in 512-bit vectors
-/// (`all_inside64_avx512`); blocks with values outside take the AVX2 paths.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn kulisch_fp32_avx512(k: &mut KulischWindow, first: usize, values: &[u8]) {
-    // SAFETY: AVX-512 F, BW, VL and AVX2 are present (this function's contract).
-    unsafe { kulisch_fp32_kernel::<true>(k, first, values) }
 }
 
 /// The body of both kernels, compiled into each with its target features
@@ -355,11 +108,9 @@ pub(crate) unsafe fn kulisch_fp32_avx512(k: &mut KulischWindow, first: usize, va
 ///
 /// # Safety
 /// AVX2 is present, and AVX-512 F, BW and VL when `WIDE`.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: usize, values: &[u8]) {
-    use std::arch::x86_64::*;
-    const _: () = assert!(TILE % 8 == 0, "an aligned block lies in one tile");
+pub(super) unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: usize, values: &[u8]) {
+    const _: () = assert!(TILE.is_multiple_of(8), "an aligned block lies in one tile");
     let n = values.len() / 4;
     if n == 0 {
         return;
@@ -443,7 +194,7 @@ unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: us
                 let s = $s;
                 // SAFETY: first <= s and s + 64 <= stop <= end: the 256 bytes lie in `values`;
                 // s + 64 <= slots <= the registers' padded length; AVX-512 F, BW, VL (WIDE).
-                unsafe { all_inside64_avx512(values.as_ptr().add(4 * (s - first)), regs.add(s), bias, size) }
+                unsafe { super::avx512::all_inside64_avx512(values.as_ptr().add(4 * (s - first)), regs.add(s), bias, size) }
             } else {
                 all_inside_step!(@avx2 $s, 8)
             }
@@ -543,44 +294,6 @@ unsafe fn kulisch_fp32_kernel<const WIDE: bool>(k: &mut KulischWindow, first: us
     }
 }
 
-/// The 64-slot all-inside step of `kulisch_fp32_kernel` in 512-bit vectors:
-/// the window test of the 64 values at `v` in four vectors, then each
-/// 64-byte line of registers from `regs` added in one vector. True, and
-/// the values added, when all 64 lie inside (`bias`, `size`: the window's
-/// test as `inside_avx2` takes it); else nothing changes.
-///
-/// # Safety
-/// AVX-512 F, BW, VL and AVX2 are present; the 256 bytes from `v` are
-/// readable and the 64 registers from `regs` writable.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-#[inline]
-unsafe fn all_inside64_avx512(v: *const u8, regs: *mut f64, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> bool {
-    use std::arch::x86_64::*;
-    for line in 0..4 {
-        _mm_prefetch::<_MM_HINT_T0>(v.wrapping_add(2048 + 64 * line) as *const i8);
-    }
-    let (bias, size) = (_mm512_broadcastd_epi32(_mm256_castsi256_si128(bias)), _mm512_broadcastd_epi32(_mm256_castsi256_si128(size)));
-    // SAFETY: the 256 bytes from `v` are readable (the contract).
-    let b: [__m512i; 4] = std::array::from_fn(|j| unsafe { _mm512_loadu_si512(v.add(64 * j) as *const __m512i) });
-    let magnitude = _mm512_set1_epi32(0x7fff_ffff);
-    let max = b.iter().fold(_mm512_set1_epi32(i32::MIN), |m, &x| _mm512_max_epi32(m, _mm512_add_epi32(_mm512_and_si512(x, magnitude), bias)));
-    if _mm512_cmpgt_epi32_mask(size, max) != 0xffff {
-        return false;
-    }
-    for (j, x) in b.into_iter().enumerate() {
-        let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_castsi512_ps(x)));
-        // SAFETY: the upper eight values of the vector lie in the 256 bytes; the registers are the contract's.
-        unsafe {
-            let hi = _mm512_cvtps_pd(_mm256_loadu_ps((v as *const f32).add(16 * j + 8)));
-            let p = regs.add(16 * j);
-            _mm512_storeu_pd(p, _mm512_add_pd(_mm512_loadu_pd(p), lo));
-            _mm512_storeu_pd(p.add(8), _mm512_add_pd(_mm512_loadu_pd(p.add(8)), hi));
-        }
-    }
-    true
-}
-
 /// The upper four values of a block at `v` (16 bytes at v + 16), widened
 /// to f64 straight from memory. Written with intrinsics, LLVM extracts
 /// them from the register the window test loaded the block into instead:
@@ -589,10 +302,9 @@ unsafe fn all_inside64_avx512(v: *const u8, regs: *mut f64, bias: std::arch::x86
 ///
 /// # Safety
 /// AVX2 is present; the 32 bytes from `v` are readable.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn upper_half_avx2(v: *const u8) -> std::arch::x86_64::__m256d {
+unsafe fn upper_half_avx2(v: *const u8) -> __m256d {
     let h;
     // SAFETY: the caller's: the 16 bytes read lie in the 32 from `v`.
     unsafe {
@@ -606,11 +318,9 @@ unsafe fn upper_half_avx2(v: *const u8) -> std::arch::x86_64::__m256d {
 ///
 /// # Safety
 /// AVX2 is present; the 128 bytes from `v` are readable.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn upper_halves4_avx2(v: *const u8) -> [std::arch::x86_64::__m256d; 4] {
-    use std::arch::x86_64::__m256d;
+unsafe fn upper_halves4_avx2(v: *const u8) -> [__m256d; 4] {
     let (h0, h1, h2, h3): (__m256d, __m256d, __m256d, __m256d);
     // SAFETY: the caller's: the four 16-byte reads lie in the 128 bytes from `v`.
     unsafe {
@@ -628,51 +338,6 @@ unsafe fn upper_halves4_avx2(v: *const u8) -> [std::arch::x86_64::__m256d; 4] {
         );
     }
     [h0, h1, h2, h3]
-}
-
-/// The f64 registers of a Kulisch window in 64-byte lines: an aligned block
-/// of eight slots is one cache line, and the length is whole blocks.
-#[derive(Debug, Clone)]
-pub(crate) struct Registers(Vec<Line>);
-
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([f64; 8]);
-
-impl Registers {
-    /// Registers for `slots` slots (rounded up to whole lines), all -0.
-    pub(crate) fn new(slots: usize) -> Registers {
-        Registers(vec![Line([-0.0; 8]); slots.div_ceil(8)])
-    }
-}
-
-impl Registers {
-    /// The first register, from the vector itself rather than through a
-    /// slice, so that pointers taken this way stay valid next to the
-    /// slice accesses the scalar paths make in between.
-    pub(crate) fn as_mut_ptr(&mut self) -> *mut f64 {
-        self.0.as_mut_ptr() as *mut f64
-    }
-
-    pub(crate) fn as_ptr(&self) -> *const f64 {
-        self.0.as_ptr() as *const f64
-    }
-}
-
-impl std::ops::Deref for Registers {
-    type Target = [f64];
-    fn deref(&self) -> &[f64] {
-        // SAFETY: a Line is eight f64 with no padding (repr(C), size 64 = 8 * 8), so the
-        // vector's buffer is len * 8 initialised, contiguous f64 values.
-        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const f64, self.0.len() * 8) }
-    }
-}
-
-impl std::ops::DerefMut for Registers {
-    fn deref_mut(&mut self) -> &mut [f64] {
-        // SAFETY: as in `deref`, and the borrow of `self` is exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut f64, self.0.len() * 8) }
-    }
 }
 
 /// A block of up to eight with some lanes outside the window, lane by lane:
@@ -693,11 +358,9 @@ fn mixed_block(k: &mut KulischWindow, slot: usize, lane: &[u32], inside: i32) {
 /// Which lanes of block `b` lie inside a tile's window (bit j for lane j),
 /// zeros counted as inside: the window test of `kulisch_fp32_avx2`, whose
 /// `bias` and `size` it takes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> i32 {
-    use std::arch::x86_64::*;
+fn inside_lanes_avx2(b: __m256i, bias: __m256i, size: __m256i) -> i32 {
     let inside = inside_avx2(b, bias, size);
     let ok = _mm256_movemask_ps(_mm256_castsi256_ps(inside));
     if ok == 0xff {
@@ -710,24 +373,20 @@ fn inside_lanes_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m
 
 /// The window test's lanes (all ones where |bits| lies inside the window;
 /// zeros not counted): `(|bits| + bias) < size` as signed integers.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn inside_avx2(b: std::arch::x86_64::__m256i, bias: std::arch::x86_64::__m256i, size: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
-    use std::arch::x86_64::*;
+fn inside_avx2(b: __m256i, bias: __m256i, size: __m256i) -> __m256i {
     _mm256_cmpgt_epi32(size, _mm256_add_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7fff_ffff)), bias))
 }
 
 /// Where `mixed_blocks_avx2` may go on after its first block: the run's
 /// values (as the address of slot 0's) and the end of the run's full blocks.
-#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Rest {
     values: *const u8,
     stop: usize,
 }
 
-#[cfg(target_arch = "x86_64")]
 impl Rest {
     /// The first block alone.
     fn none() -> Rest {
@@ -738,11 +397,10 @@ impl Rest {
 /// The tile `kulisch_fp32_avx2` is in, its window test, and whether a tile
 /// it counted the run into is due for a flush: what `mixed_blocks_avx2`
 /// takes over and hands back when it crosses into another tile.
-#[cfg(target_arch = "x86_64")]
 struct At {
     tile: usize,
-    bias: std::arch::x86_64::__m256i,
-    size: std::arch::x86_64::__m256i,
+    bias: __m256i,
+    size: __m256i,
     due: bool,
 }
 
@@ -757,11 +415,9 @@ struct At {
 /// # Safety
 /// AVX2 is present; s + 8 <= slots; every block from s + 8 up to rest.stop
 /// lies in the window and its 32 bytes at `rest.values + 4 * slot` in the run.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arch::x86_64::__m256i, rest: Rest, at: &mut At) -> usize {
-    use std::arch::x86_64::*;
+unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: __m256i, rest: Rest, at: &mut At) -> usize {
     loop {
         // SAFETY: s + 8 <= slots (the contract, for the first block; the loop's test for the rest).
         unsafe { mixed_block_avx2(k, s, b) };
@@ -810,11 +466,9 @@ unsafe fn mixed_blocks_avx2(k: &mut KulischWindow, mut s: usize, mut b: std::arc
 ///
 /// # Safety
 /// AVX2 is present, and the block's slots lie in the window: s + 8 <= slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i) {
-    use std::arch::x86_64::*;
+unsafe fn mixed_block_avx2(k: &mut KulischWindow, s: usize, b: __m256i) {
     let zero = _mm256_setzero_si256();
     let e = _mm256_and_si256(_mm256_srli_epi32::<23>(b), _mm256_set1_epi32(0xff));
     let special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
@@ -864,11 +518,9 @@ const fn splat(f: u8) -> u64 {
 }
 
 /// The eight 32-bit lanes, each below 256, as eight bytes: lane j in byte j.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn lane_bytes(m: std::arch::x86_64::__m256i) -> u64 {
-    use std::arch::x86_64::*;
+fn lane_bytes(m: __m256i) -> u64 {
     let w16 = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
     _mm_cvtsi128_si64(_mm_packus_epi16(w16, w16)) as u64
 }
@@ -881,11 +533,9 @@ fn lane_bytes(m: std::arch::x86_64::__m256i) -> u64 {
 ///
 /// # Safety
 /// AVX2 is present, and s + 8 <= slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, finite: std::arch::x86_64::__m256i, flags: u64) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
-    use std::arch::x86_64::*;
+unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: __m256i, finite: __m256i, flags: u64) -> (__m256i, __m256i) {
     let lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(flags as i64));
     // The pair takes the term when the slot has not spilled to its digits
     // and its pair holds fewer than two terms.
@@ -926,11 +576,9 @@ unsafe fn pair_block_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64:
 
 /// `a + b` as the rounded sum and its exact error (Knuth's TwoSum: six
 /// operations, no condition on the magnitudes), four lanes at a time.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn two_sum_avx2(a: std::arch::x86_64::__m256d, b: std::arch::x86_64::__m256d) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
-    use std::arch::x86_64::*;
+fn two_sum_avx2(a: __m256d, b: __m256d) -> (__m256d, __m256d) {
     let s = _mm256_add_pd(a, b);
     let bb = _mm256_sub_pd(s, a);
     let err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(s, bb)), _mm256_sub_pd(b, bb));
@@ -942,11 +590,9 @@ fn two_sum_avx2(a: std::arch::x86_64::__m256d, b: std::arch::x86_64::__m256d) ->
 ///
 /// # Safety
 /// AVX2 is present, and s + 8 <= slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m256i, e: std::arch::x86_64::__m256i, digit: std::arch::x86_64::__m256i) {
-    use std::arch::x86_64::*;
+unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: __m256i, e: __m256i, digit: __m256i) {
     // Decode: significand (hidden bit when normal), shift = max(e, 1) - 1 units,
     // digit index shift / 32; lanes not for the digits get 0 and index 0.
     let normal = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_set1_epi32(0x80_0000));
@@ -972,11 +618,7 @@ unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m
         }};
     }
     for half in 0..2 {
-        let (m, c) = if half == 0 {
-            (_mm256_castsi256_si128(smant), _mm256_castsi256_si128(sh))
-        } else {
-            (_mm256_extracti128_si256::<1>(smant), _mm256_extracti128_si256::<1>(sh))
-        };
+        let (m, c) = if half == 0 { (_mm256_castsi256_si128(smant), _mm256_castsi256_si128(sh)) } else { (_mm256_extracti128_si256::<1>(smant), _mm256_extracti128_si256::<1>(sh)) };
         // The signed term v = m << sh (|v| < 2^55) in 64-bit lanes, as
         // hi * 2^32 + lo: lo its low 32 bits (unsigned, below 2^32), hi the
         // rest, sign-extended (|hi| <= 2^23) -- the high word of each lane
@@ -998,34 +640,8 @@ unsafe fn digits_avx2(k: &mut KulischWindow, s: usize, b: std::arch::x86_64::__m
     }
 }
 
-/// The largest FP32 exponent field among the finite values of a run (255,
-/// infinities and NaNs, excluded; 0 when there is none).
-pub(crate) fn max_finite_exponent(values: &[u8]) -> u32 {
-    match detected() {
-        // SAFETY: AVX-512 F, BW, VL and AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { max_finite_exponent_avx512(values) },
-        // SAFETY: AVX2 support was detected at run time.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { max_finite_exponent_avx2(values) },
-        _ => max_finite_exponent_scalar(values),
-    }
-}
-
-/// Scalar twin of `max_finite_exponent`.
-pub fn max_finite_exponent_scalar(values: &[u8]) -> u32 {
-    values
-        .chunks_exact(4)
-        .map(|v| (u32::from_le_bytes([v[0], v[1], v[2], v[3]]) >> 23) & 0xff)
-        .filter(|&e| e != 0xff)
-        .max()
-        .unwrap_or(0)
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
-    use std::arch::x86_64::*;
+pub(super) unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
     let n = values.len() / 4;
     let c_exp = _mm256_set1_epi32(0xff);
     // Exponent 255 (not finite) counts as 0, as does a masked-off lane.
@@ -1054,44 +670,8 @@ unsafe fn max_finite_exponent_avx2(values: &[u8]) -> u32 {
     _mm_cvtsi128_si32(x) as u32
 }
 
-/// Final FP32 rounding of Kulisch slots `[first, first + n)` into `out` (4
-/// bytes each). Four slots at a time where all four qualify -- their whole
-/// state is the f64 register (no flags) and the value fits the width: one
-/// f64-to-f32 conversion rounds each to nearest even, subnormal results
-/// included, keeping the sign of an exact zero. Any other slot rounds from
-/// its f64 estimate when that settles it (`round_fp32_estimate`), else
-/// through `slow`, which rounds it exactly. With `take`, each slot is also
-/// cleared once written (one pass instead of a write and a clear).
-pub(crate) fn kulisch_write_fp32(
-    k: &mut KulischWindow,
-    first: usize,
-    n: usize,
-    out: &mut [u8],
-    take: bool,
-    slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
-) -> Result<(), crate::ArithError> {
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
-        // SAFETY: AVX2 support was detected at run time.
-        return unsafe { kulisch_write_fp32_avx2(k, first, n, out, take, slow) };
-    }
-    for i in 0..n {
-        // A slot of digits and register rounds from its f64 estimate when that settles it.
-        let bits = match k.round_fp32_estimate(first + i) {
-            Some(bits) => bits,
-            None => slow(k, first + i)?,
-        };
-        out[4 * i..4 * i + 4].copy_from_slice(&bits.to_le_bytes());
-        if take {
-            k.clear_slot(first + i);
-        }
-    }
-    Ok(())
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn kulisch_write_fp32_avx2(
+pub(super) unsafe fn kulisch_write_fp32_avx2(
     k: &mut KulischWindow,
     first: usize,
     n: usize,
@@ -1099,7 +679,6 @@ unsafe fn kulisch_write_fp32_avx2(
     take: bool,
     slow: &mut dyn FnMut(&mut KulischWindow, usize) -> Result<u32, crate::ArithError>,
 ) -> Result<(), crate::ArithError> {
-    use std::arch::x86_64::*;
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let limit = _mm256_set1_pd(k.fast_limit());
     let slots = k.acc.len().min(k.meta.len());
@@ -1208,10 +787,8 @@ unsafe fn kulisch_write_fp32_avx2(
 /// # Safety
 /// AVX2 is present; `acc` and `meta` hold the window's registers and flags,
 /// and first + n <= their length; `out` holds 4 n bytes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fast_run8_avx2<const TAKE: bool>(acc: *mut f64, meta: *const u8, out: *mut u8, first: usize, mut i: usize, n: usize, limit: std::arch::x86_64::__m256d) -> usize {
-    use std::arch::x86_64::*;
+unsafe fn fast_run8_avx2<const TAKE: bool>(acc: *mut f64, meta: *const u8, out: *mut u8, first: usize, mut i: usize, n: usize, limit: __m256d) -> usize {
     let abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let neg_zero = _mm256_set1_pd(-0.0);
     while i + 8 <= n {
@@ -1259,11 +836,9 @@ const NOT_PAIR_ROUNDABLE: u32 = u32::from_ne_bytes([!(F_NOT_NEGZERO | F_PAIR | F
 /// # Safety
 /// AVX2 is present, slot + 4 <= slots, and `meta` is the four slots' flags,
 /// none of them in `NOT_PAIR_ROUNDABLE`.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
 unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, meta: u32, clear: bool) -> Option<[u32; 4]> {
-    use std::arch::x86_64::*;
     debug_assert_eq!(meta & NOT_PAIR_ROUNDABLE, 0);
     // SAFETY: slot + 4 <= slots <= the registers' padded lengths.
     let (r, h, l) = unsafe { (_mm256_loadu_pd(k.acc.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_hi.as_ptr().add(slot)), _mm256_loadu_pd(k.pair_lo.as_ptr().add(slot))) };
@@ -1307,11 +882,9 @@ unsafe fn round_pair4_avx2(k: &mut KulischWindow, slot: usize, meta: u32, clear:
 ///
 /// # Safety
 /// AVX2 is present, and slot + 4 <= slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn clear_registers4(k: &mut KulischWindow, slot: usize) {
-    use std::arch::x86_64::*;
     let neg_zero = _mm256_set1_pd(-0.0);
     // SAFETY: slot + 4 <= slots <= the registers' padded lengths and the flags' length.
     unsafe {
@@ -1328,11 +901,9 @@ unsafe fn clear_registers4(k: &mut KulischWindow, slot: usize) {
 ///
 /// # Safety
 /// AVX2 is present, and slot < slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
-    use std::arch::x86_64::*;
+unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (__m256d, __m256d) {
     const _: () = assert!(DIGITS == 10, "two 4-digit vectors and a 2-digit one");
     // Digit i times its weight 2^(32 i - 149) as an exact f64, without a
     // multiply: 1.5 * 2^(52 + 32 i - 149) has a unit in the last place of
@@ -1372,12 +943,10 @@ unsafe fn digit_sums_avx2(k: &KulischWindow, slot: usize) -> (std::arch::x86_64:
 ///
 /// # Safety
 /// AVX2 is present, and slot + 4 <= slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
+pub(super) unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<[u32; 4]> {
     use crate::kulisch::{F_LIMBS, F_NAN, F_NEG_INF, F_POS_INF};
-    use std::arch::x86_64::*;
     const NOT_ESTIMABLE: u32 = u32::from_ne_bytes([F_LIMBS | F_NAN | F_POS_INF | F_NEG_INF; 4]);
     // SAFETY: slot + 4 <= slots = the flags' length; unaligned.
     let meta = unsafe { (k.meta.as_ptr().add(slot) as *const u32).read_unaligned() };
@@ -1437,7 +1006,6 @@ unsafe fn round_fp32_estimate4_avx2(k: &mut KulischWindow, slot: usize, clear: b
 /// # Safety
 /// AVX2 is present, and slot + 4 * groups <= slots (a group without its 16
 /// bytes in `out` is not done).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
 unsafe fn round_fp32_estimate4_run_avx2(k: &mut KulischWindow, slot: usize, groups: usize, out: &mut [u8], clear: bool) -> usize {
@@ -1459,29 +1027,6 @@ unsafe fn round_fp32_estimate4_run_avx2(k: &mut KulischWindow, slot: usize, grou
     done
 }
 
-/// `round_fp32_estimate4_avx2` for the tests (`None` without AVX2).
-#[cfg(test)]
-pub(crate) fn round_fp32_estimate4(k: &mut KulischWindow, slot: usize) -> Option<[u32; 4]> {
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
-        // SAFETY: AVX2 support was detected at run time; the caller's slot + 4 <= slots.
-        return unsafe { round_fp32_estimate4_avx2(k, slot, false) };
-    }
-    None
-}
-
-/// `KulischWindow::round_fp32_estimate` with the runtime's best ISA (the
-/// tests compare the two).
-#[cfg(test)]
-pub(crate) fn round_fp32_estimate(k: &mut KulischWindow, slot: usize) -> Option<u32> {
-    #[cfg(target_arch = "x86_64")]
-    if detected() >= Isa::Avx2 {
-        // SAFETY: AVX2 support was detected at run time; the caller's slot is in the window.
-        return unsafe { round_fp32_estimate_avx2(k, slot, false) };
-    }
-    k.round_fp32_estimate(slot)
-}
-
 /// The AVX2 twin of `KulischWindow::round_fp32_estimate` (the same terms
 /// and the same error bound, summed in another order, which the bound
 /// allows); with `clear`, a slot it settles is also cleared (its digits,
@@ -1489,10 +1034,8 @@ pub(crate) fn round_fp32_estimate(k: &mut KulischWindow, slot: usize) -> Option<
 ///
 /// # Safety
 /// AVX2 is present, and slot < slots.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<u32> {
-    use std::arch::x86_64::*;
+pub(super) unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bool) -> Option<u32> {
     if !k.estimable(slot) {
         return None;
     }
@@ -1518,105 +1061,4 @@ unsafe fn round_fp32_estimate_avx2(k: &mut KulischWindow, slot: usize, clear: bo
         k.meta[slot] = 0;
     }
     Some(bits)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// FP32_ARRIVAL's add and write kernels against their scalar twins for
-    /// every run length up to 40 (whole steps, masked tails) with NaNs,
-    /// infinities and signed zeros, and nothing past the run touched: the
-    /// slots and output words after it hold guards that must survive.
-    #[test]
-    fn fp32_arrival_kernels_match_their_scalar_twins_and_stay_in_the_run() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            match s % 11 {
-                0 => f32::NAN.to_bits() | (s as u32 & 0x8000_0001),
-                1 => f32::INFINITY.to_bits() | (s as u32 & 0x8000_0000),
-                2 => (s as u32) & 0x8000_0000,
-                _ => s as u32,
-            }
-        };
-        const GUARD: u32 = 0x1234_5678;
-        for n in 0..=40usize {
-            let acc0: Vec<f32> = (0..n + 9).map(|i| if i < n { f32::from_bits(next()) } else { f32::from_bits(GUARD) }).collect();
-            let vals: Vec<u8> = (0..n).flat_map(|_| next().to_le_bytes()).collect();
-            let (mut a, mut b) = (acc0.clone(), acc0.clone());
-            fp32_arrival(&mut a[..n + 9], &vals);
-            fp32_arrival_scalar(&mut b[..n + 9], &vals);
-            // A NaN's sign and payload are the hardware's choice (Rust does not
-            // fix them; RESULTs carry the canonical NaN): any NaN matches any.
-            let bits = |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
-            assert_eq!(bits(&a), bits(&b), "add, n {n}");
-            assert!(a[n..].iter().all(|x| x.to_bits() == GUARD), "add touched past n {n}");
-            for take in [false, true] {
-                let (mut a2, mut b2) = (a.clone(), a.clone());
-                let (mut oa, mut ob) = (vec![0xa5u8; 4 * n + 36], vec![0xa5u8; 4 * n + 36]);
-                fp32_write(&mut a2[..n + 9], &mut oa[..4 * n], take);
-                fp32_write_scalar(&mut b2[..n + 9], &mut ob[..4 * n], take);
-                assert_eq!(oa, ob, "write, n {n} take {take}");
-                assert_eq!(bits(&a2), bits(&b2), "write's reset, n {n} take {take}");
-                assert!(oa[4 * n..].iter().all(|&x| x == 0xa5), "write past n {n}");
-                assert!(a2[n..].iter().all(|x| x.to_bits() == GUARD), "reset past n {n}");
-            }
-        }
-    }
-
-    #[test]
-    fn max_finite_exponent_matches_its_scalar_twin() {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for len in 0..100 {
-            let vals: Vec<u8> = (0..len)
-                .flat_map(|i| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    let v = match i % 7 {
-                        0 => 0x7f80_0000 | (s as u32 & 0x8000_0001), // inf or NaN
-                        _ => s as u32,
-                    };
-                    v.to_le_bytes()
-                })
-                .collect();
-            assert_eq!(max_finite_exponent(&vals), max_finite_exponent_scalar(&vals), "len {len}");
-        }
-    }
-
-    #[test]
-    fn fp32_write_matches_its_scalar_twin() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        for len in 0..40 {
-            for take in [false, true] {
-                let acc: Vec<f32> = (0..len)
-                    .map(|i| {
-                        s ^= s << 13;
-                        s ^= s >> 7;
-                        s ^= s << 17;
-                        f32::from_bits(match i % 5 {
-                            0 => 0x7f80_0000 | (s as u32 & 0x807f_ffff), // inf or a NaN with any sign and payload
-                            1 => s as u32 & 0x8000_0000,                 // a signed zero
-                            _ => s as u32,
-                        })
-                    })
-                    .collect();
-                let (mut a, mut b) = (acc.clone(), acc.clone());
-                let (mut oa, mut ob) = (vec![0xa5u8; 4 * len], vec![0xa5u8; 4 * len]);
-                fp32_write(&mut a, &mut oa, take);
-                fp32_write_scalar(&mut b, &mut ob, take);
-                assert_eq!(oa, ob, "len {len} take {take}");
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&a), bits(&b), "len {len} take {take}");
-                for (o, v) in ob.chunks_exact(4).zip(&acc) {
-                    let w = u32::from_le_bytes([o[0], o[1], o[2], o[3]]);
-                    assert_eq!(w, if v.is_nan() { crate::round::FP32_NAN } else { v.to_bits() });
-                }
-                assert!(!take || b.iter().all(|v| v.to_bits() == 0x8000_0000));
-            }
-        }
-    }
 }
