@@ -102,7 +102,13 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
             Level::Percent(pc) => Some(sustained * pc / 100.0),
             Level::Max => None,
         };
-        let lsc = Scenario { rate_pps: offered, name: format!("{}-{}", sc.name, level.dir()), ..sc.clone() };
+        let description = format!(
+            "{} Load level {}: {} (the software switch sustained {sustained:.0} DATA frames/s at full window rate, same run).",
+            sc.description,
+            level.name(),
+            offered.map_or("as fast as the window allows".to_string(), |r| format!("{r:.0} DATA frames/s offered over all ranks"))
+        );
+        let lsc = Scenario { rate_pps: offered, name: format!("{}-{}", sc.name, level.dir()), description, ..sc.clone() };
         if !quiet {
             eprintln!("[{}/{}] {} at {} ({})", i + 1, levels.len(), sc.name, level.name(), offered.map_or("as fast as the window allows".into(), |r| format!("{:.0} DATA/s", r)));
         }

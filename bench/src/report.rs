@@ -163,19 +163,19 @@ fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
 pub fn table(o: &Outcome) -> String {
     let mut t = String::from("| | ");
     t += &PERCENTILES.iter().map(|p| format!("p{p}")).collect::<Vec<_>>().join(" | ");
-    t += " | max | samples | exact | elements/s | DATA Mpps |\n|---|";
+    t += " | max | samples | exact | elements/s | DATA frames/s |\n|---|";
     t += &"---|".repeat(PERCENTILES.len() + 5);
     t += "\n";
     for s in [&o.software, &o.hardware] {
         let cells: Vec<String> = percentiles(&s.latency).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect();
         t += &format!(
-            "| {} | {} | {} | {} | {:.3e} | {:.3} |\n",
+            "| {} | {} | {} | {} | {:.3e} | {:.3e} |\n",
             s.name,
             cells.join(" | "),
             s.latency.len(),
             if s.passed(o.scenario.operations) { "yes" } else { "NO" },
             s.elements_per_s(),
-            s.data_pps() / 1e6
+            s.data_pps()
         );
     }
     let a = hardware_with_allowance(o);
@@ -238,7 +238,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     }
     md += "\nThe two clocks differ: the software figure is wall time on this machine, including the path to and from the switch; the hardware figure is the simulated switch's cycles times the clock period, with frames handed to it beat by beat and no MAC, PHY or cable. Compare shapes and tails with that in mind.\n\n";
     md += &format!("The row **hardware + MAC/PHY allowance** adds {MAC_PHY_ALLOWANCE_NS} ns to every hardware sample: {MAC_PHY_ALLOWANCE_SOURCE}. It is shown apart, never folded into the hardware row.\n\n");
-    md += &format!("Offered load: {}. Achieved: software {:.3} M DATA frames/s, hardware {:.3} M DATA frames/s (DATA frames over operation time).\n\n", sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{:.3} M DATA frames/s over all ranks", r / 1e6)), o.software.data_pps() / 1e6, o.hardware.data_pps() / 1e6);
+    md += &format!("Offered load: {}. Achieved: software {:.4e} DATA frames/s, hardware {:.4e} DATA frames/s (DATA frames over operation time).\n\n", sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{r:.4e} DATA frames/s over all ranks")), o.software.data_pps(), o.hardware.data_pps());
     md += &format!("Both switches received the same DATA frames (`scenario.pcap`, {pcap_frames} frames of the first operation; pktgen paces them by the window) and every RESULT was checked exactly against pktgen's big-integer oracle.\n\n");
     md += "## Operations\n\n| | operations exact | RESULT frames | operation p50 | operation max | frames sent |\n|---|---|---|---|---|---|\n";
     for s in sides {
