@@ -246,7 +246,7 @@ module prism_rx_check #(
             logic [BW-1:0] s [2*LANES];
             for (int j = 0; j < LANES; j++) s[LANES + j] = BW'(pc0_q[j]);
             for (int j = LANES - 1; j >= 1; j--) s[j] = s[2*j] + s[2*j + 1];
-            bb1_q <= LANES == 1 ? BW'(pc0_q[0]) : s[1];
+            bb1_q <= s[1];
         end
         bv1_q <= bv0_q;
         bf1_q <= bf0_q;
