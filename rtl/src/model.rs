@@ -1,4 +1,5 @@
-//! The Verilator model of `prism_rx_check`, driven beat by beat.
+//! The Verilator model of `prism_rx_validate` (`prism_rx_check` and
+//! `prism_group_walk`), driven beat by beat.
 
 use std::ffi::c_void;
 
@@ -42,12 +43,24 @@ pub struct Verdict {
 /// One instance of the simulated checker.
 pub struct RxCheck {
     model: *mut c_void,
+    /// The cycle of the last beat with tlast.
+    tlast: u64,
 }
 
 impl RxCheck {
+    /// Cycles from a frame's last beat to its verdict: one after the later of
+    /// prism_rx_check's (4) and prism_group_walk's (0); rtl/tests/rx_check.rs
+    /// pins it on the model.
+    pub const LATENCY: u64 = 5;
+
     pub fn new(local_mac: [u8; 6]) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.
-        RxCheck { model: unsafe { prism_rx_new(local_mac.as_ptr()) } }
+        RxCheck { model: unsafe { prism_rx_new(local_mac.as_ptr()) }, tlast: 0 }
+    }
+
+    /// The cycle (as in `Verdict::cycle`) of the last frame's last beat.
+    pub fn tlast_cycle(&self) -> u64 {
+        self.tlast
     }
 
     fn cycle(&mut self, beat: Option<(&[u8; 64], u64, bool)>) -> RawVerdict {
@@ -73,6 +86,9 @@ impl RxCheck {
             data[..chunk.len()].copy_from_slice(chunk);
             let keep = if chunk.len() == 64 { u64::MAX } else { (1u64 << chunk.len()) - 1 };
             let v = self.cycle(Some((&data, keep, i + 1 == beats)));
+            if i + 1 == beats {
+                self.tlast = v.cycle;
+            }
             seen.extend(Self::take(v));
             for _ in 0..gap {
                 seen.extend(Self::take(self.cycle(None)));
@@ -81,9 +97,10 @@ impl RxCheck {
         seen
     }
 
-    /// Idle cycles until the pipeline has given every pending verdict.
+    /// Idle cycles until the pipeline has given every pending verdict, and one
+    /// more (where a verdict too many would show).
     pub fn drain(&mut self) -> Vec<Verdict> {
-        (0..4).filter_map(|_| Self::take(self.cycle(None))).collect()
+        (0..=Self::LATENCY).filter_map(|_| Self::take(self.cycle(None))).collect()
     }
 
     fn take(v: RawVerdict) -> Option<Verdict> {

@@ -1,8 +1,8 @@
 // prism_switch: the SINGLE-node PRISM switch on PORTS 512-bit AXI4-Stream
 // port pairs — one frame validator (prism_rx_validate) per ingress port and
 // the engine (prism_node) behind them. Each validator sees exactly the beats
-// the node takes on its port, so its verdicts (two cycles after each tlast)
-// come in that port's frame order. The node has a sender per egress port:
+// the node takes on its port, so its verdicts (a fixed number of cycles after
+// each tlast: see prism_rx_validate) come in that port's frame order. The node has a sender per egress port:
 // ports send in parallel, and frames never interleave on a port.
 
 module prism_switch #(

@@ -1,6 +1,8 @@
 //! prism_rx_validate (prism_rx_check + prism_group_walk, Verilator) against the Rust parser: the golden and
 //! malformed frames and 5,000 mutated frames, with and without idle
-//! gaps, back to back; the package matches the wire module; lint is clean.
+//! gaps, back to back (1-beat frames every cycle too), each verdict
+//! `RxCheck::LATENCY` cycles after its last beat; the package matches the
+//! wire module; lint is clean.
 
 use prism_dataplane::golden::{self, SWITCH_MAC};
 use prism_dataplane::wire::*;
@@ -101,13 +103,28 @@ fn lint_is_clean() {
 }
 
 #[test]
+fn the_verdict_comes_latency_cycles_after_the_last_beat() {
+    let f = &all_frames()[0].1;
+    for gap in [0, 2] {
+        let mut rtl = RxCheck::new(SWITCH_MAC.0);
+        let mut v = rtl.send(f, gap);
+        let tlast = rtl.tlast_cycle();
+        v.extend(rtl.drain());
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].cycle - tlast, RxCheck::LATENCY, "gap {gap}");
+    }
+}
+
+#[test]
 fn golden_and_malformed_frames_get_the_rust_verdict() {
     for gap in [0, 3] {
         let mut rtl = RxCheck::new(SWITCH_MAC.0);
         for (name, f) in all_frames() {
             let mut v = rtl.send(&f, gap);
+            let tlast = rtl.tlast_cycle();
             v.extend(rtl.drain());
             assert_eq!(v.len(), 1, "{name}: one verdict per frame");
+            assert_eq!(v[0].cycle, tlast + RxCheck::LATENCY, "{name}: a fixed latency");
             check(&f, &v[0]).unwrap_or_else(|e| panic!("{name} (gap {gap}): {e}"));
         }
     }
@@ -118,17 +135,54 @@ fn back_to_back_frames_keep_their_order_and_verdicts() {
     let frames = all_frames();
     let mut rtl = RxCheck::new(SWITCH_MAC.0);
     let mut verdicts = Vec::new();
+    let mut tlasts = Vec::new();
     for (_, f) in &frames {
         verdicts.extend(rtl.send(f, 0));
+        tlasts.push(rtl.tlast_cycle());
     }
     verdicts.extend(rtl.drain());
     assert_eq!(verdicts.len(), frames.len());
-    for ((name, f), v) in frames.iter().zip(&verdicts) {
+    for (((name, f), v), t) in frames.iter().zip(&verdicts).zip(&tlasts) {
         check(f, v).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(v.cycle, t + RxCheck::LATENCY, "{name}: a fixed latency");
     }
-    // The verdict follows the last beat by one cycle: a fixed latency.
-    let beats: u64 = frames.iter().map(|(_, f)| f.chunks(64).count().max(1) as u64).sum();
-    assert_eq!(verdicts.last().unwrap().cycle, verdicts.first().unwrap().cycle + beats - frames[0].1.chunks(64).count() as u64);
+}
+
+/// 1-beat frames (cuts of every frame, so their verdicts differ: truncations
+/// at their own offsets, short CONTROL frames accepted) one every cycle, then
+/// with random idle gaps: one verdict a frame, in order, at a fixed latency.
+#[test]
+fn one_beat_frames_every_cycle_keep_their_order_and_verdicts() {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut frames: Vec<(String, Vec<u8>)> = Vec::new();
+    for (name, f) in all_frames() {
+        for cut in [f.len().min(64), f.len().min(60), 1 + next() as usize % f.len().min(64)] {
+            frames.push((format!("{name}[..{cut}]"), f[..cut].to_vec()));
+        }
+    }
+    for max_gap in [0u64, 3] {
+        let mut rtl = RxCheck::new(SWITCH_MAC.0);
+        let mut verdicts = Vec::new();
+        let mut tlasts = Vec::new();
+        for (_, f) in &frames {
+            assert!(f.len() <= 64);
+            let gap = if max_gap == 0 { 0 } else { (next() % (max_gap + 1)) as usize };
+            verdicts.extend(rtl.send(f, gap));
+            tlasts.push(rtl.tlast_cycle());
+        }
+        verdicts.extend(rtl.drain());
+        assert_eq!(verdicts.len(), frames.len(), "gaps up to {max_gap}: one verdict per frame");
+        for (((name, f), v), t) in frames.iter().zip(&verdicts).zip(&tlasts) {
+            check(f, v).unwrap_or_else(|e| panic!("{name} (gaps up to {max_gap}): {e}"));
+            assert_eq!(v.cycle, t + RxCheck::LATENCY, "{name} (gaps up to {max_gap}): a fixed latency");
+        }
+    }
 }
 
 #[test]
@@ -157,8 +211,10 @@ fn mutated_frames_agree_with_rust() {
             f.truncate(cut.max(1));
         }
         let mut v = rtl.send(&f, (i % 2) as usize);
+        let tlast = rtl.tlast_cycle();
         v.extend(rtl.drain());
         assert_eq!(v.len(), 1);
+        assert_eq!(v[0].cycle, tlast + RxCheck::LATENCY);
         check(&f, &v[0]).unwrap_or_else(|e| panic!("mutation {i} of {name}: {e}\nframe {:02x?}", &f[..f.len().min(64)]));
     }
 }
