@@ -7,13 +7,29 @@
 //            STAGE validation in the engine's order, COMMIT/COMPLETE/RELEASE/
 //            ABORT, CAPS_QUERY from the capability ROM; ACKs out.
 //   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
-//            accumulation FLANES (64) lanes per cycle (prism_fp32_add),
-//            coverage, and canonical FP32 RESULT packets on every result
-//            path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
+//            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
+//            9 stages), coverage, and canonical FP32 RESULT packets on every
+//            result path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
 //            (prism_kulisch_lane), one rounding to FP32 per value on the way
 //            out (prism_kulisch_round). A 363-value frame takes 8 engine
-//            cycles (10 under KULISCH_FIXED): one engine keeps up with two
-//            ports at one beat per cycle each.
+//            cycles (10 under KULISCH_FIXED), 10 when the frame before it
+//            was of the same range (the lanes' hazard, below): one engine
+//            keeps up with two ports at one beat per cycle each.
+//
+// The lanes' read-modify-write hazard. A run of lanes reads its slots from
+// the ring when it is dispatched and writes their sums F_LAT cycles later
+// (K_LAT for the Kulisch lanes, 0 while they are combinational);
+// prism_lane_track keeps the runs in flight. The rule: nothing reads a ring
+// slot while a sum for it is in flight. A run waits in D_RUN while one of
+// its slots is in flight (so a slot's adds happen in arrival order, as the
+// software rounds them); the RESULT builder waits before a line whose slots
+// are in flight (the engine hands a completed packet to egress at once:
+// coverage is decided from headers, and runs dispatched later are for
+// slots above the packet); AUTO's planner waits while its lookahead slots
+// are in flight (no run is dispatched while it plans or emits, so what it
+// planned stays final); CONTROL frames wait for the lanes to drain (so a
+// STAGE's clear, or a context's end, never races an in-flight sum); and
+// m_idle includes the lanes.
 // Frames leave through one 512-bit AXI4-Stream a port, a whole frame at a
 // time on each (CONTROL replies and RESULTs never interleave); the ports
 // send in parallel.
@@ -325,10 +341,35 @@ module prism_node #(
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [FLANES];
+    // Cycles from a run's read of the ring to the write of its sums: the
+    // FP32 lanes are prism_fp32_add_pipe (its LATENCY; checked in simulation
+    // against its m_valid), the Kulisch lanes combinational. A pipelined
+    // Kulisch lane sets K_LAT to its latency and the hazard logic follows.
+    localparam int F_LAT = 9;
+    localparam int K_LAT = 0;
+    // Hazard queries against the runs in flight (prism_lane_track): 0 the
+    // run D_RUN dispatches, 1 the builder's line, 2 AUTO's lookahead.
+    localparam int HQ = 3;
+    logic [HQ*RB-1:0]   hz_slot;
+    logic [HQ*RN_W-1:0] hz_n;
+    logic [HQ-1:0]      f_hit, k_hit, hz_hit;
+    logic          f_push, k_push, f_land, k_land, f_busy, k_busy, lanes_busy;
+    logic [RB-1:0] f_land_slot, k_land_slot;
+    logic [RN_W-1:0] f_land_n, k_land_n;
+    logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
+    logic          f_mv0;            // lane 0's m_valid (the latency check)
     genvar gl;
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
-            prism_fp32_add add (.a(lane_acc[32*gl +: 32]), .b(lane_in[gl]), .sum(lane_sum[32*gl +: 32]));
+            if (gl == 0) begin : g_first
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_push), .a(lane_acc[32*gl +: 32]), .b(lane_in[gl]),
+                                         .m_valid(f_mv0), .sum(lane_sum[32*gl +: 32]));
+            end else begin : g_rest
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_push), .a(lane_acc[32*gl +: 32]), .b(lane_in[gl]),
+                                         .m_valid(), .sum(lane_sum[32*gl +: 32]));
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
         end
         for (gl = 0; gl < KLANES; gl++) begin : g_klane
             prism_kulisch_lane #(.KW(KW)) kadd (
@@ -401,6 +442,8 @@ module prism_node #(
     logic        bl_end;             // its last line
     logic [15:0] bl_idx [LANES];
     logic [RB-1:0] bl_slot [LANES];
+    logic [LANES-1:0] bl_in;       // value j is in the line
+    logic        bl_wait;            // a slot of the line has a sum in flight: the builder waits
     logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
     logic [31:0] bl_val [LANES];
     logic [LANES*32-1:0] bl_acc;
@@ -423,8 +466,14 @@ module prism_node #(
         for (int j = 0; j < LANES; j++) begin
             bl_idx[j] = 16'(16 * $signed(32'(bl_line)) - 15 + j);
             bl_slot[j] = bl_line == 0 ? RB'(rq_base[bl_s]) : RB'(rq_base[bl_s] + 33'(bl_idx[j]));
-            bl_has[j] = bl_on && (bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s]);
+            bl_in[j] = bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s];
         end
+    end
+    // Apart from the above: the hazard query reads the line's slots
+    // (consecutive from bl_slot[0]).
+    always_comb begin
+        bl_wait = bl_on && hz_hit[1];
+        for (int j = 0; j < LANES; j++) bl_has[j] = bl_on && !bl_wait && bl_in[j];
     end
     always_comb begin
         bl_vals = '0;
@@ -530,8 +579,8 @@ module prism_node #(
                 sp_line[p] <= '0;
             end
         end else begin
-            // Build.
-            if (rq_valid[bl_s] && !rq_built[bl_s]) begin
+            // Build (a line waits while one of its slots has a sum in flight).
+            if (rq_valid[bl_s] && !rq_built[bl_s] && !bl_wait) begin
                 if (bl_on) begin
                     rbuf[bl_s][FB'(bl_line)] <= bl_vals;
                     rq_lines[bl_s] <= bl_line + 16'd1;
@@ -578,7 +627,7 @@ module prism_node #(
     end
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle;
+        m_idle = st == IDLE && tx_idle && !lanes_busy;
         for (int p = 0; p < PORTS; p++) begin
             s_axis_tready[p] = !b_busy[{PW'(p), in_half[p]}];
             if (b_busy[{PW'(p), 1'b0}] || b_busy[{PW'(p), 1'b1}] || in_beat[p] != 0) m_idle = 1'b0;
@@ -1359,9 +1408,34 @@ module prism_node #(
         .bl_slot(bl_slot_v), .bl_clear(bl_has), .bl_acc, .bl_acck, .bl_accf,
         .au_slot(au_slot_v), .au_clear(st == A_EMIT && e_g != a_ng && e_desc), .au_acc, .au_acck, .au_accf,
         .clr_en(st == C_CLEAR), .clr_slot,
-        .run_fp32(st == D_RUN && !ctx_kulisch), .run_kulisch(st == D_RUN && ctx_kulisch), .run_n,
-        .lane_sum, .klane_sum, .klane_f
+        .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
+        .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
     );
+
+    // The runs in flight through each lane kind, and the hazard queries
+    // against them (the rule is in the module comment).
+    assign hz_slot = {au_slot[0], bl_slot[0], lane_slot};
+    assign hz_n = {RN_W'(LOOK), RN_W'($countones(bl_in)), run_n};
+    assign hz_hit = f_hit | k_hit;
+    assign run_hold = st == D_RUN && hz_hit[0];
+    assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
+    assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
+    assign lanes_busy = f_busy || k_busy;
+    prism_lane_track #(.LATENCY(F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
+        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
+        .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
+        .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
+    );
+    prism_lane_track #(.LATENCY(K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
+        .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
+        .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
+        .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
+    );
+`ifndef SYNTHESIS
+    // F_LAT is prism_fp32_add_pipe's latency: its valid comes out with the run.
+    always_ff @(posedge clk)
+        if (!rst && f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
+`endif
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -1394,7 +1468,8 @@ module prism_node #(
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
-                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && !tx_idle) st <= DISPATCH;
+                // CONTROL waits for egress and for the lanes to drain (clears and context changes).
+                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy)) st <= DISPATCH;
                 else if (!b_ok[proc_buf]) count(CNT_MALFORMED + $signed(32'(b_reason[proc_buf])));
                 else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
@@ -1714,8 +1789,9 @@ module prism_node #(
                     st <= D_RUN;
                 end
             end
-            D_RUN: begin
-                // The lanes' sums go into the ring (its process, below).
+            D_RUN: if (!run_hold) begin
+                // The run enters the lanes; its sums go into the ring F_LAT
+                // (K_LAT) cycles later (the ring's process, below).
                 pos <= pos + 33'(run_n);
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) begin
@@ -1729,7 +1805,9 @@ module prism_node #(
                 logic [15:0] nu;
                 logic [16:0] nb;
                 logic fits;
-                if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
+                // The lookahead's slots wait for their sums in flight.
+                if (hz_hit[2]) ;
+                else if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
                     // Planned as far as the lookahead allows: the vector's end closes the packet.
                     if (a_i == ad_avail && ad_end && a_i != 0) begin
                         if (tx_idle) begin

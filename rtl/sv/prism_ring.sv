@@ -6,9 +6,12 @@
 // from `lane_slot`, the RESULT builder's LANES slots and AUTO's LOOK
 // lookahead slots. Writes, in this order within a cycle (a later write to a
 // slot wins): the builder's clears of the slots it read, a fresh accumulator
-// FLANES slots at a time from `clr_slot`, the lanes' sums on the first
-// `run_n` slots of the run (distinct slots, so distinct banks), and AUTO's
-// clear of the value it just wrote (`au_slot` 0).
+// FLANES slots at a time from `clr_slot`, the Kulisch lanes' sums on the
+// `kw_n` slots from `kw_slot` and the FP32 lanes' sums on the `fw_n` slots
+// from `fw_slot` (distinct slots, so distinct banks), and AUTO's clear of
+// the value it just wrote (`au_slot` 0). A lane write is the run the lanes
+// read `LATENCY` cycles earlier (prism_lane_track in prism_node): the write
+// slots are not the read slots of the same cycle.
 //
 // A slot at rest is FP32 -0 and a Kulisch zero with no flags. Apart from
 // prism_node so that synthesis can count the ring on its own: at the default
@@ -49,10 +52,13 @@ module prism_ring #(
     input  logic                  clr_en,
     input  logic [RB-1:0]         clr_slot,
 
-    input  logic                  run_fp32,
-    input  logic                  run_kulisch,
-    input  logic [RN_W-1:0]       run_n,
+    input  logic                  fw_en,
+    input  logic [RB-1:0]         fw_slot,
+    input  logic [RN_W-1:0]       fw_n,
     input  logic [FLANES*32-1:0]  lane_sum,
+    input  logic                  kw_en,
+    input  logic [RB-1:0]         kw_slot,
+    input  logic [RN_W-1:0]       kw_n,
     input  logic [KLANES*KW-1:0]  klane_sum,
     input  logic [KLANES*5-1:0]   klane_f
 );
@@ -94,15 +100,15 @@ module prism_ring #(
                     acc_k[RB'(clr_slot + RB'(j))] <= '0;
                     acc_f[RB'(clr_slot + RB'(j))] <= '0;
                 end
-            if (run_kulisch)
+            if (kw_en)
                 for (int j = 0; j < KLANES; j++)
-                    if (RN_W'(j) < run_n) begin
-                        acc_k[RB'(lane_slot + RB'(j))] <= klane_sum[KW*j +: KW];
-                        acc_f[RB'(lane_slot + RB'(j))] <= klane_f[5*j +: 5];
+                    if (RN_W'(j) < kw_n) begin
+                        acc_k[RB'(kw_slot + RB'(j))] <= klane_sum[KW*j +: KW];
+                        acc_f[RB'(kw_slot + RB'(j))] <= klane_f[5*j +: 5];
                     end
-            if (run_fp32)
+            if (fw_en)
                 for (int j = 0; j < FLANES; j++)
-                    if (RN_W'(j) < run_n) acc[RB'(lane_slot + RB'(j))] <= lane_sum[32*j +: 32];
+                    if (RN_W'(j) < fw_n) acc[RB'(fw_slot + RB'(j))] <= lane_sum[32*j +: 32];
             if (au_clear) begin
                 acc[au_slot[0 +: RB]] <= NEG_ZERO;
                 acc_k[au_slot[0 +: RB]] <= '0;

@@ -567,3 +567,209 @@ fn auto_output_is_byte_identical() {
     assert!(formats.contains("Int8"), "{formats:?}");
 }
 
+
+// ------------------------------------------------------------------ lane hazards
+// The FP32 lanes are pipelined: a run's sums reach the ring 9 cycles after
+// it read its slots. Short frames of one range arriving back to back make
+// the next frame read those slots while their sums are in flight; the
+// switch must wait for them (and add in arrival order), the RESULT builder
+// and AUTO's planner too. Every run below is compared byte for byte with
+// the software engine, as the others are.
+
+impl Pair {
+    /// Every port's frames offered at once, back to back on each port; the
+    /// engine gets them in the order the hardware took them (by the cycle of
+    /// the last beat, ports in index order within a cycle).
+    fn send_together(&mut self, per_port: &[Vec<Vec<u8>>]) {
+        let seen = self.rtl.send_all(per_port, &mut self.rtl_out);
+        let mut order: Vec<(u64, usize, usize)> =
+            seen.iter().enumerate().flat_map(|(p, v)| v.iter().enumerate().map(move |(i, g)| (g.last_cycle, p, i))).collect();
+        order.sort_unstable();
+        for (_, p, i) in order {
+            self.sw.handle(p as u16, &per_port[p][i], &mut self.sw_out);
+        }
+    }
+}
+
+/// Rank `r`'s values from element `first` as one DATA frame (a group per run of one format).
+fn data_frame(s: &Scenario, r: u16, pid: u32, first: usize, vals: &[Value], last: bool) -> Vec<u8> {
+    let mut groups: Vec<(NumFormat, Vec<u8>, u16)> = Vec::new();
+    for x in vals {
+        let b = match x.format {
+            NumFormat::Int8 => vec![x.bits as u8],
+            NumFormat::Fp16 | NumFormat::Bf16 => (x.bits as u16).to_le_bytes().to_vec(),
+            _ => x.bits.to_le_bytes().to_vec(),
+        };
+        match groups.last_mut() {
+            Some(g) if g.0 == x.format => {
+                g.1.extend(b);
+                g.2 += 1;
+            }
+            _ => groups.push((x.format, b, 1)),
+        }
+    }
+    let reprs: Vec<GroupRepr<'_>> = groups.iter().map(|g| GroupRepr { format: g.0, count: g.2, values: &g.1 }).collect();
+    let mut body = vec![0; groups_len(&reprs)];
+    emit_groups(&reprs, &mut body);
+    let d = DataRepr {
+        class: Class::DATA,
+        identity: s.identity(1),
+        src_ep: 0x1000 + r,
+        dst_ep: 0x0100 + r,
+        packet_id: pid,
+        first_element: first as u32,
+        element_count: vals.len() as u16,
+        group_count: reprs.len() as u8,
+        flags: if last { flags::LAST } else { 0 },
+        stream_id: r,
+        body: &body,
+    };
+    let pr = PrismRepr::Data(d);
+    let mut f = vec![0; pr.frame_len()];
+    pr.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
+    f
+}
+
+/// How a hazard run delivers its frames.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Delivery {
+    /// One frame at a time, in element order (ranks in order within a range),
+    /// each on its rank's port right after the one before.
+    InTurn,
+    /// Every port at once: each port's frames back to back, so frames of one
+    /// range from both ports end in the same cycle (same cuts, FP32 values).
+    Together,
+}
+
+/// One run of short frames (30 to 64 values: one lane run each, or a few
+/// with mixed formats) through both switches: rank r on `port_of(r)`, every
+/// rank cutting its vector at the same points (`same_cuts`: each range's
+/// frames back to back) or at its own (runs that overlap in part).
+#[allow(clippy::too_many_arguments)]
+fn hazard_run(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, seed: u64, port_of: fn(u16) -> u16, same_cuts: bool, delivery: Delivery, stall: Vec<bool>) -> Pair {
+    let mut s = Scenario::new(ranks, semantics, accumulator);
+    s.vector_len = 1100;
+    s.data_seed = seed;
+    s.dest_rank = (seed % ranks as u64) as u16;
+    s.output = OUTPUT.with(|o| o.get());
+    let mut p = Pair::new(0);
+    p.rtl.out_stall = stall;
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x4a2d);
+    p.send(&stage(&s, 1, 1, |c, b| {
+        // Up to 13 short packets a rank below a canonical packet's end.
+        c.window_intervals = 16;
+        for x in b.iter_mut() {
+            x.port = port_of(x.rank);
+        }
+    }));
+    p.send(&cmd(&s, Command::COMMIT, 2, 1));
+    // Together: FP32 values only, so that every rank's frame of a range has the same length.
+    let v = if delivery == Delivery::Together || seed % 2 == 1 { full_range(&s, &mut rng) } else { vectors(&s) };
+    let n = s.vector_len as usize;
+    let cut = |rng: &mut StdRng| {
+        let mut c = vec![0];
+        while c[c.len() - 1] < n {
+            let at = c[c.len() - 1] + rng.gen_range(30..=64usize);
+            c.push(at.min(n));
+        }
+        c
+    };
+    let common = cut(&mut rng);
+    // Each rank's frames: (first element, rank, frame).
+    let mut frames: Vec<(usize, u16, Vec<u8>)> = Vec::new();
+    for r in 0..ranks {
+        let cuts = if same_cuts { common.clone() } else { cut(&mut rng) };
+        for (k, w) in cuts.windows(2).enumerate() {
+            frames.push((w[0], r, data_frame(&s, r, k as u32, w[0], &v[r as usize][w[0]..w[1]], w[1] == n)));
+        }
+    }
+    frames.sort_by_key(|f| (f.0, f.1));
+    let sent = frames.len() as u64;
+    match delivery {
+        Delivery::InTurn => {
+            for (_, r, f) in &frames {
+                p.send_on(port_of(*r), f);
+            }
+        }
+        Delivery::Together => {
+            let mut per_port: Vec<Vec<Vec<u8>>> = vec![Vec::new(); PORTS as usize];
+            for (_, r, f) in frames {
+                per_port[port_of(r) as usize].push(f);
+            }
+            p.send_together(&per_port);
+        }
+    }
+    p.send(&cmd(&s, Command::COMPLETE, 3, 1));
+    p.send(&cmd(&s, Command::RELEASE, 4, 1));
+    let what = format!("{ranks} ranks, {semantics:?}, {accumulator:?}, {:?} output, seed {seed}, same cuts {same_cuts}, {delivery:?}", s.output);
+    p.check(&what);
+    // Every frame was applied, none refused, and every RESULT sent.
+    let c = &p.sw.counters;
+    assert_eq!((c.data_applied, c.data_rejected.iter().sum::<u64>()), (sent, 0), "{what}: {c:?}");
+    let paths = if semantics == Semantics::ALLREDUCE { ranks as u64 } else { 1 };
+    if s.output == OutputFormat::FP32 {
+        assert_eq!(c.results_sent, paths * (s.vector_len as u64).div_ceil(363), "{what}: {c:?}");
+    } else {
+        assert!(c.results_sent >= paths, "{what}: {c:?}");
+    }
+    p
+}
+
+#[test]
+fn lane_hazard_several_ranks_on_one_port() {
+    // Ranks 0, 1 and 2 on port 0, rank 3 on port 1: a range's frames from
+    // ranks 0..2 follow each other on port 0.
+    for (i, semantics) in [Semantics::REDUCE, Semantics::ALLREDUCE].into_iter().enumerate() {
+        for same_cuts in [true, false] {
+            hazard_run(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, 200 + i as u64, |r| r / 3, same_cuts, Delivery::InTurn, Vec::new());
+            hazard_run(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, 211 + i as u64, |r| r / 3, same_cuts, Delivery::InTurn, Vec::new());
+        }
+    }
+    // The Kulisch lanes share the hazard logic (combinational today: nothing in flight).
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 221, |r| r / 3, true, Delivery::InTurn, Vec::new());
+}
+
+#[test]
+fn lane_hazard_every_rank_on_one_port() {
+    for (i, semantics) in [Semantics::REDUCE, Semantics::ALLREDUCE].into_iter().enumerate() {
+        for same_cuts in [true, false] {
+            hazard_run(8, semantics, AccumulatorPolicy::FP32_ARRIVAL, 300 + i as u64, |_| 0, same_cuts, Delivery::InTurn, Vec::new());
+        }
+        hazard_run(5, semantics, AccumulatorPolicy::FP32_ARRIVAL, 311 + i as u64, |_| 1, true, Delivery::InTurn, Vec::new());
+    }
+    // AUTO's planner reads the ring too: it waits for the sums in flight.
+    OUTPUT.with(|o| o.set(OutputFormat::AUTO));
+    hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 320, |_| 0, true, Delivery::InTurn, Vec::new());
+    hazard_run(3, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 322, |_| 0, false, Delivery::InTurn, Vec::new());
+    OUTPUT.with(|o| o.set(OutputFormat::FP32));
+}
+
+#[test]
+fn lane_hazard_both_ports_in_the_same_cycle() {
+    // Rank r on port r mod 2, each port's frames back to back from the same
+    // cycle: frames of one range end on both ports in the same cycle.
+    for (i, ranks) in [2u16, 4, 8].into_iter().enumerate() {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            hazard_run(ranks, semantics, AccumulatorPolicy::FP32_ARRIVAL, 401 + i as u64, |r| r % 2, true, Delivery::Together, Vec::new());
+        }
+    }
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 411, |r| r % 2, true, Delivery::Together, Vec::new());
+    OUTPUT.with(|o| o.set(OutputFormat::AUTO));
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 421, |r| r % 2, true, Delivery::Together, Vec::new());
+    OUTPUT.with(|o| o.set(OutputFormat::FP32));
+}
+
+#[test]
+fn lane_hazard_under_egress_backpressure() {
+    // m_axis_tready low 7 cycles in 19 (each port at its own phase) while
+    // frames of one range wait for each other's sums: RESULTs wait for free
+    // request slots, the builder for the lanes.
+    let stall: Vec<bool> = (0..19).map(|i| [1, 2, 5, 8, 9, 13, 17].contains(&i)).collect();
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 501, |r| r / 3, true, Delivery::InTurn, stall.clone());
+    hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 502, |_| 0, false, Delivery::InTurn, stall.clone());
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 503, |r| r % 2, true, Delivery::Together, stall.clone());
+    hazard_run(8, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 504, |r| r % 2, true, Delivery::Together, stall.clone());
+    OUTPUT.with(|o| o.set(OutputFormat::AUTO));
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 505, |r| r % 2, true, Delivery::Together, stall);
+    OUTPUT.with(|o| o.set(OutputFormat::FP32));
+}
