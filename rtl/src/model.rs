@@ -81,9 +81,12 @@ impl RxCheck {
         seen
     }
 
+    /// Cycles from a frame's last beat to its verdict (the group walker's pipeline).
+    pub const LATENCY: u64 = 17;
+
     /// Idle cycles until the pipeline has given every pending verdict.
     pub fn drain(&mut self) -> Vec<Verdict> {
-        (0..4).filter_map(|_| Self::take(self.cycle(None))).collect()
+        (0..Self::LATENCY + 2).filter_map(|_| Self::take(self.cycle(None))).collect()
     }
 
     fn take(v: RawVerdict) -> Option<Verdict> {

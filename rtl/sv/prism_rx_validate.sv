@@ -1,6 +1,6 @@
 // prism_rx_validate: the whole receive-side validation of one port — the
 // header checker and the NumberGroup walker side by side on the same beats,
-// one merged verdict per frame, two cycles after tlast. A header reject wins;
+// one merged verdict per frame, WALK_LATENCY (17) cycles after tlast. A header reject wins;
 // then a group reject (DATA and RESULT); `m_verdict_body_walk` is left for the
 // records still unchecked in hardware: Kulisch value states, STAGE bindings,
 // capability records, PROGRESS holes.
@@ -37,10 +37,17 @@ module prism_rx_validate #(
     logic        w_valid, w_applies, w_ok, w_kulisch;
     logic [7:0]  w_reason;
     logic [15:0] w_offset;
-    // The walker answers one cycle before the checker: hold its verdict one cycle.
-    logic        w_applies_q, w_ok_q, w_kulisch_q;
-    logic [7:0]  w_reason_q;
-    logic [15:0] w_offset_q;
+    // The walker answers WALK_LATENCY cycles after tlast, the checker
+    // CHECK_LATENCY: the checker's verdict waits in a delay line for the
+    // walker's (both give one verdict per frame, in frame order).
+    localparam int CHECK_LATENCY = 2, WALK_LATENCY = 17, DELAY = WALK_LATENCY - CHECK_LATENCY;
+    localparam int CW = 4 + 8 + 8 + 16;     // {prism, local, ok, walk, class, reason, offset}; valid apart
+    logic [DELAY-1:0]    cd_valid;
+    logic [CW*DELAY-1:0] cd_data;
+    logic                d_valid, d_prism, d_local, d_ok, d_walk;
+    logic [7:0]          d_class, d_reason;
+    logic [15:0]         d_offset;
+    logic                unused_w_valid;
 
     prism_rx_check #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU)) check (
         .clk, .rst, .local_mac,
@@ -50,7 +57,7 @@ module prism_rx_validate #(
         .m_verdict_reason(c_reason), .m_verdict_offset(c_offset)
     );
 
-    prism_group_walk #(.DATA_W(DATA_W), .KEEP_W(KEEP_W)) walk (
+    prism_group_walk #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .LATENCY(WALK_LATENCY)) walk (
         .clk, .rst,
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast,
         .m_walk_valid(w_valid), .m_walk_applies(w_applies), .m_walk_ok(w_ok),
@@ -58,34 +65,34 @@ module prism_rx_validate #(
     );
 
     always_ff @(posedge clk) begin
-        if (w_valid) begin
-            w_applies_q <= w_applies;
-            w_ok_q      <= w_ok;
-            w_kulisch_q <= w_kulisch;
-            w_reason_q  <= w_reason;
-            w_offset_q  <= w_offset;
-        end
+        if (rst) cd_valid <= '0;
+        else cd_valid <= DELAY'({cd_valid, c_valid});
+        cd_data <= (CW*DELAY)'({cd_data, c_prism, c_local, c_ok, c_walk, c_class, c_reason, c_offset});
     end
+    assign d_valid = cd_valid[DELAY-1];
+    assign {d_prism, d_local, d_ok, d_walk, d_class, d_reason, d_offset} = cd_data[CW*(DELAY-1) +: CW];
+    // The walker's valid coincides with d_valid.
+    assign unused_w_valid = w_valid;
 
     logic data_class;
-    assign data_class = c_class == CLASS_DATA || c_class == CLASS_RESULT;
+    assign data_class = d_class == CLASS_DATA || d_class == CLASS_RESULT;
 
     always_comb begin
-        m_verdict_valid     = c_valid;
-        m_verdict_prism     = c_prism;
-        m_verdict_local     = c_local;
-        m_verdict_class     = c_class;
-        m_verdict_ok        = c_ok;
-        m_verdict_reason    = c_reason;
-        m_verdict_offset    = c_offset;
-        m_verdict_body_walk = c_walk && !data_class;
-        if (c_ok && c_prism && data_class && w_applies_q) begin
-            if (!w_ok_q) begin
+        m_verdict_valid     = d_valid;
+        m_verdict_prism     = d_prism;
+        m_verdict_local     = d_local;
+        m_verdict_class     = d_class;
+        m_verdict_ok        = d_ok;
+        m_verdict_reason    = d_reason;
+        m_verdict_offset    = d_offset;
+        m_verdict_body_walk = d_walk && !data_class;
+        if (d_ok && d_prism && data_class && w_applies) begin
+            if (!w_ok) begin
                 m_verdict_ok     = 1'b0;
-                m_verdict_reason = w_reason_q;
-                m_verdict_offset = w_offset_q;
+                m_verdict_reason = w_reason;
+                m_verdict_offset = w_offset;
             end else begin
-                m_verdict_body_walk = w_kulisch_q;
+                m_verdict_body_walk = w_kulisch;
             end
         end
         if (!m_verdict_ok) m_verdict_body_walk = 1'b0;
