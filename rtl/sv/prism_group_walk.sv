@@ -322,13 +322,19 @@ module prism_group_walk #(
     // the chain from w, and j[w] the node 2^r steps on (an end node points to itself).
     always_ff @(posedge clk) begin
         for (int s = S_JUMP; s < S_END; s++) begin
+            // Copies of the stage's tables, so that the selects below are
+            // 16-way muxes, not shifters over every stage's bits.
+            logic [WB*WORDS-1:0]    jt;
+            logic [WORDS*WORDS-1:0] mt;
+            jt = `GW_J(s-1, 0, WB*WORDS);
+            mt = `GW_M(s-1, 0, WORDS*WORDS);
             for (int w = 0; w < WORDS; w++) begin
                 logic [WB-1:0]    jw;
                 logic [WORDS-1:0] mm;
-                jw = `GW_J(s-1, WB*w, WB);
-                mm = `GW_M(s-1, WORDS*w, WORDS) | `GW_M(s-1, WORDS*jw, WORDS);
+                jw = jt[WB*w +: WB];
+                mm = mt[WORDS*w +: WORDS] | mt[WORDS*jw +: WORDS];
                 for (int k = 0; k < w; k++) mm[k] = 1'b0;   // chains only go forward
-                `GW_J(s, WB*w, WB)       <= `GW_J(s-1, WB*jw, WB);
+                `GW_J(s, WB*w, WB)       <= jt[WB*jw +: WB];
                 `GW_M(s, WORDS*w, WORDS) <= mm;
             end
             `GW_X(s, 0, XW*WORDS)   <= `GW_X(s-1, 0, XW*WORDS);
@@ -341,11 +347,17 @@ module prism_group_walk #(
     logic [ERW*WORDS-1:0]   ee_q;           // error at its end
     logic [WORDS*WORDS-1:0] me_q;           // descriptors it reaches
     always_ff @(posedge clk) begin
+        logic [WB*WORDS-1:0]  jt;
+        logic [XW*WORDS-1:0]  xt;
+        logic [ERW*WORDS-1:0] et;
+        jt = `GW_J(S_END-1, 0, WB*WORDS);
+        xt = `GW_X(S_END-1, 0, XW*WORDS);
+        et = `GW_ERR(S_END-1, 0, ERW*WORDS);
         for (int e = 0; e < WORDS; e++) begin
             logic [WB-1:0] je;
-            je = `GW_J(S_END-1, WB*e, WB);
-            xe_q[XW*e +: XW]   <= `GW_X(S_END-1, XW*je, XW);
-            ee_q[ERW*e +: ERW] <= `GW_ERR(S_END-1, ERW*je, ERW);
+            je = jt[WB*e +: WB];
+            xe_q[XW*e +: XW]   <= xt[XW*je +: XW];
+            ee_q[ERW*e +: ERW] <= et[ERW*je +: ERW];
         end
         me_q <= `GW_M(S_END-1, 0, WORDS*WORDS);
     end
