@@ -49,9 +49,9 @@ pub struct RxCheck {
 
 impl RxCheck {
     /// Cycles from a frame's last beat to its verdict: one after the later of
-    /// prism_rx_check's (4) and prism_group_walk's (0); rtl/tests/rx_check.rs
+    /// prism_rx_check's (4) and prism_group_walk's (17); rtl/tests/rx_check.rs
     /// pins it on the model.
-    pub const LATENCY: u64 = 5;
+    pub const LATENCY: u64 = 18;
 
     pub fn new(local_mac: [u8; 6]) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.

@@ -7,13 +7,37 @@
 // (`m_kulisch_seen` says a group of them was present).
 //
 // Groups are 4-byte aligned from the body start (frame offset 56), so every
-// descriptor sits in one 32-bit word of one beat; the walk visits the words of
-// a beat in order within one cycle. The verdict is valid one cycle after
-// tlast (prism_rx_validate delays it by one to meet prism_rx_check's).
+// descriptor sits in one 32-bit word of one beat. One beat a cycle, back to
+// back, never stalling; the verdict comes LATENCY cycles after tlast.
+//
+// The only state carried from beat to beat is where the next descriptor is
+// (its word, and how many beats ahead) and the padding its group left
+// pending. Everything else is computed per beat in a pipeline that does not
+// depend on it:
+//   decode    every word read as a descriptor: fields, checks, value bytes;
+//   mul       value length = count x value bytes (a DSP), the body end;
+//   next      the overrun check and where that group ends, relative to the beat;
+//   pad       the padding check when the group's last value word is in this beat;
+//   node      each word as a node: terminal (error, or past the body), next
+//             word in this beat, or leaving the beat (beats ahead, word, padding);
+//   jump      pointer jumping, WB-1 rounds (a chain has at most WORDS/2 nodes):
+//             for every entry word, the words it reaches and where it ends;
+//   end       per entry word, the exit and the error of its chain's end;
+//   sel       the one carried step: the entry word picks its precomputed exit;
+//             the descriptors reached and the entry's pending padding go on;
+//   cnt/rank  descriptors reached, each one's rank, elements (an adder tree);
+//   acc       groups so far: which reached descriptor is one too many;
+//   mism/err  the beat's first error, the frame's first error, element total;
+//   out       the verdict, with the declared group and element counts.
+
+`default_nettype none
 
 module prism_group_walk #(
     parameter int DATA_W = 512,
-    parameter int KEEP_W = DATA_W / 8
+    parameter int KEEP_W = DATA_W / 8,
+    // Cycles from a frame's tlast beat to its verdict, fixed by the stages
+    // below; the instantiating module states what it expects.
+    parameter int LATENCY = 17
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -35,160 +59,513 @@ module prism_group_walk #(
     import prism_pkg::*;
 
     localparam int WORDS = DATA_W / 32;
+    localparam int WB = $clog2(WORDS);
+    localparam int OW = 15;                        // word offsets: (56 + 65,535) / 4 < 2^15
+    localparam int BI = OW - WB;                   // beat index
+    localparam int ENTRY = 32'(DATA_BODY) / 4;     // the first descriptor's word in beat 0
+    localparam int ROUNDS = WB - 1;
+    localparam int GRP = WORDS / 4;                // rank: groups of four words
+    localparam int ESW = 16 + WB;                  // a beat's element sum
 
-    // Walk state between beats (offsets are frame offsets).
-    logic        first_q;
-    logic [31:0] beat_off_q, body_end_q, next_desc_q, val_end_q, elems_q, count_q;
-    logic [8:0]  groups_q, group_count_q;
-    logic        applies_q, err_q, kseen_q;
-    // Not a state machine: Yosys would try to extract one from it (with
-    // every descriptor check as a control input) and never finish.
-    (* fsm_encoding = "none" *) logic [7:0] reason_q;
-    logic [31:0] off_q;
+    // Stages (registers of stage s hold the beat that entered s + 1 cycles ago).
+    localparam int S_DEC = 1, S_NEXT = 3, S_NODE = 5;   // 2: mul, 4: pad
+    localparam int S_JUMP = 6;                     // rounds S_JUMP .. S_JUMP + ROUNDS - 1
+    localparam int S_END = S_JUMP + ROUNDS;
+    localparam int S_SEL = S_END + 1;
+    localparam int S_CNT = S_SEL + 1, S_RANK = S_CNT + 1, S_ACC = S_RANK + 1;
+    localparam int S_MISM = S_ACC + 1, S_ERR = S_MISM + 1, S_OUT = S_ERR + 1;
 
-    // The state after this beat.
-    logic [31:0] beat_off, body_end_n, next_desc_n, val_end_n, elems_n, count_n, off_n;
-    logic [8:0]  groups_n, group_count_n;
-    logic        applies_n, err_n, kseen_n;
-    logic [7:0]  reason_n;
+    initial begin
+        if (DATA_W % 32 != 0 || WORDS < 16 || (1 << WB) != WORDS)
+            $error("prism_group_walk: DATA_W must be 32 times a power of two, at least 512");
+        if (KEEP_W != DATA_W / 8) $error("prism_group_walk: KEEP_W must be DATA_W / 8");
+        if (LATENCY != S_OUT + 1) $error("prism_group_walk: its latency is %0d, not %0d", S_OUT + 1, LATENCY);
+    end
 
-    function automatic logic [7:0] byte_at(input logic [DATA_W-1:0] d, input int i);
-        byte_at = d[8*i +: 8];
+    // Errors inside the pipeline: a code, the word of the beat and the byte.
+    localparam logic [2:0] E_NONE = 3'd0, E_OVERRUN = 3'd1, E_RESERVED = 3'd2, E_KWIDTH = 3'd3,
+                           E_FORMAT = 3'd4, E_EMPTY = 3'd5, E_PADDING = 3'd6, E_GROUPS = 3'd7;
+    localparam int ERW = 3 + WB + 2;
+
+    // Padding of a group's last value word: its last `p` bytes must be zero
+    // (nz[i]: byte i + 1 of the word is not). {error, byte}.
+    function automatic logic [2:0] padchk(input logic [2:0] nz, input logic [1:0] p);
+        padchk = 3'b000;
+        if (p == 2'd3 && nz[0]) padchk = {1'b1, 2'd1};
+        else if (p >= 2'd2 && nz[1]) padchk = {1'b1, 2'd2};
+        else if (p >= 2'd1 && nz[2]) padchk = {1'b1, 2'd3};
     endfunction
 
-    always_comb begin
-        logic [7:0]  cls, flags, b0, b1;
-        logic [31:0] o, vlen, gend, gcount;
-        logic [9:0]  wbytes;
-        logic [3:0]  fmt;
-        logic [8:0]  wfield;
-        cls = 8'd0; flags = 8'd0; b0 = 8'd0; b1 = 8'd0;
-        o = 32'd0; vlen = 32'd0; wbytes = 10'd0; gend = 32'd0; gcount = 32'd0;
-        fmt = 4'd0; wfield = 9'd0;
-        beat_off      = first_q ? 32'd0 : beat_off_q;
-        body_end_n    = body_end_q;
-        next_desc_n   = next_desc_q;
-        val_end_n     = val_end_q;
-        groups_n      = groups_q;
-        group_count_n = group_count_q;
-        elems_n       = elems_q;
-        count_n       = count_q;
-        applies_n     = applies_q;
-        err_n         = err_q;
-        kseen_n       = kseen_q;
-        reason_n      = reason_q;
-        off_n         = off_q;
-        if (first_q) begin
-            // The class header is in the first beat.
-            cls   = byte_at(s_axis_tdata, 15);
-            flags = byte_at(s_axis_tdata, 32'(OFF_DATA_FLAGS));
-            applies_n = {byte_at(s_axis_tdata, 12), byte_at(s_axis_tdata, 13)} == ETHERTYPE
-                        && (cls == CLASS_DATA || cls == CLASS_RESULT)
-                        && (flags & FLAG_INEXACT) == 8'd0;
-            body_end_n    = 32'(DATA_BODY) + 32'({byte_at(s_axis_tdata, 32'(OFF_DATA_BODY_LEN)), byte_at(s_axis_tdata, 32'(OFF_DATA_BODY_LEN) + 1)});
-            group_count_n = {1'b0, byte_at(s_axis_tdata, 32'(OFF_DATA_GROUPS))};
-            count_n       = 32'({byte_at(s_axis_tdata, 32'(OFF_DATA_COUNT)), byte_at(s_axis_tdata, 32'(OFF_DATA_COUNT) + 1)});
-            next_desc_n   = 32'(DATA_BODY);
-            val_end_n     = 32'(DATA_BODY);
-            groups_n      = 9'd0;
-            elems_n       = 32'd0;
-            err_n         = 1'b0;
-            kseen_n       = 1'b0;
-            reason_n      = 8'd0;
-            off_n         = 32'd0;
+    // Yosys 0.23 reads neither packed arrays of more than one dimension nor
+    // arrays of registers well: per-word values are flat vectors, word w of
+    // an N-bit field at [N*w +: N], stage s of a riding field at [N*WORDS*s +: N*WORDS].
+
+    // ------------------------------------------------------------ per-beat tag
+    // {count, group count, body non-empty, applies, beat index, start, last}
+    localparam int T_LAST = 0, T_SOF = 1, T_B = 2, T_APP = 2 + BI, T_BODY = 3 + BI, T_GC = 4 + BI, T_CNT = 12 + BI;
+    localparam int TAGW = 28 + BI;
+    logic [S_ERR:0]            v_q;
+    /* verilator lint_off UNUSEDSIGNAL */     // not every field is read at every stage
+    logic [TAGW*(S_ERR+1)-1:0] tag_q;
+    /* verilator lint_on UNUSEDSIGNAL */
+`define GW_TAG(st, f, n) tag_q[TAGW*(st) + (f) +: (n)]
+
+    // ------------------------------------------------------------ stage 0: the beat
+    logic              first_q;         // the next beat starts a frame
+    logic [BI-1:0]     beat_q;          // its index
+    logic [DATA_W-1:0] d0_q;
+    logic [OW-1:0]     bewf0_q;         // body end / 4, rounded down
+    logic              part0_q;         // the body ends inside a word
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            first_q <= 1'b1;
+            beat_q  <= '0;
+        end else if (s_axis_tvalid) begin
+            first_q <= s_axis_tlast;
+            beat_q  <= s_axis_tlast ? '0 : beat_q + BI'(1);
         end
+        d0_q <= s_axis_tdata;
+        if (s_axis_tvalid) begin
+            `GW_TAG(0, T_LAST, 1) <= s_axis_tlast;
+            `GW_TAG(0, T_SOF, 1)  <= first_q;
+            `GW_TAG(0, T_B, BI)   <= beat_q;
+            // The class header is in the first beat; later beats keep it.
+            if (first_q) begin
+                logic [7:0]  cls, flags;
+                logic [15:0] blen;
+                cls   = s_axis_tdata[8*15 +: 8];
+                flags = s_axis_tdata[8*32'(OFF_DATA_FLAGS) +: 8];
+                blen  = {s_axis_tdata[8*32'(OFF_DATA_BODY_LEN) +: 8], s_axis_tdata[8*(32'(OFF_DATA_BODY_LEN) + 1) +: 8]};
+                `GW_TAG(0, T_APP, 1)  <= {s_axis_tdata[8*12 +: 8], s_axis_tdata[8*13 +: 8]} == ETHERTYPE
+                                         && (cls == CLASS_DATA || cls == CLASS_RESULT) && (flags & FLAG_INEXACT) == 8'd0;
+                `GW_TAG(0, T_BODY, 1) <= blen != 16'd0;
+                `GW_TAG(0, T_GC, 8)   <= s_axis_tdata[8*32'(OFF_DATA_GROUPS) +: 8];
+                `GW_TAG(0, T_CNT, 16) <= {s_axis_tdata[8*32'(OFF_DATA_COUNT) +: 8], s_axis_tdata[8*(32'(OFF_DATA_COUNT) + 1) +: 8]};
+                bewf0_q <= OW'(ENTRY) + OW'(blen[15:2]);
+                part0_q <= blen[1:0] != 2'd0;
+            end
+        end
+    end
+
+    // The tag and valid bit follow each beat through every stage.
+    always_ff @(posedge clk) begin
+        if (rst) v_q <= '0;
+        else v_q <= {v_q[S_ERR-1:0], s_axis_tvalid};
+        tag_q[TAGW*(S_ERR+1)-1:TAGW] <= tag_q[TAGW*S_ERR-1:0];
+    end
+
+    // Per-word data that rides along from decode: element counts, Kulisch
+    // formats, which of bytes 1..3 of a word are non-zero (padding).
+    localparam int NGC = S_SEL - S_DEC + 1, NNZ = S_END - S_DEC + 1;
+    logic [16*WORDS*NGC-1:0] gcnt_q;
+    logic [WORDS*NGC-1:0]    isk_q;
+    logic [3*WORDS*NNZ-1:0]  nzb_q;
+`define GW_GCNT(st, i, n) gcnt_q[16*WORDS*((st) - S_DEC) + (i) +: (n)]
+`define GW_ISK(st, i, n) isk_q[WORDS*((st) - S_DEC) + (i) +: (n)]
+`define GW_NZB(st, i, n) nzb_q[3*WORDS*((st) - S_DEC) + (i) +: (n)]
+    always_ff @(posedge clk) begin
+        gcnt_q[16*WORDS*NGC-1:16*WORDS] <= gcnt_q[16*WORDS*(NGC-1)-1:0];
+        isk_q[WORDS*NGC-1:WORDS]        <= isk_q[WORDS*(NGC-1)-1:0];
+        nzb_q[3*WORDS*NNZ-1:3*WORDS]    <= nzb_q[3*WORDS*(NNZ-1)-1:0];
+    end
+
+    // ------------------------------------------------------------ stage 1: decode
+    logic [10*WORDS-1:0] vbytes1_q;
+    logic [5*WORDS-1:0]  derr1_q;           // {code, byte} of the first field error
+    logic [16:0]         lim1_q;            // body end / 4 - 16 x beat (signed): body words from this beat's start
+    logic                part1_q;
+
+    always_ff @(posedge clk) begin
+        lim1_q  <= {2'b00, bewf0_q} - {2'b00, `GW_TAG(0, T_B, BI), WB'(0)};
+        part1_q <= part0_q;
         for (int w = 0; w < WORDS; w++) begin
-            o = beat_off + 32'(4 * w);
-            if (applies_n && !err_n && o >= 32'(DATA_BODY) && o < body_end_n) begin
-                if (o == next_desc_n) begin
-                    // A descriptor: format nibble, 3 reserved bits, 9-bit width field, count.
-                    b0 = byte_at(s_axis_tdata, 4 * w);
-                    b1 = byte_at(s_axis_tdata, 4 * w + 1);
-                    gcount = 32'({byte_at(s_axis_tdata, 4 * w + 2), byte_at(s_axis_tdata, 4 * w + 3)});
-                    fmt = b0[7:4];
-                    wfield = {b0[0], b1};
-                    wbytes = (fmt == FMT_INT8) ? 10'd1 : (fmt == FMT_FP16 || fmt == FMT_BF16) ? 10'd2 : (fmt == FMT_FP32) ? 10'd4 : 10'(wfield) + 10'd2;
-                    vlen = 32'(gcount[15:0] * wbytes);   // at most 65,535 x 513: 26 bits
-                    gend = o + 32'd4 + ((vlen + 32'd3) & ~32'd3);
-                    if (groups_n == group_count_n) begin
-                        err_n = 1'b1; reason_n = R_GROUP_COUNT_MISMATCH; off_n = o;
-                    end else if (o + 32'd4 > body_end_n) begin
-                        err_n = 1'b1; reason_n = R_GROUP_OVERRUN; off_n = o;
-                    end else if ((b0 & 8'h0E) != 8'd0) begin
-                        err_n = 1'b1; reason_n = R_RESERVED_NONZERO; off_n = o;
-                    end else if (fmt == FMT_KULISCH && wfield < 9'd34) begin
-                        err_n = 1'b1; reason_n = R_BAD_KULISCH_WIDTH; off_n = o;
-                    end else if (fmt != FMT_INT8 && fmt != FMT_FP16 && fmt != FMT_BF16 && fmt != FMT_FP32 && fmt != FMT_KULISCH) begin
-                        err_n = 1'b1; reason_n = R_UNKNOWN_FORMAT; off_n = o;
-                    end else if (fmt != FMT_KULISCH && wfield != 9'd0) begin
-                        err_n = 1'b1; reason_n = R_RESERVED_NONZERO; off_n = o + 32'd1;
-                    end else if (gcount == 32'd0) begin
-                        err_n = 1'b1; reason_n = R_EMPTY_GROUP; off_n = o + 32'd2;
-                    end else if (gend > body_end_n) begin
-                        err_n = 1'b1; reason_n = R_GROUP_OVERRUN; off_n = o;
-                    end else begin
-                        val_end_n   = o + 32'd4 + vlen;
-                        next_desc_n = gend;
-                        groups_n    = groups_n + 9'd1;
-                        elems_n     = elems_n + gcount;
-                        kseen_n     = kseen_n || fmt == FMT_KULISCH;
-                    end
-                end else if (val_end_n > o && val_end_n < o + 32'd4 && next_desc_n == o + 32'd4) begin
-                    // The last value word of a group: its tail bytes are padding.
-                    for (int k = 1; k < 4; k++) begin
-                        if (!err_n && o + 32'(k) >= val_end_n && byte_at(s_axis_tdata, 4 * w + k) != 8'd0) begin
-                            err_n = 1'b1; reason_n = R_PADDING_NONZERO; off_n = o + 32'(k);
-                        end
-                    end
-                end
+            logic [7:0]  b0, b1;
+            logic [3:0]  fmt;
+            logic [8:0]  wfield;
+            logic [15:0] cnt;
+            logic        isk;
+            b0     = d0_q[32*w +: 8];
+            b1     = d0_q[32*w + 8 +: 8];
+            cnt    = {d0_q[32*w + 16 +: 8], d0_q[32*w + 24 +: 8]};
+            fmt    = b0[7:4];
+            wfield = {b0[0], b1};
+            isk    = fmt == FMT_KULISCH;
+            gcnt_q[16*w +: 16] <= cnt;
+            isk_q[w]           <= isk;
+            nzb_q[3*w +: 3]    <= {d0_q[32*w + 24 +: 8] != 8'd0, d0_q[32*w + 16 +: 8] != 8'd0, b1 != 8'd0};
+            vbytes1_q[10*w +: 10] <= (fmt == FMT_INT8) ? 10'd1 : (fmt == FMT_FP16 || fmt == FMT_BF16) ? 10'd2
+                                   : (fmt == FMT_FP32) ? 10'd4 : 10'(wfield) + 10'd2;
+            // The parser's order (the body end's checks come first, in stage 2).
+            if ((b0 & 8'h0E) != 8'd0)        derr1_q[5*w +: 5] <= {E_RESERVED, 2'd0};
+            else if (isk && wfield < 9'd34)  derr1_q[5*w +: 5] <= {E_KWIDTH, 2'd0};
+            else if (!(isk || fmt == FMT_INT8 || fmt == FMT_FP16 || fmt == FMT_BF16 || fmt == FMT_FP32))
+                                             derr1_q[5*w +: 5] <= {E_FORMAT, 2'd0};
+            else if (!isk && wfield != 9'd0) derr1_q[5*w +: 5] <= {E_RESERVED, 2'd1};
+            else if (cnt == 16'd0)           derr1_q[5*w +: 5] <= {E_EMPTY, 2'd2};
+            else                             derr1_q[5*w +: 5] <= {E_NONE, 2'd0};
+        end
+    end
+
+    // ------------------------------------------------------------ stage 2: value length, body end
+    logic [26*WORDS-1:0] vlen2_q;           // count x value bytes (at most 65,535 x 513)
+    logic [WORDS-1:0]    desc2_q;           // inside the body: a descriptor if the walk comes here
+    logic [5*WORDS-1:0]  derr2_q;
+    logic [17*WORDS-1:0] room2_q;           // whole body words after the descriptor (signed)
+
+    always_ff @(posedge clk) begin
+        for (int w = 0; w < WORDS; w++) begin
+            logic below, at;
+            below = !lim1_q[16] && lim1_q[15:0] > 16'(w);
+            at    = !lim1_q[16] && lim1_q[15:0] == 16'(w);
+            vlen2_q[26*w +: 26] <= 26'(`GW_GCNT(S_DEC, 16*w, 16)) * 26'(vbytes1_q[10*w +: 10]);
+            desc2_q[w] <= below || (part1_q && at);
+            // The descriptor itself crosses the body end.
+            derr2_q[5*w +: 5] <= (part1_q && at) ? {E_OVERRUN, 2'd0} : derr1_q[5*w +: 5];
+            room2_q[17*w +: 17] <= lim1_q - 17'(w + 1);
+        end
+    end
+
+    // ------------------------------------------------------------ stage 3: overrun, group end
+    logic [WORDS-1:0]    desc3_q;
+    logic [5*WORDS-1:0]  derr3_q;
+    logic [17*WORDS-1:0] r3_q;              // the next descriptor's word relative to the next beat (signed)
+    logic [2*WORDS-1:0]  p3_q;              // padding bytes of the group's last word
+
+    always_ff @(posedge clk) begin
+        for (int w = 0; w < WORDS; w++) begin
+            logic [25:0] vlen;
+            logic [16:0] room;
+            logic        over;
+            vlen = vlen2_q[26*w +: 26];
+            room = room2_q[17*w +: 17];
+            // Values and padding end after the body: vlen rounded up to 4 > 4 x room.
+            over = room[16] || vlen > {8'd0, room[15:0], 2'b00};
+            desc3_q[w] <= desc2_q[w];
+            derr3_q[5*w +: 5] <= derr2_q[5*w + 2 +: 3] != E_NONE ? derr2_q[5*w +: 5] : over ? {E_OVERRUN, 2'd0} : {E_NONE, 2'd0};
+            // The next descriptor's word is 16 x beat + w + 1 + ceil(vlen / 4);
+            // here relative to the next beat's first word (without overrun: < 2^15).
+            r3_q[17*w +: 17] <= 17'(vlen[16:2]) + (vlen[1:0] != 2'd0 ? 17'(w) - 17'd14 : 17'(w) - 17'd15);
+            p3_q[2*w +: 2] <= 2'd0 - vlen[1:0];
+        end
+    end
+
+    // ------------------------------------------------------------ stage 4: padding in this beat
+    logic [WORDS-1:0]      desc4_q, inbeat4_q, zero4_q;
+    logic [ERW*WORDS-1:0]  err4_q;
+    logic [OW*WORDS-1:0]   r4_q;           // r3 when not negative
+    logic [2*WORDS-1:0]    p4_q;
+
+    always_ff @(posedge clk) begin
+        logic [3*WORDS-1:0] nzprev;
+        // Byte flags of the word before each word: a group's last value word.
+        nzprev = {`GW_NZB(S_NEXT, 0, 3*WORDS-3), `GW_NZB(S_NEXT, 3*WORDS-3, 3)};
+        for (int w = 0; w < WORDS; w++) begin
+            logic [16:0]   r;
+            logic [WB-1:0] rw;
+            logic [2:0]    pc;
+            logic          le0;
+            r   = r3_q[17*w +: 17];
+            rw  = r[WB-1:0];
+            pc  = padchk(nzprev[3*rw +: 3], p3_q[2*w +: 2]);
+            le0 = r[16] || r == 17'd0;
+            desc4_q[w]   <= desc3_q[w];
+            inbeat4_q[w] <= r[16];
+            zero4_q[w]   <= r == 17'd0;
+            if (!desc3_q[w])
+                err4_q[ERW*w +: ERW] <= '0;
+            else if (derr3_q[5*w + 2 +: 3] != E_NONE)
+                err4_q[ERW*w +: ERW] <= {derr3_q[5*w + 2 +: 3], WB'(w), derr3_q[5*w +: 2]};
+            else if (le0 && pc[2])
+                err4_q[ERW*w +: ERW] <= {E_PADDING, rw - WB'(1), pc[1:0]};
+            else
+                err4_q[ERW*w +: ERW] <= '0;
+            r4_q[OW*w +: OW] <= r[OW-1:0];
+            p4_q[2*w +: 2]   <= p3_q[2*w +: 2];
+        end
+    end
+
+    // ------------------------------------------------------------ stage 5: nodes
+    // A node's exit: {the next beat has the next descriptor, the one after
+    // has it, its word, beats ahead, padding bytes left to check}.
+    localparam int XW = 2 + WB + BI + 2;
+    localparam int NJ = S_END - S_NODE;     // stages of j, m, x, err
+    logic [WB*WORDS*NJ-1:0]    j_q;
+    logic [WORDS*WORDS*NJ-1:0] m_q;
+    logic [XW*WORDS*NJ-1:0]    x_q;
+    logic [ERW*WORDS*NJ-1:0]   err_q;
+`define GW_J(st, i, n) j_q[WB*WORDS*((st) - S_NODE) + (i) +: (n)]
+`define GW_M(st, i, n) m_q[WORDS*WORDS*((st) - S_NODE) + (i) +: (n)]
+`define GW_X(st, i, n) x_q[XW*WORDS*((st) - S_NODE) + (i) +: (n)]
+`define GW_ERR(st, i, n) err_q[ERW*WORDS*((st) - S_NODE) + (i) +: (n)]
+
+    always_ff @(posedge clk) begin
+        for (int w = 0; w < WORDS; w++) begin
+            logic          term;
+            logic [OW-1:0] r;
+            logic [BI-1:0] ahead;
+            r     = r4_q[OW*w +: OW];
+            term  = !desc4_q[w] || err4_q[ERW*w + ERW - 3 +: 3] != E_NONE;
+            ahead = r[WB +: BI];
+            j_q[WB*w +: WB]       <= (!term && inbeat4_q[w]) ? r[WB-1:0] : WB'(w);
+            m_q[WORDS*w +: WORDS] <= desc4_q[w] ? WORDS'(1) << w : '0;
+            if (term)
+                x_q[XW*w +: XW] <= {2'b00, WB'(0), {BI{1'b1}}, 2'd0};
+            else
+                x_q[XW*w +: XW] <= {ahead == BI'(0), ahead == BI'(1), r[WB-1:0], ahead, zero4_q[w] ? 2'd0 : p4_q[2*w +: 2]};
+        end
+        err_q[ERW*WORDS-1:0] <= err4_q;
+    end
+
+    // ------------------------------------------------------------ stages 6..: pointer jumping
+    // After round r, m[w] holds the descriptors among the first 2^r nodes of
+    // the chain from w, and j[w] the node 2^r steps on (an end node points to itself).
+    always_ff @(posedge clk) begin
+        for (int s = S_JUMP; s < S_END; s++) begin
+            // Copies of the stage's tables, so that the selects below are
+            // 16-way muxes, not shifters over every stage's bits.
+            logic [WB*WORDS-1:0]    jt;
+            logic [WORDS*WORDS-1:0] mt;
+            jt = `GW_J(s-1, 0, WB*WORDS);
+            mt = `GW_M(s-1, 0, WORDS*WORDS);
+            for (int w = 0; w < WORDS; w++) begin
+                logic [WB-1:0]    jw;
+                logic [WORDS-1:0] mm;
+                jw = jt[WB*w +: WB];
+                mm = mt[WORDS*w +: WORDS] | mt[WORDS*jw +: WORDS];
+                for (int k = 0; k < w; k++) mm[k] = 1'b0;   // chains only go forward
+                `GW_J(s, WB*w, WB)       <= jt[WB*jw +: WB];
+                `GW_M(s, WORDS*w, WORDS) <= mm;
+            end
+            `GW_X(s, 0, XW*WORDS)   <= `GW_X(s-1, 0, XW*WORDS);
+            `GW_ERR(s, 0, ERW*WORDS) <= `GW_ERR(s-1, 0, ERW*WORDS);
+        end
+    end
+
+    // ------------------------------------------------------------ end: per entry word
+    logic [XW*WORDS-1:0]    xe_q;           // exit of the chain from each word
+    logic [ERW*WORDS-1:0]   ee_q;           // error at its end
+    logic [WORDS*WORDS-1:0] me_q;           // descriptors it reaches
+    always_ff @(posedge clk) begin
+        logic [WB*WORDS-1:0]  jt;
+        logic [XW*WORDS-1:0]  xt;
+        logic [ERW*WORDS-1:0] et;
+        jt = `GW_J(S_END-1, 0, WB*WORDS);
+        xt = `GW_X(S_END-1, 0, XW*WORDS);
+        et = `GW_ERR(S_END-1, 0, ERW*WORDS);
+        for (int e = 0; e < WORDS; e++) begin
+            logic [WB-1:0] je;
+            je = jt[WB*e +: WB];
+            xe_q[XW*e +: XW]   <= xt[XW*je +: XW];
+            ee_q[ERW*e +: ERW] <= et[ERW*je +: ERW];
+        end
+        me_q <= `GW_M(S_END-1, 0, WORDS*WORDS);
+    end
+
+    // ------------------------------------------------------------ sel: the carried step
+    // Where the next descriptor is: in this beat at word st_e (st_hit), or
+    // st_ahead beats on (st_one: in the next beat); st_p padding bytes of the
+    // word before it are still to check.
+    logic          st_hit, st_one;
+    logic [WB-1:0] st_e;
+    logic [BI-1:0] st_ahead;
+    logic [1:0]    st_p;
+    logic [WORDS-1:0] mask_q;               // descriptors reached in this beat
+    logic [ERW-1:0]   eend_q;               // error at the end of the walk in this beat
+    logic [ERW-1:0]   epad_q;               // padding of a group that ended before the walk entered
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            st_hit <= 1'b1; st_one <= 1'b0; st_e <= WB'(ENTRY); st_ahead <= '0; st_p <= 2'd0;
+        end else if (v_q[S_END]) begin
+            if (`GW_TAG(S_END, T_LAST, 1)) begin
+                st_hit <= 1'b1; st_one <= 1'b0; st_e <= WB'(ENTRY); st_ahead <= '0; st_p <= 2'd0;
+            end else if (st_hit) begin
+                {st_hit, st_one, st_e, st_ahead, st_p} <= xe_q[XW*st_e +: XW];
+            end else begin
+                st_hit   <= st_one;
+                st_one   <= st_ahead == BI'(2);
+                st_ahead <= st_ahead - BI'(1);
             end
         end
     end
 
     always_ff @(posedge clk) begin
+        logic [3*WORDS-1:0] nzprev;
+        logic [2:0] pc;
+        nzprev = {`GW_NZB(S_END, 0, 3*WORDS-3), `GW_NZB(S_END, 3*WORDS-3, 3)};
+        pc = padchk(nzprev[3*st_e +: 3], st_p);
+        mask_q <= st_hit ? me_q[WORDS*st_e +: WORDS] : '0;
+        eend_q <= st_hit ? ee_q[ERW*st_e +: ERW] : '0;
+        // The group's last word is the one before the entry word: in this beat,
+        // or the last word of this beat when the walk enters the next at word 0.
+        if (pc[2] && (st_hit ? st_e != WB'(0) : st_one && st_e == WB'(0)))
+            epad_q <= {E_PADDING, st_e - WB'(1), pc[1:0]};
+        else
+            epad_q <= '0;
+    end
+
+    // ------------------------------------------------------------ cnt: popcounts, element sums
+    logic [WORDS-1:0]       mask_c, mask_r, mask_a;
+    logic [2*WORDS-1:0]     lpre_c;         // reached descriptors before w in its group of four
+    logic [3*GRP-1:0]       gtot_c;
+    logic [17*WORDS/2-1:0]  es_c;
+    logic                   ks_c, ks_r, ks_a, ks_m;
+    logic [ERW-1:0]         eend_c, eend_r, eend_a, eend_m, epad_c, epad_r, epad_a, epad_m;
+
+    always_ff @(posedge clk) begin
+        for (int g = 0; g < GRP; g++) begin
+            logic [2:0] n;
+            n = 3'd0;
+            for (int k = 0; k < 4; k++) begin
+                lpre_c[2*(4*g + k) +: 2] <= n[1:0];
+                n = n + 3'(mask_q[4*g + k]);
+            end
+            gtot_c[3*g +: 3] <= n;
+        end
+        for (int i = 0; i < WORDS / 2; i++)
+            es_c[17*i +: 17] <= (mask_q[2*i] ? 17'(`GW_GCNT(S_SEL, 32*i, 16)) : 17'd0)
+                              + (mask_q[2*i+1] ? 17'(`GW_GCNT(S_SEL, 32*i + 16, 16)) : 17'd0);
+        ks_c   <= (mask_q & `GW_ISK(S_SEL, 0, WORDS)) != '0;
+        mask_c <= mask_q;
+        eend_c <= eend_q;
+        epad_c <= epad_q;
+    end
+
+    // ------------------------------------------------------------ rank
+    logic [WB*WORDS-1:0]   rank_r;          // reached descriptors before w
+    logic [WB:0]           ndesc_r;
+    logic [18*WORDS/4-1:0] es_r;
+
+    always_ff @(posedge clk) begin
+        logic [WB:0] pre;
+        pre = '0;
+        for (int g = 0; g < GRP; g++) begin
+            for (int k = 0; k < 4; k++) rank_r[WB*(4*g + k) +: WB] <= WB'(pre) + WB'(lpre_c[2*(4*g + k) +: 2]);
+            pre = pre + (WB + 1)'(gtot_c[3*g +: 3]);
+        end
+        ndesc_r <= pre;
+        for (int i = 0; i < WORDS / 4; i++) es_r[18*i +: 18] <= 18'(es_c[34*i +: 17]) + 18'(es_c[34*i + 17 +: 17]);
+        mask_r <= mask_c;
+        ks_r   <= ks_c;
+        eend_r <= eend_c;
+        epad_r <= epad_c;
+    end
+
+    // ------------------------------------------------------------ acc: groups so far
+    logic [8:0]            groups_q;        // descriptors reached in earlier beats of the frame
+    logic [8:0]            gafter_a;        // ... and in this one
+    logic [9:0]            ith_a;           // declared groups - groups before: the one too many (signed)
+    logic [WB*WORDS-1:0]   rank_a;
+    logic [19*WORDS/8-1:0] es_a;
+
+    always_ff @(posedge clk) begin
+        logic [8:0] gbefore;
+        gbefore = `GW_TAG(S_RANK, T_SOF, 1) ? 9'd0 : groups_q;
+        if (v_q[S_RANK]) groups_q <= gbefore + 9'(ndesc_r);
+        gafter_a <= gbefore + 9'(ndesc_r);
+        ith_a    <= {2'b00, `GW_TAG(S_RANK, T_GC, 8)} - {1'b0, gbefore};
+        for (int i = 0; i < WORDS / 8; i++) es_a[19*i +: 19] <= 19'(es_r[36*i +: 18]) + 19'(es_r[36*i + 18 +: 18]);
+        rank_a <= rank_r;
+        mask_a <= mask_r;
+        ks_a   <= ks_r;
+        eend_a <= eend_r;
+        epad_a <= epad_r;
+    end
+
+    // ------------------------------------------------------------ mism: the descriptor one too many
+    logic [WORDS-1:0] toomany_m;
+    logic [8:0]       gafter_m, gafter_e;
+    logic [ESW-1:0]   es_m;
+
+    always_ff @(posedge clk) begin
+        logic [ESW-1:0] sum;
+        for (int w = 0; w < WORDS; w++)
+            toomany_m[w] <= mask_a[w] && !ith_a[9] && ith_a[8:WB] == '0 && rank_a[WB*w +: WB] == ith_a[WB-1:0];
+        sum = '0;
+        for (int i = 0; i < WORDS / 8; i++) sum = sum + ESW'(es_a[19*i +: 19]);
+        es_m     <= sum;
+        gafter_m <= gafter_a;
+        ks_m     <= ks_a;
+        eend_m   <= eend_a;
+        epad_m   <= epad_a;
+    end
+
+    // ------------------------------------------------------------ err: first error of the frame
+    (* fsm_encoding = "none" *) logic [2:0] ferr_code_q;
+    logic [OW-1:0] ferr_at_q;               // {beat, word}
+    logic [1:0]    ferr_byte_q;
+    logic [23:0]   elems_q;
+    logic          kseen_q;
+
+    always_ff @(posedge clk) begin
+        logic [ERW-1:0] be;
+        logic [WB-1:0]  tw;
+        logic           first;
+        tw = '0;
+        for (int w = 0; w < WORDS; w++) if (toomany_m[w]) tw = tw | WB'(w);
+        // In frame order: padding before the entry word, a descriptor one too
+        // many (before the checks of its own fields), the walk's end.
+        be = epad_m[ERW-1 -: 3] != E_NONE ? epad_m : toomany_m != '0 ? {E_GROUPS, tw, 2'd0} : eend_m;
+        first = `GW_TAG(S_MISM, T_SOF, 1);
+        if (v_q[S_MISM]) begin
+            if (first || ferr_code_q == E_NONE) begin
+                ferr_code_q <= be[ERW-1 -: 3];
+                ferr_at_q   <= {`GW_TAG(S_MISM, T_B, BI), be[2 +: WB]};
+                ferr_byte_q <= be[1:0];
+            end
+            elems_q <= (first ? 24'd0 : elems_q) + 24'(es_m);
+            kseen_q <= (first ? 1'b0 : kseen_q) || ks_m;
+        end
+        gafter_e <= gafter_m;
+    end
+
+    // ------------------------------------------------------------ out: the verdict
+    logic [15:0] ferr_off;
+    assign ferr_off = 16'({ferr_at_q, ferr_byte_q});
+    always_ff @(posedge clk) begin
         if (rst) begin
-            first_q        <= 1'b1;
-            beat_off_q     <= '0;
             m_walk_valid   <= 1'b0;
-            applies_q      <= 1'b0;
             m_walk_applies <= 1'b0;
             m_walk_ok      <= 1'b1;
             m_kulisch_seen <= 1'b0;
             m_walk_reason  <= '0;
             m_walk_offset  <= '0;
         end else begin
-            m_walk_valid <= 1'b0;
-            if (s_axis_tvalid) begin
-                body_end_q    <= body_end_n;
-                next_desc_q   <= next_desc_n;
-                val_end_q     <= val_end_n;
-                groups_q      <= groups_n;
-                group_count_q <= group_count_n;
-                elems_q       <= elems_n;
-                count_q       <= count_n;
-                applies_q     <= applies_n;
-                err_q         <= err_n;
-                kseen_q       <= kseen_n;
-                reason_q      <= reason_n;
-                off_q         <= off_n;
-                first_q       <= s_axis_tlast;
-                beat_off_q    <= s_axis_tlast ? 32'd0 : beat_off + 32'(KEEP_W);
-                if (s_axis_tlast) begin
-                    m_walk_valid   <= 1'b1;
-                    m_walk_applies <= applies_n && body_end_n > 32'(DATA_BODY);
-                    m_kulisch_seen <= kseen_n;
-                    // After the walk: the declared counts.
-                    if (err_n) begin
-                        m_walk_ok <= 1'b0; m_walk_reason <= reason_n; m_walk_offset <= off_n[15:0];
-                    end else if (groups_n != group_count_n) begin
-                        m_walk_ok <= 1'b0; m_walk_reason <= R_GROUP_COUNT_MISMATCH; m_walk_offset <= OFF_DATA_GROUPS;
-                    end else if (elems_n != count_n) begin
-                        m_walk_ok <= 1'b0; m_walk_reason <= R_ELEMENT_COUNT_MISMATCH; m_walk_offset <= OFF_DATA_COUNT;
-                    end else begin
-                        m_walk_ok <= 1'b1; m_walk_reason <= 8'd0; m_walk_offset <= 16'd0;
+            m_walk_valid <= v_q[S_ERR] && `GW_TAG(S_ERR, T_LAST, 1);
+            if (v_q[S_ERR] && `GW_TAG(S_ERR, T_LAST, 1)) begin
+                m_walk_applies <= `GW_TAG(S_ERR, T_APP, 1) && `GW_TAG(S_ERR, T_BODY, 1);
+                m_kulisch_seen <= kseen_q;
+                m_walk_ok      <= 1'b0;
+                m_walk_offset  <= ferr_off;
+                case (ferr_code_q)
+                    E_OVERRUN:  m_walk_reason <= R_GROUP_OVERRUN;
+                    E_RESERVED: m_walk_reason <= R_RESERVED_NONZERO;
+                    E_KWIDTH:   m_walk_reason <= R_BAD_KULISCH_WIDTH;
+                    E_FORMAT:   m_walk_reason <= R_UNKNOWN_FORMAT;
+                    E_EMPTY:    m_walk_reason <= R_EMPTY_GROUP;
+                    E_PADDING:  m_walk_reason <= R_PADDING_NONZERO;
+                    E_GROUPS:   m_walk_reason <= R_GROUP_COUNT_MISMATCH;
+                    default: begin
+                        // After the walk: the declared counts.
+                        if (gafter_e != {1'b0, `GW_TAG(S_ERR, T_GC, 8)}) begin
+                            m_walk_reason <= R_GROUP_COUNT_MISMATCH; m_walk_offset <= OFF_DATA_GROUPS;
+                        end else if (elems_q != 24'(`GW_TAG(S_ERR, T_CNT, 16))) begin
+                            m_walk_reason <= R_ELEMENT_COUNT_MISMATCH; m_walk_offset <= OFF_DATA_COUNT;
+                        end else begin
+                            m_walk_ok <= 1'b1; m_walk_reason <= 8'd0; m_walk_offset <= 16'd0;
+                        end
                     end
-                end
+                endcase
             end
         end
     end
+`undef GW_TAG
+`undef GW_GCNT
+`undef GW_ISK
+`undef GW_NZB
+`undef GW_J
+`undef GW_M
+`undef GW_X
+`undef GW_ERR
 endmodule

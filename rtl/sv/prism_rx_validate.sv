@@ -6,8 +6,8 @@
 // capability records, PROGRESS holes.
 //
 // Latency: one cycle after the later of the two engines' verdicts on a frame,
-// i.e. max(CHECK_LATENCY, the walker's latency) + 1 cycles after tlast — 5
-// today (the checker answers 4 cycles after tlast, the walker 0). Neither
+// i.e. max(CHECK_LATENCY, WALK_LATENCY) + 1 cycles after tlast — 18
+// today (the checker answers 4 cycles after tlast, the walker 17). Neither
 // latency is assumed: each engine gives one verdict per frame in frame order,
 // and whichever answers first waits in a small FIFO for the other's verdict on
 // the same frame. With 1-beat frames back to back the early side runs ahead
@@ -22,7 +22,7 @@ module prism_rx_validate #(
     parameter int KEEP_W = DATA_W / 8,
     parameter int MTU = 9000,
     // The most cycles after tlast that prism_group_walk may take to answer.
-    parameter int WALK_LATENCY_MAX = 16
+    parameter int WALK_LATENCY_MAX = 24
 ) (
     input  wire logic              clk,
     input  wire logic              rst,
@@ -47,6 +47,8 @@ module prism_rx_validate #(
 
     // prism_rx_check's latency (it checks that this is its stage count).
     localparam int CHECK_LATENCY = 4;
+    // prism_group_walk's (it checks it too).
+    localparam int WALK_LATENCY = 17;
     localparam int DEPTH = CHECK_LATENCY > WALK_LATENCY_MAX ? CHECK_LATENCY : WALK_LATENCY_MAX;
     localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
     localparam int NW = $clog2(DEPTH + 1);
@@ -54,7 +56,7 @@ module prism_rx_validate #(
     localparam int WW = 27;   // a walker verdict
 
     initial begin
-        if (WALK_LATENCY_MAX < 0) $error("prism_rx_validate: WALK_LATENCY_MAX must be >= 0");
+        if (WALK_LATENCY_MAX < WALK_LATENCY) $error("prism_rx_validate: WALK_LATENCY_MAX must be at least the walker's latency, %0d", WALK_LATENCY);
         if (DEPTH < 1) $error("prism_rx_validate: the FIFOs need a place at least");
     end
 
@@ -73,7 +75,7 @@ module prism_rx_validate #(
         .m_verdict_reason(c_reason), .m_verdict_offset(c_offset)
     );
 
-    prism_group_walk #(.DATA_W(DATA_W), .KEEP_W(KEEP_W)) walk (
+    prism_group_walk #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .LATENCY(WALK_LATENCY)) walk (
         .clk, .rst,
         .s_axis_tdata, .s_axis_tkeep, .s_axis_tvalid, .s_axis_tlast,
         .m_walk_valid(w_valid), .m_walk_applies(w_applies), .m_walk_ok(w_ok),
