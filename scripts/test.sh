@@ -23,7 +23,7 @@ run_step 600 "$log_dir/emu.log" env LD_PRELOAD="$EMU_DIR/libisoc23.so" "$EMU_DIR
 sweep_leftovers || status=1
 # The RTL modules that close timing must keep closing it (rtl/timing.sh, docs/rtl.md).
 log "RTL timing check (Yosys synth_xilinx + logic-depth, 6 levels)"
-run_step 900 "$log_dir/timing.log" bash rtl/timing.sh || status=1
+run_step 1500 "$log_dir/timing.log" bash rtl/timing.sh || status=1
 # One closing line over every test binary (cargo ends on its last, often empty, doc-test run).
 binaries=$(grep -cE '^ +(Running|Doc-tests) ' "$log_dir/test.log" || true)
 cat "$log_dir/test.log" "$log_dir/emu.log" | awk -v bins="$binaries" '/^(test result:|avx512-emu:)/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }

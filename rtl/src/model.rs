@@ -48,10 +48,11 @@ pub struct RxCheck {
 }
 
 impl RxCheck {
-    /// Cycles from a frame's last beat to its verdict: one after the later of
-    /// prism_rx_check's (4) and prism_group_walk's (17); rtl/tests/rx_check.rs
-    /// pins it on the model.
-    pub const LATENCY: u64 = 18;
+    /// Cycles from a frame's last beat to its verdict, as this model counts
+    /// them (prism_group_walk's pipeline is the longer of the two engines;
+    /// prism_rx_validate merges their verdicts a cycle after the later);
+    /// rtl/tests/rx_check.rs pins it on the model.
+    pub const LATENCY: u64 = 17;
 
     pub fn new(local_mac: [u8; 6]) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.

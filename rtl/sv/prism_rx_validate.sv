@@ -6,8 +6,9 @@
 // capability records, PROGRESS holes.
 //
 // Latency: one cycle after the later of the two engines' verdicts on a frame,
-// i.e. max(CHECK_LATENCY, WALK_LATENCY) + 1 cycles after tlast — 18
-// today (the checker answers 4 cycles after tlast, the walker 17). Neither
+// i.e. max(CHECK_LATENCY, WALK_LATENCY) + 1 cycles after tlast (counting
+// the tlast cycle as 0, 17 today: the checker's LATENCY is 4, the walker's
+// 17, its last stage registered on the 16th edge after tlast). Neither
 // latency is assumed: each engine gives one verdict per frame in frame order,
 // and whichever answers first waits in a small FIFO for the other's verdict on
 // the same frame. With 1-beat frames back to back the early side runs ahead
