@@ -5,6 +5,7 @@
 //! (`Fp32Adder`) and of the whole SINGLE switch (`RtlSwitch`), driven from Rust.
 
 pub mod svpkg;
+mod crc;
 mod fp32;
 mod kulisch;
 mod kulisch_pipe;
@@ -13,6 +14,7 @@ mod link;
 mod model;
 mod switch;
 
+pub use crc::{Crc32c512, CrcBeat, CrcDigest, CRC_BEAT_BYTES};
 pub use fp32::{Fp32Adder, Fp32PipeAdder, PipeRun};
 pub use kulisch::{KulischUnits, Slot, Term};
 pub use kulisch_pipe::KulischLanePipe;
