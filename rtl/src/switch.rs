@@ -212,10 +212,13 @@ impl RtlSwitch {
         false
     }
 
-    /// Idle cycles until no frame has left for `quiet` cycles.
+    /// Idle cycles until the switch is quiet (every buffered frame handled,
+    /// egress empty) and no frame has left for `quiet` cycles. A switch
+    /// still busy after a million silent cycles is stuck: that panics.
     pub fn drain(&mut self, quiet: u64, out: &mut Vec<Egress>) {
         let mut idle = 0;
-        while idle < quiet {
+        while idle < quiet || !self.quiet() {
+            assert!(idle < 1_000_000, "the switch is still busy after {idle} cycles without output");
             let pending = |s: &Self| s.partial.iter().map(Vec::len).sum::<usize>();
             let before = out.len() + pending(self);
             self.clock(None, out);

@@ -177,13 +177,20 @@ module prism_node #(
     } st_t;
     st_t st;
 
-    // Two frame buffers a port ({port, half}): ingress fills one while the
-    // engine works on the other; the engine takes ready frames round robin.
+    // BPP frame buffers a port ({port, slot}), filled in turn: ingress fills
+    // one while earlier frames wait for their verdict (prism_rx_validate
+    // answers 17 cycles after tlast) or for the engine. Two were enough with
+    // a verdict a cycle after tlast; with the pipelined validator a 24-beat
+    // frame's buffer is busy about 24 + 17 + 10 cycles, so two a port would
+    // stall ingress every other frame: four keep one beat a cycle.
+    localparam int BPP = 4;
+    localparam int BW = $clog2(BPP);
     localparam int PW = PORTS > 1 ? $clog2(PORTS) : 1;
-    localparam int NB = 2 * (2 ** PW);
-    localparam int NBW = PW + 1;
+    localparam int NB = BPP * (2 ** PW);
+    localparam int NBW = PW + BW;
     logic [DATA_W-1:0] fbuf [NB][FB_LINES];
-    logic              in_half [PORTS];    // buffer being filled, per port
+    logic [BW-1:0]     in_slot [PORTS];    // buffer being filled, per port
+    logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
     logic [15:0]       in_beat [PORTS];
     logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
     logic [31:0]       in_crc [PORTS];
@@ -192,8 +199,6 @@ module prism_node #(
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
     logic [7:0]        b_reason [NB];
-    logic              pend [PORTS][2];    // halves awaiting their verdict, oldest first
-    logic [1:0]        pend_n [PORTS];
     logic              free_buf;           // pulse from the engine: free_id is done
     logic [NBW-1:0]    free_id;
     // Frames in arrival order (ports in index order within a cycle): the
@@ -204,7 +209,7 @@ module prism_node #(
     logic [NBW-1:0]    proc_buf;
     logic [PW-1:0]     cur_port;           // port of the frame being handled
     assign proc_buf = order[o_head[QW-1:0]];
-    assign cur_port = proc_buf[NBW-1:1];
+    assign cur_port = proc_buf[NBW-1:BW];
     logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector, as h_valid)
 
     // The frame being handled.
@@ -629,8 +634,9 @@ module prism_node #(
     always_comb begin
         m_idle = st == IDLE && tx_idle && !lanes_busy;
         for (int p = 0; p < PORTS; p++) begin
-            s_axis_tready[p] = !b_busy[{PW'(p), in_half[p]}];
-            if (b_busy[{PW'(p), 1'b0}] || b_busy[{PW'(p), 1'b1}] || in_beat[p] != 0) m_idle = 1'b0;
+            s_axis_tready[p] = !b_busy[{PW'(p), in_slot[p]}];
+            if (in_beat[p] != 0) m_idle = 1'b0;
+            for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
         end
     end
     assign m_counters = cnt;
@@ -1236,16 +1242,16 @@ module prism_node #(
 
     // ---------------------------------------------------------------- ingress
     // Per port: beats into the port's free buffer, with the CRC-32C of the
-    // hashed range; the port's validator gives verdicts in frame order, to
-    // the oldest of its buffers awaiting one.
+    // hashed range; the port's validator gives verdicts in frame order, so
+    // each goes to the buffer after the one the last verdict went to.
     always_ff @(posedge clk) begin
         if (rst) begin
             o_tail <= '0;
             for (int p = 0; p < PORTS; p++) begin
-                in_half[p] <= 1'b0;
+                in_slot[p] <= '0;
+                v_slot[p] <= '0;
                 in_beat[p] <= '0;
                 in_crc[p] <= '0;
-                pend_n[p] <= '0;
             end
             for (int b = 0; b < NB; b++) begin
                 b_busy[b] <= 1'b0;
@@ -1258,9 +1264,7 @@ module prism_node #(
                 logic [NBW-1:0] id;
                 logic [15:0] hs, he;
                 logic [DATA_W-1:0] masked;
-                logic [1:0] n;
-                logic q0, q1;
-                id = {PW'(p), in_half[p]};
+                id = {PW'(p), in_slot[p]};
                 if (s_axis_tvalid[p] && s_axis_tready[p]) begin
                     hs = hs_start[p];
                     he = hs_end[p];
@@ -1289,34 +1293,23 @@ module prism_node #(
                         b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
                         b_crc[id] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         b_busy[id] <= 1'b1;
-                        in_half[p] <= !in_half[p];
+                        in_slot[p] <= in_slot[p] + BW'(1);
                         in_beat[p] <= '0;
                     end else begin
                         in_crc[p] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         in_beat[p] <= in_beat[p] + 16'd1;
                     end
                 end
-                // Verdicts, oldest frame first; a frame ending now waits behind those.
-                n = pend_n[p];
-                q0 = pend[p][0];
-                q1 = pend[p][1];
-                if (v_valid[p] && n != 0) begin
-                    b_ok[{PW'(p), q0}] <= v_ok[p];
-                    b_prism[{PW'(p), q0}] <= v_prism[p];
-                    b_walk[{PW'(p), q0}] <= v_body_walk[p];
-                    b_reason[{PW'(p), q0}] <= v_reason[8*p +: 8];
-                    b_ready[{PW'(p), q0}] <= 1'b1;
-                    q0 = q1;
-                    n = n - 2'd1;
+                // A verdict, for the oldest frame without one (the validator
+                // sees exactly the beats taken here, and answers in order).
+                if (v_valid[p]) begin
+                    b_ok[{PW'(p), v_slot[p]}] <= v_ok[p];
+                    b_prism[{PW'(p), v_slot[p]}] <= v_prism[p];
+                    b_walk[{PW'(p), v_slot[p]}] <= v_body_walk[p];
+                    b_reason[{PW'(p), v_slot[p]}] <= v_reason[8*p +: 8];
+                    b_ready[{PW'(p), v_slot[p]}] <= 1'b1;
+                    v_slot[p] <= v_slot[p] + BW'(1);
                 end
-                if (s_axis_tvalid[p] && s_axis_tready[p] && s_axis_tlast[p]) begin
-                    if (n == 0) q0 = in_half[p];
-                    else q1 = in_half[p];
-                    n = n + 2'd1;
-                end
-                pend[p][0] <= q0;
-                pend[p][1] <= q1;
-                pend_n[p] <= n;
             end
             o_tail <= tail;
             if (free_buf) begin
