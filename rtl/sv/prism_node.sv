@@ -10,15 +10,15 @@
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
-//            (prism_kulisch_lane), one rounding to FP32 per value on the way
-//            out (prism_kulisch_round). A 363-value frame takes 8 engine
+//            (prism_kulisch_lane_pipe, 3 stages), one rounding to FP32 per
+//            value on the way out (prism_kulisch_round). A 363-value frame takes 8 engine
 //            cycles (10 under KULISCH_FIXED), 10 when the frame before it
 //            was of the same range (the lanes' hazard, below): one engine
 //            keeps up with two ports at one beat per cycle each.
 //
 // The lanes' read-modify-write hazard. A run of lanes reads its slots from
 // the ring when it is dispatched and writes their sums F_LAT cycles later
-// (K_LAT for the Kulisch lanes, 0 while they are combinational);
+// (K_LAT for the Kulisch lanes);
 // prism_lane_track keeps the runs in flight. The rule: nothing reads a ring
 // slot while a sum for it is in flight. A run waits in D_RUN while one of
 // its slots is in flight (so a slot's adds happen in arrival order, as the
@@ -342,11 +342,11 @@ module prism_node #(
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [FLANES];
     // Cycles from a run's read of the ring to the write of its sums: the
-    // FP32 lanes are prism_fp32_add_pipe (its LATENCY; checked in simulation
-    // against its m_valid), the Kulisch lanes combinational. A pipelined
-    // Kulisch lane sets K_LAT to its latency and the hazard logic follows.
+    // FP32 lanes are prism_fp32_add_pipe, the Kulisch lanes
+    // prism_kulisch_lane_pipe (their LATENCY; each checked in simulation
+    // against the lanes' m_valid). The hazard logic follows from these.
     localparam int F_LAT = 9;
-    localparam int K_LAT = 0;
+    localparam int K_LAT = 3;
     // Hazard queries against the runs in flight (prism_lane_track): 0 the
     // run D_RUN dispatches, 1 the builder's line, 2 AUTO's lookahead.
     localparam int HQ = 3;
@@ -357,7 +357,7 @@ module prism_node #(
     logic [RB-1:0] f_land_slot, k_land_slot;
     logic [RN_W-1:0] f_land_n, k_land_n;
     logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
-    logic          f_mv0;            // lane 0's m_valid (the latency check)
+    logic          f_mv0, k_mv0;     // lane 0's m_valid (the latency checks)
     genvar gl;
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
@@ -372,11 +372,23 @@ module prism_node #(
             end
         end
         for (gl = 0; gl < KLANES; gl++) begin : g_klane
-            prism_kulisch_lane #(.KW(KW)) kadd (
-                .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
-                .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
-                .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
-            );
+            if (gl == 0) begin : g_first
+                prism_kulisch_lane_pipe #(.KW(KW)) kadd (
+                    .clk, .en(1'b1), .s_valid(k_push),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .m_valid(k_mv0), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
+                );
+            end else begin : g_rest
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_kulisch_lane_pipe #(.KW(KW)) kadd (
+                    .clk, .en(1'b1), .s_valid(k_push),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .m_valid(), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
+                );
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
         end
     endgenerate
 
@@ -1432,9 +1444,12 @@ module prism_node #(
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
     );
 `ifndef SYNTHESIS
-    // F_LAT is prism_fp32_add_pipe's latency: its valid comes out with the run.
+    // F_LAT (K_LAT) is the lanes' latency: their valid comes out with the run.
     always_ff @(posedge clk)
-        if (!rst && f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
+        if (!rst) begin
+            if (f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
+            if (k_mv0 != k_land) $error("prism_node: K_LAT is not prism_kulisch_lane_pipe's latency");
+        end
 `endif
 
     always_ff @(posedge clk) begin
