@@ -37,6 +37,7 @@ const MODELS: &[Model] = &[
             "sv/prism_fp32_add_pipe.sv",
             "sv/prism_kulisch_lane_pipe.sv",
             "sv/prism_kulisch_round.sv",
+            "sv/prism_kulisch_round_pipe.sv",
             "sv/prism_lane_track.sv",
             "sv/prism_ring.sv",
             "sv/prism_node.sv",
