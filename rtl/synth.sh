@@ -16,7 +16,7 @@ command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
-modules=${1:-prism_rx_check prism_group_walk prism_fp32_add_pipe prism_kulisch_lane prism_kulisch_round prism_node}
+modules=${1:-prism_rx_check prism_group_walk prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_kulisch_round prism_node}
 # A parameter's default in a module, evaluated with DATA_W = 512.
 param() { local e; e=$(sed -n "s/^ *parameter int $2 = \([^,]*\),\{0,1\}$/\1/p" "sv/$1.sv" | head -1); echo $(( ${e//DATA_W/512} )); }
 # prism_node as prism_switch instantiates it (PORTS).
@@ -32,7 +32,7 @@ for m in $modules; do
     # prism_node's own logic: its arithmetic lanes, rounding units and ring are
     # read as black boxes (-lib), counted in the rows of the total and in the storage table below
     # (and its two prism_lane_track instances, a few hundred LUTs each, counted nowhere).
-    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add_pipe.sv sv/prism_lane_track.sv sv/prism_kulisch_lane.sv sv/prism_kulisch_round.sv sv/prism_ring.sv;"
+    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add_pipe.sv sv/prism_lane_track.sv sv/prism_kulisch_lane_pipe.sv sv/prism_kulisch_round_pipe.sv sv/prism_kulisch_round.sv sv/prism_ring.sv;"
     start=$(date +%s)
     flow="synth_xilinx -top $m"
     # synth_xilinx's coarse stage (opt with opt_reduce) did not finish on
@@ -77,13 +77,13 @@ kw=$(param prism_node KW)
 mtu=$(param prism_node MTU)
 # RING's default: 2^clog2(10 * ((MTU - 46) / 4)) (the window and two packets being built).
 ring=1; while [ $ring -lt $((10 * ((mtu - 46) / 4))) ]; do ring=$((ring * 2)); done
-lanes=16            # RESULT values a 512-bit line: the builder's rounding units
-look=8              # AUTO's eight-value lookahead: its rounding units
+lanes=16            # RESULT values a 512-bit line: the builder's rounding units (pipelined)
+look=8              # AUTO's eight-value lookahead: its rounding units (combinational)
 echo
 echo "== prism_switch total (PORTS=$ports, FLANES=$flanes, KLANES=$klanes, KW=$kw, MTU=$mtu)"
 printf '  %-22s %5s %9s %9s %5s %4s\n' module count LUTs FFs BRAM DSP
 tl=0; tf=0; tb=0; td=0
-for row in "prism_rx_check $ports" "prism_group_walk $ports" "prism_node 1" "prism_fp32_add_pipe $flanes" "prism_kulisch_lane $klanes" "prism_kulisch_round $((lanes + look))"; do
+for row in "prism_rx_check $ports" "prism_group_walk $ports" "prism_node 1" "prism_fp32_add_pipe $flanes" "prism_kulisch_lane_pipe $klanes" "prism_kulisch_round_pipe $lanes" "prism_kulisch_round $look"; do
     set -- $row
     l=$(( ${LUT[$1]} * $2 )); f=$(( ${FF[$1]} * $2 )); b=$(( ${BRAM[$1]} * $2 )); d=$(( ${DSP[$1]} * $2 ))
     printf '  %-22s %5d %9d %9d %5d %4d\n' "$1" "$2" $l $f $b $d

@@ -10,15 +10,16 @@
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
-//            (prism_kulisch_lane), one rounding to FP32 per value on the way
-//            out (prism_kulisch_round). A 363-value frame takes 8 engine
+//            (prism_kulisch_lane_pipe, 3 stages), one rounding to FP32 per
+//            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
+//            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 8 engine
 //            cycles (10 under KULISCH_FIXED), 10 when the frame before it
 //            was of the same range (the lanes' hazard, below): one engine
 //            keeps up with two ports at one beat per cycle each.
 //
 // The lanes' read-modify-write hazard. A run of lanes reads its slots from
 // the ring when it is dispatched and writes their sums F_LAT cycles later
-// (K_LAT for the Kulisch lanes, 0 while they are combinational);
+// (K_LAT for the Kulisch lanes);
 // prism_lane_track keeps the runs in flight. The rule: nothing reads a ring
 // slot while a sum for it is in flight. A run waits in D_RUN while one of
 // its slots is in flight (so a slot's adds happen in arrival order, as the
@@ -347,11 +348,11 @@ module prism_node #(
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [FLANES];
     // Cycles from a run's read of the ring to the write of its sums: the
-    // FP32 lanes are prism_fp32_add_pipe (its LATENCY; checked in simulation
-    // against its m_valid), the Kulisch lanes combinational. A pipelined
-    // Kulisch lane sets K_LAT to its latency and the hazard logic follows.
+    // FP32 lanes are prism_fp32_add_pipe, the Kulisch lanes
+    // prism_kulisch_lane_pipe (their LATENCY; each checked in simulation
+    // against the lanes' m_valid). The hazard logic follows from these.
     localparam int F_LAT = 9;
-    localparam int K_LAT = 0;
+    localparam int K_LAT = 3;
     // Hazard queries against the runs in flight (prism_lane_track): 0 the
     // run D_RUN dispatches, 1 the builder's line, 2 AUTO's lookahead.
     localparam int HQ = 3;
@@ -362,7 +363,7 @@ module prism_node #(
     logic [RB-1:0] f_land_slot, k_land_slot;
     logic [RN_W-1:0] f_land_n, k_land_n;
     logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
-    logic          f_mv0;            // lane 0's m_valid (the latency check)
+    logic          f_mv0, k_mv0;     // lane 0's m_valid (the latency checks)
     genvar gl;
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
@@ -377,11 +378,23 @@ module prism_node #(
             end
         end
         for (gl = 0; gl < KLANES; gl++) begin : g_klane
-            prism_kulisch_lane #(.KW(KW)) kadd (
-                .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
-                .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
-                .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
-            );
+            if (gl == 0) begin : g_first
+                prism_kulisch_lane_pipe #(.KW(KW)) kadd (
+                    .clk, .en(1'b1), .s_valid(k_push),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .m_valid(k_mv0), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
+                );
+            end else begin : g_rest
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_kulisch_lane_pipe #(.KW(KW)) kadd (
+                    .clk, .en(1'b1), .s_valid(k_push),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .m_valid(), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
+                );
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
         end
     endgenerate
 
@@ -406,7 +419,7 @@ module prism_node #(
     // Requests from the engine, in order, into RQ slots: a CONTROL reply
     // (cbuf; the engine builds one only while every slot is free) or a
     // RESULT packet for every path. A builder streams each FP32 RESULT's
-    // values out of the ring (rounded once under KULISCH_FIXED) into the
+    // values out of the ring (rounded once under KULISCH_FIXED, R_LAT cycles later) into the
     // slot's lines, a line a cycle, clearing the ring slots it reads; an
     // AUTO body is in obytes already. One sender a port sends the slots'
     // frames for its port in request order (a RESULT's paths in path order),
@@ -455,16 +468,54 @@ module prism_node #(
     logic [LANES*KW-1:0] bl_acck;
     logic [LANES*5-1:0]  bl_accf;
     logic [DATA_W-1:0] bl_vals;
+    // Under KULISCH_FIXED a line's values leave prism_kulisch_round_pipe
+    // R_LAT cycles after the builder read (and cleared) their slots: the
+    // line's write and its count follow them down rl_* (the builder goes on
+    // meanwhile; a sender waits for rq_lines, so it never sends a line not
+    // yet written, and a slot retires only after its last line is sent).
+    localparam int R_LAT = 6;
+    logic        bl_go;              // the builder reads a line this cycle
+    logic [R_LAT-1:0] rl_v;
+    logic        rl_s [R_LAT];
+    logic [15:0] rl_line [R_LAT];
+    logic [LANES-1:0] rl_has [R_LAT];
+    logic [DATA_W-1:0] rl_vals;      // the line leaving the rounding pipes
+    logic        r_mv0;              // round pipe 0's m_valid (the latency check)
     genvar gr;
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
             logic [31:0] kr;
-            /* verilator lint_off PINCONNECTEMPTY */
-            prism_kulisch_round #(.KW(KW)) round (.acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .fp32(kr), .exact());
-            /* verilator lint_on PINCONNECTEMPTY */
-            assign bl_val[gr] = ctx_kulisch ? kr : bl_acc[32*gr +: 32];
+            if (gr == 0) begin : g_first
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(bl_go && ctx_kulisch),
+                    .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
+                /* verilator lint_on PINCONNECTEMPTY */
+            end else begin : g_rest
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(bl_go && ctx_kulisch),
+                    .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact());
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
+            assign bl_val[gr] = bl_acc[32*gr +: 32];
+            assign rl_vals[32*gr +: 32] = rl_has[R_LAT-1][gr] ? kr : 32'd0;
         end
     endgenerate
+    always_ff @(posedge clk) begin
+        if (rst) rl_v <= '0;
+        else rl_v <= R_LAT'({rl_v, bl_go && ctx_kulisch});
+        rl_s[0] <= bl_s;
+        rl_line[0] <= bl_line;
+        rl_has[0] <= bl_has;
+        for (int i = 1; i < R_LAT; i++) begin
+            rl_s[i] <= rl_s[i-1];
+            rl_line[i] <= rl_line[i-1];
+            rl_has[i] <= rl_has[i-1];
+        end
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && r_mv0 != rl_v[R_LAT-1]) $error("prism_node: R_LAT is not prism_kulisch_round_pipe's latency");
+`endif
     always_comb begin
         bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
         bl_end = 16'(64) * (bl_line + 16'd1) >= 16'd60 + 16'd4 * rq_count[bl_s];
@@ -478,6 +529,7 @@ module prism_node #(
     // (consecutive from bl_slot[0]).
     always_comb begin
         bl_wait = bl_on && hz_hit[1];
+        bl_go = rq_valid[bl_s] && !rq_built[bl_s] && bl_on && !bl_wait;
         for (int j = 0; j < LANES; j++) bl_has[j] = bl_on && !bl_wait && bl_in[j];
     end
     always_comb begin
@@ -586,7 +638,7 @@ module prism_node #(
         end else begin
             // Build (a line waits while one of its slots has a sum in flight).
             if (rq_valid[bl_s] && !rq_built[bl_s] && !bl_wait) begin
-                if (bl_on) begin
+                if (bl_on && !ctx_kulisch) begin
                     rbuf[bl_s][FB'(bl_line)] <= bl_vals;
                     rq_lines[bl_s] <= bl_line + 16'd1;
                 end
@@ -595,6 +647,13 @@ module prism_node #(
                     bl_s <= !bl_s;
                     bl_line <= '0;
                 end else bl_line <= bl_line + 16'd1;
+            end
+            // A KULISCH_FIXED line out of the rounding pipes (only those lines
+            // are delayed; the context, and so the kind, changes only when
+            // egress is idle).
+            if (rl_v[R_LAT-1]) begin
+                rbuf[rl_s[R_LAT-1]][FB'(rl_line[R_LAT-1])] <= rl_vals;
+                rq_lines[rl_s[R_LAT-1]] <= rl_line[R_LAT-1] + 16'd1;
             end
             // Send.
             for (int p = 0; p < PORTS; p++) begin
@@ -1425,9 +1484,12 @@ module prism_node #(
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
     );
 `ifndef SYNTHESIS
-    // F_LAT is prism_fp32_add_pipe's latency: its valid comes out with the run.
+    // F_LAT (K_LAT) is the lanes' latency: their valid comes out with the run.
     always_ff @(posedge clk)
-        if (!rst && f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
+        if (!rst) begin
+            if (f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
+            if (k_mv0 != k_land) $error("prism_node: K_LAT is not prism_kulisch_lane_pipe's latency");
+        end
 `endif
 
     always_ff @(posedge clk) begin

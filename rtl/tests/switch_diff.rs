@@ -273,6 +273,9 @@ thread_local! {
     static OUTPUT: std::cell::Cell<OutputFormat> = const { std::cell::Cell::new(OutputFormat::FP32) };
     /// Small integers as inputs (sums that fit INT8, FP16 and BF16 too).
     static INTEGERS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Hazard runs under KULISCH_FIXED: each frame's last FP32 values go as
+    /// Kulisch values of the operation's width (one a cycle through the lanes).
+    static KVALUES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -569,8 +572,8 @@ fn auto_output_is_byte_identical() {
 
 
 // ------------------------------------------------------------------ lane hazards
-// The FP32 lanes are pipelined: a run's sums reach the ring 9 cycles after
-// it read its slots. Short frames of one range arriving back to back make
+// The lanes are pipelined: a run's sums reach the ring 9 cycles (FP32) or 3
+// cycles (Kulisch) after it read its slots. Short frames of one range arriving back to back make
 // the next frame read those slots while their sums are in flight; the
 // switch must wait for them (and add in arrival order), the RESULT builder
 // and AUTO's planner too. Every run below is compared byte for byte with
@@ -594,18 +597,23 @@ impl Pair {
 /// Rank `r`'s values from element `first` as one DATA frame (a group per run of one format).
 fn data_frame(s: &Scenario, r: u16, pid: u32, first: usize, vals: &[Value], last: bool) -> Vec<u8> {
     let mut groups: Vec<(NumFormat, Vec<u8>, u16)> = Vec::new();
-    for x in vals {
+    let kvalues = KVALUES.with(|k| k.get()) && s.accumulator == AccumulatorPolicy::KULISCH_FIXED;
+    let w = s.kulisch_width() as usize;
+    for (i, x) in vals.iter().enumerate() {
+        let kulisch = kvalues && x.format == NumFormat::Fp32 && i + 12 >= vals.len();
+        let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { x.format };
         let b = match x.format {
+            _ if kulisch => kulisch_value(x.bits, w),
             NumFormat::Int8 => vec![x.bits as u8],
             NumFormat::Fp16 | NumFormat::Bf16 => (x.bits as u16).to_le_bytes().to_vec(),
             _ => x.bits.to_le_bytes().to_vec(),
         };
         match groups.last_mut() {
-            Some(g) if g.0 == x.format => {
+            Some(g) if g.0 == format => {
                 g.1.extend(b);
                 g.2 += 1;
             }
-            _ => groups.push((x.format, b, 1)),
+            _ => groups.push((format, b, 1)),
         }
     }
     let reprs: Vec<GroupRepr<'_>> = groups.iter().map(|g| GroupRepr { format: g.0, count: g.2, values: &g.1 }).collect();
@@ -725,8 +733,17 @@ fn lane_hazard_several_ranks_on_one_port() {
             hazard_run(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, 211 + i as u64, |r| r / 3, same_cuts, Delivery::InTurn, Vec::new());
         }
     }
-    // The Kulisch lanes share the hazard logic (combinational today: nothing in flight).
-    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 221, |r| r / 3, true, Delivery::InTurn, Vec::new());
+    // The Kulisch lanes (3 stages) share the hazard logic; then with Kulisch
+    // values at each frame's end (single-slot runs a cycle apart).
+    for (i, semantics) in [Semantics::REDUCE, Semantics::ALLREDUCE].into_iter().enumerate() {
+        for same_cuts in [true, false] {
+            hazard_run(4, semantics, AccumulatorPolicy::KULISCH_FIXED, 221 + i as u64, |r| r / 3, same_cuts, Delivery::InTurn, Vec::new());
+        }
+    }
+    KVALUES.with(|k| k.set(true));
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 231, |r| r / 3, true, Delivery::InTurn, Vec::new());
+    hazard_run(3, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 232, |r| r / 3, false, Delivery::InTurn, Vec::new());
+    KVALUES.with(|k| k.set(false));
 }
 
 #[test]
@@ -736,11 +753,20 @@ fn lane_hazard_every_rank_on_one_port() {
             hazard_run(8, semantics, AccumulatorPolicy::FP32_ARRIVAL, 300 + i as u64, |_| 0, same_cuts, Delivery::InTurn, Vec::new());
         }
         hazard_run(5, semantics, AccumulatorPolicy::FP32_ARRIVAL, 311 + i as u64, |_| 1, true, Delivery::InTurn, Vec::new());
+        for same_cuts in [true, false] {
+            hazard_run(8, semantics, AccumulatorPolicy::KULISCH_FIXED, 330 + i as u64, |_| 0, same_cuts, Delivery::InTurn, Vec::new());
+        }
     }
+    KVALUES.with(|k| k.set(true));
+    hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 333, |_| 0, true, Delivery::InTurn, Vec::new());
+    KVALUES.with(|k| k.set(false));
     // AUTO's planner reads the ring too: it waits for the sums in flight.
     OUTPUT.with(|o| o.set(OutputFormat::AUTO));
     hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 320, |_| 0, true, Delivery::InTurn, Vec::new());
     hazard_run(3, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 322, |_| 0, false, Delivery::InTurn, Vec::new());
+    // Under KULISCH_FIXED it reads the exact slots (their rounding's exactness).
+    hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 340, |_| 0, true, Delivery::InTurn, Vec::new());
+    hazard_run(3, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 341, |_| 0, false, Delivery::InTurn, Vec::new());
     OUTPUT.with(|o| o.set(OutputFormat::FP32));
 }
 
@@ -753,9 +779,17 @@ fn lane_hazard_both_ports_in_the_same_cycle() {
             hazard_run(ranks, semantics, AccumulatorPolicy::FP32_ARRIVAL, 401 + i as u64, |r| r % 2, true, Delivery::Together, Vec::new());
         }
     }
-    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 411, |r| r % 2, true, Delivery::Together, Vec::new());
+    for (i, ranks) in [2u16, 4, 8].into_iter().enumerate() {
+        for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+            hazard_run(ranks, semantics, AccumulatorPolicy::KULISCH_FIXED, 411 + i as u64, |r| r % 2, true, Delivery::Together, Vec::new());
+        }
+    }
+    KVALUES.with(|k| k.set(true));
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 415, |r| r % 2, true, Delivery::Together, Vec::new());
+    KVALUES.with(|k| k.set(false));
     OUTPUT.with(|o| o.set(OutputFormat::AUTO));
     hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 421, |r| r % 2, true, Delivery::Together, Vec::new());
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 422, |r| r % 2, true, Delivery::Together, Vec::new());
     OUTPUT.with(|o| o.set(OutputFormat::FP32));
 }
 
@@ -769,7 +803,14 @@ fn lane_hazard_under_egress_backpressure() {
     hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 502, |_| 0, false, Delivery::InTurn, stall.clone());
     hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 503, |r| r % 2, true, Delivery::Together, stall.clone());
     hazard_run(8, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 504, |r| r % 2, true, Delivery::Together, stall.clone());
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 511, |r| r / 3, true, Delivery::InTurn, stall.clone());
+    hazard_run(8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 512, |_| 0, false, Delivery::InTurn, stall.clone());
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 513, |r| r % 2, true, Delivery::Together, stall.clone());
+    KVALUES.with(|k| k.set(true));
+    hazard_run(8, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 514, |r| r % 2, true, Delivery::Together, stall.clone());
+    KVALUES.with(|k| k.set(false));
     OUTPUT.with(|o| o.set(OutputFormat::AUTO));
-    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 505, |r| r % 2, true, Delivery::Together, stall);
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 505, |r| r % 2, true, Delivery::Together, stall.clone());
+    hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 515, |r| r % 2, true, Delivery::Together, stall);
     OUTPUT.with(|o| o.set(OutputFormat::FP32));
 }
