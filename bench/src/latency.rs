@@ -159,6 +159,9 @@ pub struct Side {
     /// The same in clock cycles, where the switch counts cycles (the RTL:
     /// from the completing DATA's last beat in to the RESULT's first beat out).
     pub residence_cycles: Option<Histogram<u64>>,
+    /// The residence time in cycles of each range's first RESULT frame
+    /// (the RTL; the later paths' copies also wait for the ones before them).
+    pub first_residence_cycles: Option<Histogram<u64>>,
     /// DATA frames of the operations run (each rank's packets, once).
     pub data_frames: u64,
 }
@@ -179,6 +182,7 @@ impl Side {
             busy_ns: 0,
             residence: None,
             residence_cycles: None,
+            first_residence_cycles: None,
             data_frames: 0,
         }
     }
@@ -505,8 +509,13 @@ pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, String> {
         let _ = cycles.record(c.max(1));
         let _ = ns.record(((c as f64 * link.period_ns()).round() as u64).max(1));
     }
+    let mut first = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| format!("histogram: {e}"))?;
+    for &c in &link.first_residence_cycles {
+        let _ = first.record(c.max(1));
+    }
     hw.residence = Some(ns);
     hw.residence_cycles = Some(cycles);
+    hw.first_residence_cycles = Some(first);
     Ok(hw)
 }
 

@@ -72,6 +72,8 @@ fn side_row(s: &Side) -> Value {
         "latency_p50_ns": p(&s.latency, 0.5), "latency_p99_ns": p(&s.latency, 0.99),
         "residence_p50_ns": r.map(|h| p(h, 0.5)), "residence_p99_ns": r.map(|h| p(h, 0.99)),
         "residence_p50_cycles": s.residence_cycles.as_ref().map(|h| p(h, 0.5)),
+        "first_result_residence_p50_cycles": s.first_residence_cycles.as_ref().map(|h| p(h, 0.5)),
+        "first_result_residence_max_cycles": s.first_residence_cycles.as_ref().map(|h| h.max()),
         "residence_samples": r.map(|h| h.len()),
         "result_frames": s.results,
         "exact": s.failures.is_empty(),
@@ -121,13 +123,13 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
         out.push((*level, offered, o));
     }
     let mut t = format!("Sustained rate of the software switch on this path: {:.0} DATA frames/s ({} operations at full window rate, same run).\n\n", sustained, sc.operations);
-    t += "| load | offered DATA/s | achieved DATA/s (sw / hw) | sw wire-to-wire p50 / p99 (us) | sw residence p50 / p99 (us) | hw wire-to-wire p50 / p99 (us) | hw residence p50 / p99 (us) | hw residence p50 (cycles) | exact |\n|---|---|---|---|---|---|---|---|---|\n";
+    t += "| load | offered DATA/s | achieved DATA/s (sw / hw) | sw wire-to-wire p50 / p99 (us) | sw residence p50 / p99 (us) | hw wire-to-wire p50 / p99 (us) | hw residence p50 / p99 (us) | hw residence p50 (cycles) | hw first RESULT residence p50 / max (cycles) | exact |\n|---|---|---|---|---|---|---|---|---|---|\n";
     let mut rows = Vec::new();
     for (level, offered, o) in &out {
         let (s, h) = (&o.software, &o.hardware);
         let res = |x: &Side| x.residence.as_ref().map_or("-".to_string(), |r| format!("{} / {}", us(p(r, 0.5)), us(p(r, 0.99))));
         t += &format!(
-            "| {} | {} | {:.0} / {:.0} | {} / {} | {} | {} / {} | {} | {} | {} |\n",
+            "| {} | {} | {:.0} / {:.0} | {} / {} | {} | {} / {} | {} | {} | {} | {} |\n",
             level.name(),
             offered.map_or("max".to_string(), |r| format!("{r:.0}")),
             s.data_pps(),
@@ -139,6 +141,7 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
             us(p(&h.latency, 0.99)),
             res(h),
             h.residence_cycles.as_ref().map_or("-".into(), |c| p(c, 0.5).to_string()),
+            h.first_residence_cycles.as_ref().map_or("-".into(), |c| format!("{} / {}", p(c, 0.5), c.max())),
             if s.passed(sc.operations) && h.passed(sc.operations) { "yes" } else { "NO" }
         );
         rows.push(json!({"level": level.name(), "offered_data_pps": offered, "software": side_row(s), "hardware": side_row(h)}));

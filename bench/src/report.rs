@@ -57,6 +57,7 @@ fn side_json(s: &Side, operations: u32) -> Value {
         "residence_samples": s.residence.as_ref().map(|h| h.len()),
         "residence_ns": s.residence.as_ref().map(pmap),
         "residence_cycles": s.residence_cycles.as_ref().map(pmap),
+        "first_result_residence_cycles": s.first_residence_cycles.as_ref().map(pmap),
     })
 }
 
@@ -197,6 +198,9 @@ pub fn residence_table(o: &Outcome) -> String {
         }
         if let Some(c) = &s.residence_cycles {
             t += &format!("| {} (cycles) | {} | {} |\n", s.name, percentiles(c).iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>().join(" | "), c.len());
+        }
+        if let Some(c) = &s.first_residence_cycles {
+            t += &format!("| {} (cycles, first RESULT of each range) | {} | {} |\n", s.name, percentiles(c).iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>().join(" | "), c.len());
         }
     }
     t

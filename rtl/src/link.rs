@@ -39,6 +39,11 @@ pub struct RtlLink {
     data_in: VecDeque<DataIn>,
     /// Residence time of every RESULT frame out, in cycles, in order.
     pub residence_cycles: Vec<u64>,
+    /// The same for the first RESULT frame of each range only (the other
+    /// paths' copies also wait for the ones sent before them on the port).
+    pub first_residence_cycles: Vec<u64>,
+    /// Ranges whose first RESULT has left (operation, first element).
+    results_seen: std::collections::HashSet<(Identity, u64)>,
     /// Operations staged with AUTO output (their RESULTs wait for the lookahead).
     auto_ops: Vec<Identity>,
 }
@@ -88,6 +93,8 @@ impl RtlLink {
             beats_out: 0,
             data_in: VecDeque::new(),
             residence_cycles: Vec::new(),
+            first_residence_cycles: Vec::new(),
+            results_seen: std::collections::HashSet::new(),
             auto_ops: Vec::new(),
         }
     }
@@ -118,6 +125,9 @@ impl RtlLink {
                 let completing = self.data_in.iter().filter(|d| d.identity == id && d.first < end && first < d.end && d.last_cycle <= e.first_cycle).map(|d| d.last_cycle).max();
                 if let Some(c) = completing {
                     self.residence_cycles.push(e.first_cycle - c);
+                    if self.results_seen.insert((id, first)) {
+                        self.first_residence_cycles.push(e.first_cycle - c);
+                    }
                 }
             }
             let at = self.at(e.last_cycle);
