@@ -463,37 +463,12 @@ fn kulisch_values_in_data_are_byte_identical() {
                 v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect()
             };
             let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { NumFormat::Fp32 };
-            let groups = [GroupRepr { format, count: n as u16, values: &vals }];
-            let mut body = vec![0; groups_len(&groups)];
-            emit_groups(&groups, &mut body);
-            let d = DataRepr {
-                class: Class::DATA,
-                identity: s.identity(1),
-                src_ep: 0x1000 + r,
-                dst_ep: 0x0100 + r,
-                packet_id: pid,
-                first_element: at as u32,
-                element_count: n as u16,
-                group_count: 1,
-                flags: if at + n == v[r as usize].len() { flags::LAST } else { 0 },
-                stream_id: r,
-                body: &body,
-            };
-            let pr = PrismRepr::Data(d);
             if pid == 2 && kulisch {
                 // The same packet at another width first: format_not_allowed on both.
                 let other: Vec<u8> = v[r as usize][at..at + 10].iter().flat_map(|x| kulisch_value(x.bits, w + 8)).collect();
-                let g2 = [GroupRepr { format: NumFormat::Kulisch { width_bits: w as u16 + 8 }, count: 10, values: &other }];
-                let mut b2 = vec![0; groups_len(&g2)];
-                emit_groups(&g2, &mut b2);
-                let pr2 = PrismRepr::Data(DataRepr { body: &b2, element_count: 10, flags: 0, ..d });
-                let mut f2 = vec![0; pr2.frame_len()];
-                pr2.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f2);
-                mine.push(f2);
+                mine.push(sim::data_frame(&s, r, 1, pid, at, &[(NumFormat::Kulisch { width_bits: w as u16 + 8 }, other, 10)], false));
             }
-            let mut f = vec![0; pr.frame_len()];
-            pr.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
-            mine.push(f);
+            mine.push(sim::data_frame(&s, r, 1, pid, at, &[(format, vals, n as u16)], at + n == v[r as usize].len()));
             at += n;
             pid += 1;
         }
@@ -616,26 +591,7 @@ fn data_frame(s: &Scenario, r: u16, pid: u32, first: usize, vals: &[Value], last
             _ => groups.push((format, b, 1)),
         }
     }
-    let reprs: Vec<GroupRepr<'_>> = groups.iter().map(|g| GroupRepr { format: g.0, count: g.2, values: &g.1 }).collect();
-    let mut body = vec![0; groups_len(&reprs)];
-    emit_groups(&reprs, &mut body);
-    let d = DataRepr {
-        class: Class::DATA,
-        identity: s.identity(1),
-        src_ep: 0x1000 + r,
-        dst_ep: 0x0100 + r,
-        packet_id: pid,
-        first_element: first as u32,
-        element_count: vals.len() as u16,
-        group_count: reprs.len() as u8,
-        flags: if last { flags::LAST } else { 0 },
-        stream_id: r,
-        body: &body,
-    };
-    let pr = PrismRepr::Data(d);
-    let mut f = vec![0; pr.frame_len()];
-    pr.emit_frame(&EthernetRepr { dst: golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
-    f
+    sim::data_frame(s, r, 1, pid, first, &groups, last)
 }
 
 /// How a hazard run delivers its frames.

@@ -220,6 +220,33 @@ pub fn vectors(s: &Scenario) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// Groups of values: format, the values' bytes, how many.
+pub type Groups = [(NumFormat, Vec<u8>, u16)];
+
+/// Rank `rank`'s DATA frame from element `first` with these groups, to the switch.
+pub fn data_frame(s: &Scenario, rank: u16, op_gen: u32, packet_id: u32, first: usize, groups: &Groups, last: bool) -> Vec<u8> {
+    let reprs: Vec<GroupRepr<'_>> = groups.iter().map(|g| GroupRepr { format: g.0, count: g.2, values: &g.1 }).collect();
+    let mut body = vec![0; groups_len(&reprs)];
+    emit_groups(&reprs, &mut body);
+    let d = DataRepr {
+        class: Class::DATA,
+        identity: s.identity(op_gen),
+        src_ep: 0x1000 + rank,
+        dst_ep: 0x0100 + rank,
+        packet_id,
+        first_element: first as u32,
+        element_count: groups.iter().map(|g| g.2).sum(),
+        group_count: reprs.len() as u8,
+        flags: if last { flags::LAST } else { 0 },
+        stream_id: rank,
+        body: &body,
+    };
+    let p = PrismRepr::Data(d);
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: SWITCH_MAC, src: rank_mac(rank), ethertype: ETHERTYPE }, &mut f);
+    f
+}
+
 /// Cuts a rank's vector into DATA frames at random boundaries, groups by format runs.
 pub fn packetize(s: &Scenario, rank: u16, v: &[Value], op_gen: u32, rng: &mut StdRng) -> Vec<(u64, u64, Vec<u8>)> {
     let budget = s.mtu as usize - offsets::data::BODY;
@@ -257,25 +284,7 @@ pub fn packetize(s: &Scenario, rank: u16, v: &[Value], op_gen: u32, rng: &mut St
             used = after;
             at += 1;
         }
-        let reprs: Vec<GroupRepr<'_>> = groups.iter().map(|g| GroupRepr { format: g.0, count: g.2, values: &g.1 }).collect();
-        let mut body = vec![0; groups_len(&reprs)];
-        emit_groups(&reprs, &mut body);
-        let d = DataRepr {
-            class: Class::DATA,
-            identity: s.identity(op_gen),
-            src_ep: 0x1000 + rank,
-            dst_ep: 0x0100 + rank,
-            packet_id,
-            first_element: start as u32,
-            element_count: (at - start) as u16,
-            group_count: reprs.len() as u8,
-            flags: if at == v.len() { flags::LAST } else { 0 },
-            stream_id: rank,
-            body: &body,
-        };
-        let p = PrismRepr::Data(d);
-        let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst: SWITCH_MAC, src: rank_mac(rank), ethertype: ETHERTYPE }, &mut f);
+        let f = data_frame(s, rank, op_gen, packet_id, start, &groups, at == v.len());
         frames.push((start as u64, at as u64, f));
         packet_id += 1;
     }
