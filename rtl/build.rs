@@ -63,7 +63,13 @@ fn fingerprint(pkg: &str, m: &Model) -> String {
     // A shim compiles against the headers of every model it includes.
     let shim = if m.shim.is_empty() { String::new() } else { std::fs::read_to_string(m.shim).unwrap_or_else(|e| panic!("read {}: {e}", m.shim)) };
     let included = MODELS.iter().filter(|x| shim.contains(&format!("\"V{}.h\"", x.top))).flat_map(|x| x.sv.iter().copied());
-    for f in std::iter::once(pkg).chain(m.sv.iter().copied()).chain(included).chain(std::iter::once(m.shim)).filter(|f| !f.is_empty()) {
+    // And against the csrc/ headers it includes (pipe.h).
+    let headers: Vec<String> = shim
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("#include \"")?.strip_suffix('"').map(|h| format!("csrc/{h}")))
+        .filter(|h| Path::new(h).exists())
+        .collect();
+    for f in std::iter::once(pkg).chain(m.sv.iter().copied()).chain(included).chain(std::iter::once(m.shim)).chain(headers.iter().map(String::as_str)).filter(|f| !f.is_empty()) {
         f.hash(&mut h);
         std::fs::read(f).unwrap_or_else(|e| panic!("read {f}: {e}")).hash(&mut h);
     }
