@@ -49,7 +49,7 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-const CONFIG: &str = r#"
+pub(crate) const CONFIG: &str = r#"
 [node]
 mac = "02:00:00:00:00:50"
 mtu = 1500

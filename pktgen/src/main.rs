@@ -111,6 +111,11 @@ struct Args {
     /// as one: a switch with K polling cores runs one stripe on each.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     stripes: u16,
+    /// `--switch dpdk:...`: RX and TX queues on every port, every RX queue
+    /// polled (default: --stripes). A switch with N polling cores answers
+    /// from N TX queues: on net_memif give it N here.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    queues: Option<u16>,
     /// PROGRESS and local retransmission on every stream, each keeping up to
     /// this many frames until acknowledged (0: none, the SINGLE prototype).
     #[arg(long, default_value_t = 0)]
@@ -221,7 +226,8 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         let mut eal: Vec<String> = vec!["prism-pktgen".into()];
         eal.extend(a.eal.split_whitespace().map(str::to_string));
         let names: Vec<String> = devs.split(',').map(str::to_string).collect();
-        return prism_pktgen::dpdk::DpdkLink::open_waiting(&eal, &names, a.mtu, 1, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
+        let queues = a.queues.unwrap_or(a.stripes);
+        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
     }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();

@@ -333,8 +333,7 @@ impl OpRun {
                 self.held_bytes[r] -= packets[self.held_lo[r]].2.len();
                 self.held_lo[r] += 1;
             }
-            loop {
-                let Some((_, end, frame)) = packets.get(self.next[r]) else { break };
+            while let Some((_, end, frame)) = packets.get(self.next[r]) {
                 let held = self.next[r] - self.held_lo[r];
                 if *end > base + self.window || held >= self.max_held || self.held_bytes[r] + frame.len() > self.max_bytes || !pace.allows(s.link.now()) {
                     break;
