@@ -228,6 +228,17 @@ impl Pace<'_> {
     fn allows(&self, now: Instant) -> bool {
         self.sent_data < allowed_at(self.opts, self.data_start, now)
     }
+    /// How long the run may wait for frames: until its next DATA frame is
+    /// due when the pace is what holds it (at most 1 ms), else 1 ms (the
+    /// window holds it, and only frames from the switch can open it).
+    fn until_next(&self, now: Instant) -> Duration {
+        let most = Duration::from_millis(1);
+        let Some(pps) = self.opts.rate_pps.filter(|_| !self.allows(now)) else { return most };
+        let due = self.data_start + Duration::from_secs_f64(self.sent_data as f64 / pps);
+        // At least a nanosecond: `due` is rounded to one, and a zero wait on
+        // a simulated link would never move its clock to the next frame.
+        due.saturating_duration_since(now).clamp(Duration::from_nanos(1), most)
+    }
     fn clock_ns(&self, now: Instant) -> u64 {
         now.saturating_duration_since(self.data_start).as_nanos() as u64
     }
@@ -443,7 +454,8 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
         for op in &mut ops {
             progressed |= op.send(&mut s, &mut pace, &mut out)?;
         }
-        while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 1 }))? {
+        let wait = if progressed { Duration::ZERO } else { pace.until_next(s.link.now()) };
+        while let Some(rx) = s.recv(wait)? {
             let clock = pace.clock_ns(s.link.now());
             let Ok(ParsedFrame { eth, prism: Some(p) }) = parse_frame(&rx.frame, &Limits { mtu }) else {
                 ignored += 1;
