@@ -134,6 +134,12 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
     rates
 }
 
+/// `measure` for a caller that has its own EAL (the report's memif rig):
+/// the switch core in this process, on this thread, for about `seconds`.
+pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
+    measure_op(tsc_hz, pool, c, seconds, 1)
+}
+
 fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {
     let cfg = SwitchConfig::parse(CONFIG).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
