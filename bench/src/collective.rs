@@ -15,6 +15,7 @@ use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
 use prism_pktgen::Job;
+use crossbeam::queue::ArrayQueue;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Releases every core at once: a spinning barrier (a futex barrier wakes
@@ -34,6 +35,19 @@ impl Start {
     }
 }
 
+/// How the collective's frames reach the cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Each core receives its own stripe's frames (an RX queue a core, the
+    /// frames steered there by the NIC or, on memif, by the sender).
+    OwnQueue,
+    /// Every frame arrives on core 0's queue, which receives them all and
+    /// hands the other stripes' mbufs (pointers, no copy) to their owners
+    /// through a bounded lock-free queue, as prism-switch does when a
+    /// device cannot steer PRISM frames.
+    OneQueue,
+}
+
 /// One collective's figures on `cores` cores.
 #[derive(Debug, Clone, Copy)]
 pub struct CollectiveRate {
@@ -48,37 +62,44 @@ pub struct CollectiveRate {
     pub frames_per_core: [u64; 8],
 }
 
+/// One round's DATA frames of one stripe, in the order the ranks send them: (port, frame).
+type Order = Vec<(u16, Vec<u8>)>;
+
 /// The collective of `c` with `elements` per rank, striped over `cores`
 /// operations on `cores` pinned cores, `rounds` times (each a fresh
 /// generation); the best round's rate (the machine's noise only ever slows
 /// a round down).
-pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usize, rounds: usize) -> Result<CollectiveRate, String> {
+pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usize, rounds: usize, arrival: Arrival) -> Result<CollectiveRate, String> {
     let cores = cores.clamp(1, 8);
     let mut whole = Job { pattern: c.pattern, seed: 7, rank_ports: vec![0, 1], ..Job::new(c.ranks, c.semantics, c.accumulator, elements) };
     whole.stripes = cores as u16;
     let vectors = whole.vectors();
-    let stripes = whole.striped(&vectors);
+    let stripes: Vec<Job> = whole.striped(&vectors).into_iter().map(|(_, j)| j).collect();
     if stripes.len() != cores {
         return Err(format!("{elements} elements make {} stripes, not {cores}", stripes.len()));
     }
+    // Every round's frames, built before anything is timed: [round][stripe].
+    let orders: Vec<Vec<Order>> = (0..rounds).map(|round| stripes.iter().map(|j| order(j, 1 + round as u32)).collect()).collect();
     let ids = online_cpus();
     let hz = eal.tsc_hz() as f64;
     let start = Start { cores, arrived: AtomicUsize::new(0) };
+    let inboxes: Vec<ArrayQueue<Mbuf>> = (0..cores).map(|_| ArrayQueue::new(1024)).collect();
+    let rig = Rig { pool, orders: &orders, start: &start, inboxes: &inboxes, arrival };
     // Per round and core: (first cycle, last cycle, DATA frames).
     type Rounds = Result<Vec<(u64, u64, u64)>, String>;
     let per_core: Vec<Rounds> = std::thread::scope(|s| {
         let hs: Vec<_> = stripes
             .iter()
             .enumerate()
-            .map(|(i, (_, stripe))| {
+            .map(|(i, stripe)| {
                 let pin = ids.get(i % ids.len().max(1)).copied();
-                let start = &start;
+                let rig = &rig;
                 s.spawn(move || {
                     if let Some(p) = pin {
                         core_affinity::set_for_current(p);
                     }
                     let _lcore = LcoreGuard::register(eal);
-                    run_stripe(pool, stripe, rounds, start)
+                    run_stripe(rig, i, stripe)
                 })
             })
             .collect();
@@ -101,30 +122,49 @@ pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usi
     Ok(CollectiveRate { cores, data_pps: frames as f64 * hz / best, elements_per_s: elements as f64 * hz / best, rounds, frames_per_core })
 }
 
-/// One stripe on this core: each round, STAGE and COMMIT (untimed), wait
+/// A stripe's DATA frames for generation `gen`, in window order across
+/// ranks, as the ranks send them.
+fn order(stripe: &Job, gen: u32) -> Order {
+    let mut j = stripe.clone();
+    j.identity.op_gen = gen;
+    let vectors = j.vectors();
+    let mut per_rank: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..j.ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
+    let most = per_rank.iter().map(Vec::len).max().unwrap_or(0);
+    let mut order = Vec::with_capacity(most * per_rank.len());
+    for i in 0..most {
+        for (r, p) in per_rank.iter_mut().enumerate() {
+            if let Some(f) = p.get_mut(i) {
+                order.push((j.rank_ports[r % 2], std::mem::take(&mut f.2)));
+            }
+        }
+    }
+    order
+}
+
+/// What the cores share.
+struct Rig<'a> {
+    pool: &'a Mempool,
+    orders: &'a [Vec<Order>],
+    start: &'a Start,
+    /// Per core: the mbufs core 0 received for it (`Arrival::OneQueue`).
+    inboxes: &'a [ArrayQueue<Mbuf>],
+    arrival: Arrival,
+}
+
+/// One stripe on core `me`: each round, STAGE and COMMIT (untimed), wait
 /// for every core, then its DATA frames through the switch core with
 /// prism-switch's RX and TX emulated as in `switch_throughput` (a fresh
 /// mbuf per frame, RESULTs built in TX mbufs and freed); COMPLETE, RELEASE.
-fn run_stripe(pool: &Mempool, stripe: &Job, rounds: usize, start: &Start) -> Result<Vec<(u64, u64, u64)>, String> {
+fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u64)>, String> {
     let cfg = SwitchConfig::parse(CONFIG).map_err(|e| e.to_string())?;
     let mut core = SwitchCore::new(&cfg);
-    let vectors = stripe.vectors();
     let mut out: Vec<Sent> = Vec::with_capacity(64);
-    let mut times = Vec::with_capacity(rounds);
-    for round in 0..rounds {
+    let mut times = Vec::with_capacity(rig.orders.len());
+    let mut txq: Vec<Vec<Mbuf>> = vec![Vec::with_capacity(64), Vec::with_capacity(64)];
+    let pool = rig.pool;
+    for (round, orders) in rig.orders.iter().enumerate() {
         let mut j = stripe.clone();
         j.identity.op_gen = 1 + round as u32;
-        // DATA in window order across ranks, as the ranks send it.
-        let mut per_rank: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..j.ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
-        let most = per_rank.iter().map(Vec::len).max().unwrap_or(0);
-        let mut order: Vec<(u16, Vec<u8>)> = Vec::with_capacity(most * per_rank.len());
-        for i in 0..most {
-            for (r, p) in per_rank.iter_mut().enumerate() {
-                if let Some(f) = p.get_mut(i) {
-                    order.push((j.rank_ports[r % 2], std::mem::take(&mut f.2)));
-                }
-            }
-        }
         let step = |core: &mut SwitchCore, out: &mut Vec<Sent>, k: u32, command: Command, body: ControlBody<'_>| {
             core.rx(0, &j.control(j.identity.op_gen * 16 + k, command, body), out);
             out.clear();
@@ -132,24 +172,64 @@ fn run_stripe(pool: &Mempool, stripe: &Job, rounds: usize, start: &Start) -> Res
         let bindings = j.bindings();
         step(&mut core, &mut out, 2, Command::STAGE, ControlBody::Stage { context: j.context(), bindings: Records::Typed(&bindings) });
         step(&mut core, &mut out, 3, Command::COMMIT, ControlBody::Empty);
-        let mut txq: Vec<Vec<Mbuf>> = vec![Vec::with_capacity(64), Vec::with_capacity(64)];
-        start.wait(round);
-        let t0 = rdtsc();
-        for (port, frame) in &order {
-            let Some(m) = pool.frame(frame) else { return Err("mempool exhausted".into()) };
+        let mine = &orders[me];
+        let mut apply = |core: &mut SwitchCore, port: u16, m: Mbuf| {
             let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
-            core.rx(*port, m.data(), &mut sink);
+            core.rx(port, m.data(), &mut sink);
             drop(m);
             for q in &mut txq {
-                q.clear();
+                q.clear(); // TX into net_null: freed
+            }
+        };
+        rig.start.wait(round);
+        let t0 = rdtsc();
+        match rig.arrival {
+            Arrival::OwnQueue => {
+                for (port, frame) in mine {
+                    let Some(m) = pool.frame(frame) else { return Err("mempool exhausted".into()) };
+                    apply(&mut core, *port, m);
+                }
+            }
+            Arrival::OneQueue if me == 0 => {
+                // Core 0 receives every stripe's frames as they arrive (the
+                // stripes' streams interleaved) and keeps its own.
+                let most = orders.iter().map(Vec::len).max().unwrap_or(0);
+                for i in 0..most {
+                    for (k, o) in orders.iter().enumerate() {
+                        let Some((port, frame)) = o.get(i) else { continue };
+                        let Some(mut m) = pool.frame(frame) else { return Err("mempool exhausted".into()) };
+                        if k == 0 {
+                            apply(&mut core, *port, m);
+                            continue;
+                        }
+                        // A full inbox waits for its owner (the switch drops and counts instead).
+                        while let Err(back) = rig.inboxes[k].push(m) {
+                            m = back;
+                            std::hint::spin_loop();
+                        }
+                    }
+                }
+            }
+            Arrival::OneQueue => {
+                let mut left = mine.len();
+                let ports: Vec<u16> = mine.iter().map(|(p, _)| *p).collect();
+                while left > 0 {
+                    match rig.inboxes[me].pop() {
+                        Some(m) => {
+                            apply(&mut core, ports[mine.len() - left], m);
+                            left -= 1;
+                        }
+                        None => std::hint::spin_loop(),
+                    }
+                }
             }
         }
         let t1 = rdtsc();
-        times.push((t0, t1, order.len() as u64));
+        times.push((t0, t1, mine.len() as u64));
         step(&mut core, &mut out, 4, Command::COMPLETE, ControlBody::Empty);
         step(&mut core, &mut out, 5, Command::RELEASE, ControlBody::Empty);
         let c = &core.node.counters;
-        if c.data_rejected.iter().sum::<u64>() != 0 || c.data_applied != (round as u64 + 1) * order.len() as u64 {
+        if c.data_rejected.iter().sum::<u64>() != 0 || c.data_applied != (round as u64 + 1) * mine.len() as u64 {
             return Err(format!("stripe {}: not every DATA frame was applied ({c:?})", j.identity.op));
         }
     }
@@ -167,8 +247,9 @@ pub type MemifRate = (f64, f64, Vec<u64>);
 /// round's DATA frames over pktgen's first-DATA-to-last-RESULT time.
 ///
 /// On a machine with fewer than workers + 1 cores the switch's workers and
-/// pktgen share CPUs by time-slicing: the figure then is that of the
-/// machine, not of the switch, and the report says so.
+/// pktgen share CPUs by time-slicing (the workers then sleep when idle):
+/// the figure then is that of the machine, not of the switch, and the
+/// report says so.
 pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) -> Result<MemifRate, String> {
     use prism_pktgen::process::{sibling_binary, switch_command, Spawned};
     use std::time::Duration;
@@ -186,6 +267,12 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
     let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
     let mut cmd = switch_command(&switch, &format!("prism-coll-sw{pid}"), &cpus.join(","), &[vdev("server")], &cfg, &stats, &ready);
     cmd.args(["--workers", &workers.to_string(), "--cpus", &cpus.join(","), "--tx-flush", "result"]);
+    if workers + 1 > online {
+        // pktgen shares a CPU with a polling core: the workers sleep 20 us
+        // when a poll finds nothing, else each round trip waits for a
+        // scheduler time slice (measured: 2-4k against 23-29k DATA/s).
+        cmd.args(["--idle-sleep-us", "20"]);
+    }
     let mut sw = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|e| e.to_string())?;
     sw.wait_ready(&ready, Duration::from_secs(30)).map_err(|e| e.to_string())?;
     let policy = if c.accumulator == AccumulatorPolicy::KULISCH_FIXED { "kulisch" } else { "fp32-arrival" };

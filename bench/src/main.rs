@@ -340,18 +340,19 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
             let c = Case { ranks, semantics, accumulator, pattern };
             eprintln!("{} {} {pattern:?}, {ranks} ranks, {elements} elements a rank: 1 and {cores} cores, {rounds} rounds each ...", accumulator.name(), semantics.name());
             // Alternated, one round at a time: this VM changes speed within a run.
-            let (mut one, mut many) = (None::<prism_bench::collective::CollectiveRate>, None::<prism_bench::collective::CollectiveRate>);
+            use prism_bench::collective::{Arrival, CollectiveRate};
+            let keep = |best: &mut Option<CollectiveRate>, r: CollectiveRate| {
+                if best.is_none_or(|b| r.data_pps > b.data_pps) {
+                    *best = Some(r);
+                }
+            };
+            let (mut one, mut many, mut steered) = (None, None, None);
             for _ in 0..rounds {
-                let a = measure_collective(&eal, &pool, &c, elements, 1, 1)?;
-                let b = measure_collective(&eal, &pool, &c, elements, cores, 1)?;
-                if one.is_none_or(|o| a.data_pps > o.data_pps) {
-                    one = Some(a);
-                }
-                if many.is_none_or(|o| b.data_pps > o.data_pps) {
-                    many = Some(b);
-                }
+                keep(&mut one, measure_collective(&eal, &pool, &c, elements, 1, 1, Arrival::OwnQueue)?);
+                keep(&mut many, measure_collective(&eal, &pool, &c, elements, cores, 1, Arrival::OwnQueue)?);
+                keep(&mut steered, measure_collective(&eal, &pool, &c, elements, cores, 1, Arrival::OneQueue)?);
             }
-            let (Some(one), Some(many)) = (one, many) else { continue };
+            let (Some(one), Some(many), Some(steered)) = (one, many, steered) else { continue };
             // Through the binaries: (DATA/s, elements/s, frames per core) on 1 and N cores.
             let real = if memif {
                 eprintln!("  through prism-switch on memif, 1 and {cores} polling cores ...");
@@ -359,7 +360,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
             } else {
                 None
             };
-            rows.push((c, one, many, real));
+            rows.push((c, one, many, steered, real));
         }
     }
     // Cores for a line rate: one core's rate times the measured scaling per core.
@@ -367,7 +368,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
     if as_json {
         let v: Vec<_> = rows
             .iter()
-            .map(|(c, one, many, real)| {
+            .map(|(c, one, many, steered, real)| {
                 let eff = many.data_pps / one.data_pps / cores as f64;
                 let real = real.as_ref().map(|((p1, e1, _), (pn, en, per))| json!({"one_core": {"data_pps": p1, "elements_per_s": e1}, "n_cores": {"data_pps": pn, "elements_per_s": en, "data_applied_per_core": per}, "ratio": pn / p1, "cpus": prism_dataplane::dpdk::online_cpus().len()}));
                 json!({
@@ -375,6 +376,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
                     "one_core": {"data_mpps": one.data_pps / 1e6, "elements_per_s": one.elements_per_s},
                     "cores": cores, "n_cores": {"data_mpps": many.data_pps / 1e6, "elements_per_s": many.elements_per_s, "frames_per_core": &many.frames_per_core[..cores]},
                     "ratio": many.data_pps / one.data_pps,
+                    "one_rx_queue": {"data_mpps": steered.data_pps / 1e6, "ratio": steered.data_pps / one.data_pps},
                     "cores_for_gbe": {"25": needed(one.data_pps, eff, 25.0), "100": needed(one.data_pps, eff, 100.0), "400": needed(one.data_pps, eff, 400.0)},
                     "memif": real,
                 })
@@ -384,11 +386,11 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
         return Ok(());
     }
     println!("one collective, {ranks} ranks, {elements} FP32 elements a rank, {}: striped over {cores} operations on {cores} cores vs one core (best of {rounds} alternated rounds; rate = DATA frames over the makespan)", semantics.name());
-    println!("{:<14} {:<18} {:>12} {:>12} {:>8} {:>14} {:>8} {:>8} {:>8}", "accumulator", "data", "1 core Mpps", format!("{cores} cores Mpps"), "ratio", "Melem/s", "25 GbE", "100 GbE", "400 GbE");
-    for (c, one, many, _) in &rows {
+    println!("{:<14} {:<18} {:>12} {:>12} {:>8} {:>14} {:>8} {:>8} {:>8} {:>16}", "accumulator", "data", "1 core Mpps", format!("{cores} cores Mpps"), "ratio", "Melem/s", "25 GbE", "100 GbE", "400 GbE", "one RX queue");
+    for (c, one, many, steered, _) in &rows {
         let eff = many.data_pps / one.data_pps / cores as f64;
         println!(
-            "{:<14} {:<18} {:>12.3} {:>12.3} {:>7.2}x {:>14.1} {:>8} {:>8} {:>8}",
+            "{:<14} {:<18} {:>12.3} {:>12.3} {:>7.2}x {:>14.1} {:>8} {:>8} {:>8} {:>16}",
             c.accumulator.name(),
             format!("{:?}", c.pattern),
             one.data_pps / 1e6,
@@ -397,20 +399,21 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
             many.elements_per_s / 1e6,
             needed(one.data_pps, eff, 25.0),
             needed(one.data_pps, eff, 100.0),
-            needed(one.data_pps, eff, 400.0)
+            needed(one.data_pps, eff, 400.0),
+            format!("{:.3} ({:.2}x)", steered.data_pps / 1e6, steered.data_pps / one.data_pps)
         );
     }
     if memif {
         let cpus = prism_dataplane::dpdk::online_cpus().len();
-        println!("through the binaries on net_memif (prism-switch with 1 and {cores} polling cores, prism-pktgen striping over as many operations; {cpus} CPUs{}):", if cpus < cores + 1 { ", so pktgen time-shares a CPU with a polling core" } else { "" });
+        println!("through the binaries on net_memif (prism-switch with 1 and {cores} polling cores, prism-pktgen striping over as many operations; {cpus} CPUs{}):", if cpus < cores + 1 { ", so pktgen time-shares a CPU with a polling core, and the N-core switch runs with --idle-sleep-us 20" } else { "" });
         println!("{:<14} {:<18} {:>14} {:>14} {:>8} {:>22}", "accumulator", "data", "1 core DATA/s", format!("{cores} cores DATA/s"), "ratio", "DATA applied per core");
-        for (c, _, _, real) in &rows {
+        for (c, _, _, _, real) in &rows {
             if let Some(((p1, _, _), (pn, _, per))) = real {
                 println!("{:<14} {:<18} {:>14.0} {:>14.0} {:>7.2}x {:>22}", c.accumulator.name(), format!("{:?}", c.pattern), p1, pn, pn / p1, format!("{per:?}"));
             }
         }
     }
-    println!("(Melem/s: vector elements reduced per second on {cores} cores; 25/100/400 GbE: cores one collective needs at 1500-byte frames ({:.2}, {:.2}, {:.2} Mpps of DATA in), from one core's rate and the per-core scaling measured here)", line_pps(25.0) / 1e6, line_pps(100.0) / 1e6, line_pps(400.0) / 1e6);
+    println!("(Melem/s: vector elements reduced per second on {cores} cores; 25/100/400 GbE: cores one collective needs at 1500-byte frames ({:.2}, {:.2}, {:.2} Mpps of DATA in), from one core's rate and the per-core scaling measured here; one RX queue: the {cores} cores with every frame arriving on core 0, which hands the other stripes' mbufs to their owners through a lock-free queue, prism-switch's software steering, in Mpps and against one core)", line_pps(25.0) / 1e6, line_pps(100.0) / 1e6, line_pps(400.0) / 1e6);
     Ok(())
 }
 
