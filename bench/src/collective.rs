@@ -236,8 +236,17 @@ fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u
     Ok(times)
 }
 
-/// Through the binaries: DATA frames/s, elements/s, DATA frames each polling core applied.
-pub type MemifRate = (f64, f64, Vec<u64>);
+/// A collective through the binaries.
+#[derive(Debug, Clone)]
+pub struct MemifRate {
+    pub data_pps: f64,
+    pub elements_per_s: f64,
+    /// DATA frames each polling core applied over every round.
+    pub applied_per_core: Vec<u64>,
+    /// Frames the switch handed from the core that received them to their
+    /// owner (0 when pktgen delivers each stripe to its owner's queue).
+    pub steered: u64,
+}
 
 /// The same collective through the real binaries on net_memif: prism-switch
 /// with `workers` polling cores (pinned to CPUs 0..workers) as the memif
@@ -301,6 +310,6 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
     }
     sw.stop(Duration::from_secs(20)).map_err(|e| e.to_string())?;
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?).map_err(|e| e.to_string())?;
-    let per_core = s["per_worker"].as_array().map(|a| a.iter().map(|w| w["data_applied"].as_u64().unwrap_or(0)).collect()).unwrap_or_default();
-    Ok((best_pps, best_eps, per_core))
+    let applied_per_core = s["per_worker"].as_array().map(|a| a.iter().map(|w| w["data_applied"].as_u64().unwrap_or(0)).collect()).unwrap_or_default();
+    Ok(MemifRate { data_pps: best_pps, elements_per_s: best_eps, applied_per_core, steered: s["steered_to_other_core"].as_u64().unwrap_or(0) })
 }

@@ -370,7 +370,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
             .iter()
             .map(|(c, one, many, steered, real)| {
                 let eff = many.data_pps / one.data_pps / cores as f64;
-                let real = real.as_ref().map(|((p1, e1, _), (pn, en, per))| json!({"one_core": {"data_pps": p1, "elements_per_s": e1}, "n_cores": {"data_pps": pn, "elements_per_s": en, "data_applied_per_core": per}, "ratio": pn / p1, "cpus": prism_dataplane::dpdk::online_cpus().len()}));
+                let real = real.as_ref().map(|(a, n)| json!({"one_core": {"data_pps": a.data_pps, "elements_per_s": a.elements_per_s}, "n_cores": {"data_pps": n.data_pps, "elements_per_s": n.elements_per_s, "data_applied_per_core": n.applied_per_core, "steered_to_other_core": n.steered}, "ratio": n.data_pps / a.data_pps, "cpus": prism_dataplane::dpdk::online_cpus().len()}));
                 json!({
                     "accumulator": c.accumulator.name(), "semantics": c.semantics.name(), "data": format!("{:?}", c.pattern), "ranks": c.ranks, "elements_per_rank": elements,
                     "one_core": {"data_mpps": one.data_pps / 1e6, "elements_per_s": one.elements_per_s},
@@ -406,10 +406,10 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
     if memif {
         let cpus = prism_dataplane::dpdk::online_cpus().len();
         println!("through the binaries on net_memif (prism-switch with 1 and {cores} polling cores, prism-pktgen striping over as many operations; {cpus} CPUs{}):", if cpus < cores + 1 { ", so pktgen time-shares a CPU with a polling core, and the N-core switch runs with --idle-sleep-us 20" } else { "" });
-        println!("{:<14} {:<18} {:>14} {:>14} {:>8} {:>22}", "accumulator", "data", "1 core DATA/s", format!("{cores} cores DATA/s"), "ratio", "DATA applied per core");
+        println!("{:<14} {:<18} {:>14} {:>14} {:>8} {:>22} {:>8}", "accumulator", "data", "1 core DATA/s", format!("{cores} cores DATA/s"), "ratio", "DATA applied per core", "steered");
         for (c, _, _, _, real) in &rows {
-            if let Some(((p1, _, _), (pn, _, per))) = real {
-                println!("{:<14} {:<18} {:>14.0} {:>14.0} {:>7.2}x {:>22}", c.accumulator.name(), format!("{:?}", c.pattern), p1, pn, pn / p1, format!("{per:?}"));
+            if let Some((a, n)) = real {
+                println!("{:<14} {:<18} {:>14.0} {:>14.0} {:>7.2}x {:>22} {:>8}", c.accumulator.name(), format!("{:?}", c.pattern), a.data_pps, n.data_pps, n.data_pps / a.data_pps, format!("{:?}", n.applied_per_core), n.steered);
             }
         }
     }

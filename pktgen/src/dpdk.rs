@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 pub struct DpdkLink {
     ports: Vec<Port>,
     rx_queues: u16,
+    tx_queues: u16,
     /// Sends that found the TX queue full and waited for room (backpressure).
     pub tx_full_waits: u64,
     /// How long a send may wait for room in a full TX queue.
@@ -55,7 +56,7 @@ impl DpdkLink {
         for p in &ports {
             p.wait_link_up(link_timeout).map_err(|e| e.to_string())?;
         }
-        Ok(DpdkLink { ports, rx_queues: rx_queues.max(1), tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
+        Ok(DpdkLink { ports, rx_queues: rx_queues.max(1), tx_queues: tx_queues.max(1), tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
     }
 
     pub fn pool(&self) -> &Mempool {
@@ -68,6 +69,14 @@ impl DpdkLink {
 
     pub fn port(&self, i: usize) -> Option<Port> {
         self.ports.get(i).copied()
+    }
+
+    /// The TX queue a frame leaves on: with one queue a switch core, each
+    /// operation's queue is its owner's (`operation_owner`), which on
+    /// net_memif is the switch's RX queue of the same number, polled by
+    /// that core: the sender steers, and no frame crosses cores in the switch.
+    fn tx_queue_of(&self, frame: &[u8]) -> u16 {
+        prism_dataplane::switch::operation_owner(frame, self.tx_queues as usize).map_or(0, |q| q as u16)
     }
 
     /// One RX burst from every port into `pending`.
@@ -109,7 +118,7 @@ impl Link for DpdkLink {
         loop {
             let m = self.pool.frame(frame).ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mbuf pool exhausted"))?;
             let mut v = vec![m];
-            if p.tx_burst(0, &mut v) == 1 {
+            if p.tx_burst(self.tx_queue_of(frame), &mut v) == 1 {
                 return Ok(());
             }
             let since = *waited.get_or_insert_with(|| {

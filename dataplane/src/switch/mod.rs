@@ -131,22 +131,35 @@ impl SwitchCore {
     /// IDs `op..op+K`, `docs/switch.md`) run on K different cores when K is at
     /// most the number of workers.
     pub fn owner(&self, frame: &[u8], workers: usize) -> Option<usize> {
-        if workers <= 1 || frame.len() < ETH_HEADER_LEN + 16 || frame[..6] != self.mac.0 || frame[12..14] != crate::wire::ETHERTYPE.to_be_bytes() {
+        if frame.len() < 6 || frame[..6] != self.mac.0 {
             return None;
         }
-        // (Job, Group): frame bytes 16..26; the Operation ID: 28..30.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in &frame[16..26] {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        let op = u16::from_be_bytes([frame[28], frame[29]]) as u64;
-        Some(((h % workers as u64 + op) % workers as u64) as usize)
+        operation_owner(frame, workers)
     }
 
     /// Counts a frame the driver could not give as one segment.
     pub fn chained(&mut self) {
         self.l2.dropped[L2Drop::Chained as usize] += 1;
     }
+}
+
+/// The core of `workers` that owns a PRISM frame's operation, by the frame
+/// alone (`SwitchCore::owner` without the destination check), or `None`
+/// for a frame that is not PRISM or when there is one worker. A sender that
+/// can choose the queue a frame arrives on (a memif client, a NIC rule)
+/// uses it to deliver each operation to its owner's queue, so the switch
+/// never hands a frame between cores.
+pub fn operation_owner(frame: &[u8], workers: usize) -> Option<usize> {
+    if workers <= 1 || frame.len() < ETH_HEADER_LEN + 16 || frame[12..14] != crate::wire::ETHERTYPE.to_be_bytes() {
+        return None;
+    }
+    // (Job, Group): frame bytes 16..26; the Operation ID: 28..30.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &frame[16..26] {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let op = u16::from_be_bytes([frame[28], frame[29]]) as u64;
+    Some(((h % workers as u64 + op) % workers as u64) as usize)
 }
 
 #[cfg(test)]
