@@ -4,10 +4,12 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_cycles.h>
+#include <stdio.h>
 #include <string.h>
 
 int prism_eal_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
@@ -135,3 +137,62 @@ int prism_thread_register(void) { return rte_thread_register(); }
 void prism_thread_unregister(void) { rte_thread_unregister(); }
 uint64_t prism_rdtsc(void) { return rte_rdtsc(); }
 uint64_t prism_tsc_hz(void) { return rte_get_tsc_hz(); }
+
+/* One PRISM operation to one RX queue: ETH (dst = the switch, type 0x88B5)
+ * / RAW 14 bytes from the PRISM header's byte 2 (Job, Group, Group
+ * generation, Operation ID; the generation masked out, so every generation
+ * of the operation matches) / action QUEUE. validate_only: ask the PMD
+ * whether it could, install nothing. 0 on success (the rule in *handle),
+ * else a negative errno and the PMD's message in msg. */
+int prism_flow_operation(uint16_t port, const uint8_t dst[6], const uint8_t key[14], uint16_t queue, int validate_only, void **handle, char *msg, size_t len) {
+    static const uint8_t key_mask[14] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0xff, 0xff};
+    struct rte_flow_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.ingress = 1;
+    struct rte_flow_item_eth eth_spec, eth_mask;
+    memset(&eth_spec, 0, sizeof eth_spec);
+    memset(&eth_mask, 0, sizeof eth_mask);
+    memcpy(eth_spec.hdr.dst_addr.addr_bytes, dst, 6);
+    memset(eth_mask.hdr.dst_addr.addr_bytes, 0xff, 6);
+    eth_spec.hdr.ether_type = rte_cpu_to_be_16(0x88B5);
+    eth_mask.hdr.ether_type = 0xffff;
+    struct rte_flow_item_raw raw_spec, raw_mask;
+    memset(&raw_spec, 0, sizeof raw_spec);
+    raw_spec.relative = 1;
+    raw_spec.offset = 2;
+    raw_spec.length = 14;
+    raw_spec.pattern = key;
+    raw_mask = rte_flow_item_raw_mask;
+    raw_mask.pattern = key_mask;
+    struct rte_flow_item pattern[3];
+    memset(pattern, 0, sizeof pattern);
+    pattern[0].type = RTE_FLOW_ITEM_TYPE_ETH;
+    pattern[0].spec = &eth_spec;
+    pattern[0].mask = &eth_mask;
+    pattern[1].type = RTE_FLOW_ITEM_TYPE_RAW;
+    pattern[1].spec = &raw_spec;
+    pattern[1].mask = &raw_mask;
+    pattern[2].type = RTE_FLOW_ITEM_TYPE_END;
+    struct rte_flow_action_queue to_queue = {.index = queue};
+    struct rte_flow_action actions[2];
+    memset(actions, 0, sizeof actions);
+    actions[0].type = RTE_FLOW_ACTION_TYPE_QUEUE;
+    actions[0].conf = &to_queue;
+    actions[1].type = RTE_FLOW_ACTION_TYPE_END;
+    struct rte_flow_error err;
+    memset(&err, 0, sizeof err);
+    int rc = rte_flow_validate(port, &attr, pattern, actions, &err);
+    if (rc == 0 && !validate_only) {
+        struct rte_flow *f = rte_flow_create(port, &attr, pattern, actions, &err);
+        if (f == NULL) rc = -rte_errno; else *handle = f;
+    }
+    if (rc != 0 && len > 0) {
+        snprintf(msg, len, "%s", err.message ? err.message : rte_strerror(-rc));
+    }
+    return rc;
+}
+
+int prism_flow_destroy(uint16_t port, void *handle) {
+    struct rte_flow_error err;
+    return rte_flow_destroy(port, (struct rte_flow *)handle, &err);
+}

@@ -75,6 +75,9 @@ extern "C" {
     pub fn prism_tx_replay(port: u16, q: u16, pkts: *mut *mut rte_mbuf, n: u16) -> u16;
     pub fn prism_mbuf_refcnt_add(m: *mut rte_mbuf, delta: i16) -> u16;
 
+    pub fn prism_flow_operation(port: u16, dst: *const u8, key: *const u8, queue: u16, validate_only: c_int, handle: *mut *mut c_void, msg: *mut c_char, len: size_t) -> c_int;
+    pub fn prism_flow_destroy(port: u16, handle: *mut c_void) -> c_int;
+
     pub fn prism_lcore_id() -> c_uint;
     pub fn prism_thread_register() -> c_int;
     pub fn prism_thread_unregister();

@@ -229,6 +229,13 @@ fn one_striped_collective_runs_on_two_polling_cores() {
     let stats = sw.stop();
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
     assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+    // net_af_packet has no rte_flow: the switch says so per port, installs no rule, and steers in software.
+    for p in stats["flow_steering"].as_array().expect("flow_steering per port") {
+        assert_eq!(p["rte_flow"], false, "{p}");
+        assert!(p["why"].as_str().is_some_and(|w| !w.is_empty()), "{p}");
+    }
+    assert_eq!(stats["flow_rules"]["installed"].as_u64(), Some(0));
+    assert!(stats["steered_to_other_core"].as_u64().unwrap() > 0, "the kernel's fanout put frames on the other core's socket");
 }
 
 /// The two-core switch on `qpairs=2` devices, started afresh several times

@@ -6,7 +6,9 @@ use clap::Parser;
 use crossbeam::queue::ArrayQueue;
 use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
 use prism_dataplane::engine::DataReject;
+use prism_dataplane::dpdk::FlowRule;
 use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::switch::flows::{FlowDevice, FlowStats, OperationFlows, OperationKey};
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::switch::queues::plan_rx_queues;
 use prism_dataplane::switch::residence::{class_of, Residence};
@@ -74,6 +76,37 @@ struct Args {
     /// switches sharing a small machine's CPUs).
     #[arg(long, default_value_t = 0)]
     idle_sleep_us: u64,
+    /// With several workers: `auto` asks each device for an rte_flow rule
+    /// per operation (installed at its STAGE by the owning core, removed at
+    /// RELEASE or ABORT) that delivers the operation's frames to its owner's
+    /// RX queue; devices without flow support (every virtual one) are told
+    /// apart at start, and their frames are steered between cores in
+    /// software. `off`: software steering everywhere.
+    #[arg(long, value_enum, default_value = "auto")]
+    flow_steering: FlowSteering,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FlowSteering {
+    Auto,
+    Off,
+}
+
+/// rte_flow as the operation rules' device.
+struct DpdkFlows<'a> {
+    ports: &'a [Port],
+    mac: [u8; 6],
+}
+
+impl FlowDevice for DpdkFlows<'_> {
+    type Rule = FlowRule;
+    fn install(&mut self, port: usize, key: OperationKey, queue: u16) -> Result<FlowRule, String> {
+        let p = self.ports.get(port).ok_or("no such port")?;
+        p.steer_operation(self.mac, key, queue, false).map_err(|e| e.to_string())?.ok_or_else(|| "the device gave no rule".to_string())
+    }
+    fn remove(&mut self, _port: usize, rule: FlowRule) -> Result<(), String> {
+        rule.destroy().map_err(|e| e.to_string())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -102,6 +135,9 @@ struct Stats {
     no_mbuf: u64,
     steered: u64,
     steer_dropped: u64,
+    /// This core's operation rules (rte_flow) and how many are in place.
+    flows: FlowStats,
+    flows_live: u64,
 }
 
 /// One worker's counters as JSON (engine, Layer 2, its share of the ports).
@@ -152,6 +188,7 @@ fn worker_json(core: &SwitchCore, s: &Stats) -> Value {
         "no_mbuf": s.no_mbuf,
         "steered_to_other_core": s.steered,
         "steer_dropped": s.steer_dropped,
+        "flow_rules": {"installed": s.flows.installed, "failed": s.flows.failed, "removed": s.flows.removed, "live": s.flows_live},
     })
 }
 
@@ -182,7 +219,7 @@ fn merge_add(a: &mut Value, b: &Value) {
 }
 
 /// The whole switch: every worker's counters summed, plus the devices' own.
-fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Residence) -> Value {
+fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Residence, steering: &[Result<(), String>]) -> Value {
     let mut total = workers.first().cloned().unwrap_or(json!({}));
     for w in workers.iter().skip(1) {
         merge_add(&mut total, w);
@@ -220,6 +257,12 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Res
         // From the DATA burst that completes a range in to each RESULT burst out (TSC, in ns).
         m.insert("residence_ns".into(), residence.to_json());
         m.insert("mbufs_available".into(), json!(pool.available()));
+        // Per port: whether the device steers each operation to its owner (rte_flow), or why not.
+        let flows: Vec<Value> = steering.iter().map(|s| match s {
+            Ok(()) => json!({"rte_flow": true}),
+            Err(why) => json!({"rte_flow": false, "why": why}),
+        }).collect();
+        m.insert("flow_steering".into(), json!(flows));
     }
     total
 }
@@ -301,12 +344,16 @@ struct Worker<'a> {
     impair: Option<ImpairSpec>,
     idle_sleep: Duration,
     flush_results: bool,
+    /// The node's MAC (the destination of the frames it owns).
+    mac: [u8; 6],
+    /// This core's operation rules on the ports that take them.
+    flows: std::cell::RefCell<OperationFlows<FlowRule>>,
 }
 
 impl Worker<'_> {
     fn run(self, mut core: SwitchCore) -> (SwitchCore, Stats) {
         let np = self.ports.len();
-        let mut st = Stats { residence: Residence::new(self.tsc_hz), rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], no_mbuf: 0, steered: 0, steer_dropped: 0 };
+        let mut st = Stats { residence: Residence::new(self.tsc_hz), rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], no_mbuf: 0, steered: 0, steer_dropped: 0, flows: FlowStats::default(), flows_live: 0 };
         let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).
@@ -375,6 +422,7 @@ impl Worker<'_> {
             for src in 0..self.n {
                 while let Some((pi, m, rx_tsc)) = self.shared.inbox[self.id * self.n + src].pop() {
                     got += 1;
+                    self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
                     handle(&mut core, self.pool, &mut txq, &mut stamps, &mut st, pi as usize, m, rx_tsc);
                     self.flush_if_result(&mut txq, &mut stamps, &mut st);
                 }
@@ -388,7 +436,14 @@ impl Worker<'_> {
             // periodic in the polling loop that a frame could wait behind.
             let request = self.shared.dump_request.load(Ordering::Acquire);
             let asked = request != self.shared.dump_ack[self.id].load(Ordering::Relaxed);
+            if stopping && got == 0 {
+                // The device's rules go with the switch.
+                self.flows.borrow_mut().clear(&mut DpdkFlows { ports: self.ports, mac: self.mac });
+            }
             if asked || stopping {
+                let f = self.flows.borrow();
+                (st.flows, st.flows_live) = (f.stats, f.live() as u64);
+                drop(f);
                 if let Ok(mut r) = self.shared.residence[self.id].lock() {
                     *r = Some(st.residence.clone());
                 }
@@ -445,7 +500,10 @@ impl Worker<'_> {
                     st.steer_dropped += 1;
                 }
             }
-            _ => handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc),
+            _ => {
+                self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
+                handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc)
+            }
         }
     }
 }
@@ -506,6 +564,23 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
         p.start(&pool, rxq, n as u16, cfg.dataplane.rx_desc.max(cfg.dataplane.tx_desc), cfg.node.mtu)?;
         tracing::info!("port {} = {} up, MAC {}, {rxq} RX / {n} TX queues", p.0, p.name(), prism_dataplane::wire::Mac(p.mac()));
     }
+    // Which devices take a rule per operation (asked once, with a rule that is validated, not installed).
+    let steering: Vec<Result<(), String>> = ports
+        .iter()
+        .map(|p| {
+            if n <= 1 || args.flow_steering == FlowSteering::Off {
+                return Err(if n <= 1 { "one worker".into() } else { "--flow-steering off".into() });
+            }
+            p.steer_operation(cfg.node_mac().0, [0; 14], 0, true).map(|_| ()).map_err(|e| e.to_string())
+        })
+        .collect();
+    for (p, s) in ports.iter().zip(&steering) {
+        match s {
+            Ok(()) => tracing::info!("port {} ({}): rte_flow rules deliver each operation to its owner's queue", p.0, p.name()),
+            Err(why) if n > 1 => tracing::info!("port {} ({}): no rte_flow steering ({why}); frames reach their owner core in software", p.0, p.name()),
+            Err(_) => {}
+        }
+    }
     signals::install();
     let shared = Shared {
         stop: AtomicBool::new(false),
@@ -525,11 +600,16 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     let results: Vec<(SwitchCore, Stats)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|w| {
+                let queues: Vec<(usize, u16)> = all_queues.iter().enumerate().filter(|(i, _)| i % n == w).map(|(_, q)| *q).collect();
+                // Per port: this core's queue there, if the device takes rules.
+                let rule_queues = (0..ports.len()).map(|p| if steering[p].is_ok() { queues.iter().find(|(qp, _)| *qp == p).map(|(_, q)| *q) } else { None }).collect();
                 let worker = Worker {
                     id: w,
                     n,
                     ports: &ports,
-                    queues: all_queues.iter().enumerate().filter(|(i, _)| i % n == w).map(|(_, q)| *q).collect(),
+                    mac: cfg.node_mac().0,
+                    flows: std::cell::RefCell::new(OperationFlows::new(cfg.node_mac(), rule_queues)),
+                    queues,
                     pool: &pool,
                     shared: &shared,
                     burst: cfg.dataplane.burst,
@@ -585,11 +665,11 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
             }
             if dump {
                 let r = merged_residence(shared.residence.iter().filter_map(|m| m.lock().ok().and_then(|r| r.clone())), eal.tsc_hz());
-                write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r));
+                write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r, &steering));
                 write_residence(&args.residence_hlog, &r);
             }
             if line_due {
-                let t = total_json(&snaps, &ports, &pool, &Residence::new(1));
+                let t = total_json(&snaps, &ports, &pool, &Residence::new(1), &steering);
                 let sum = |k: &str| t["ports"].as_array().map_or(0, |a| a.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>());
                 let (rx, tx) = (sum("rx"), sum("tx"));
                 let secs = last_line.elapsed().as_secs_f64();
@@ -614,7 +694,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     tracing::info!("stopped after {:.3} s", cycles as f64 / eal.tsc_hz() as f64);
     let per_worker: Vec<Value> = results.iter().map(|(c, s)| worker_json(c, s)).collect();
     let residence = merged_residence(results.iter().map(|(_, s)| s.residence.clone()), eal.tsc_hz());
-    write_stats(&args.stats_json, &total_json(&per_worker, &ports, &pool, &residence));
+    write_stats(&args.stats_json, &total_json(&per_worker, &ports, &pool, &residence, &steering));
     write_residence(&args.residence_hlog, &residence);
     for p in &ports {
         p.stop();

@@ -53,6 +53,24 @@ fn check(port: u16, call: &'static str, rc: i32) -> Result<(), DpdkError> {
     }
 }
 
+/// An installed `rte_flow` rule; `destroy` removes it from the device.
+#[derive(Debug)]
+pub struct FlowRule {
+    port: u16,
+    handle: *mut libc::c_void,
+}
+
+// SAFETY: the handle is an opaque token the ethdev layer serialises (rte_flow takes its mutex for PMDs without thread-safe flow ops).
+unsafe impl Send for FlowRule {}
+
+impl FlowRule {
+    pub fn destroy(self) -> Result<(), DpdkError> {
+        // SAFETY: handle came from rte_flow_create on this port and is destroyed once (self is consumed).
+        let rc = unsafe { sys::prism_flow_destroy(self.port, self.handle) };
+        check(self.port, "rte_flow_destroy", rc)
+    }
+}
+
 /// The initialised Environment Abstraction Layer. Create it once per process.
 pub struct Eal {
     _private: (),
@@ -274,6 +292,25 @@ impl Port {
         }
         // SAFETY: NUL-terminated by the shim.
         unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    }
+
+    /// Asks the device to deliver every frame of one PRISM operation
+    /// (`key`: the PRISM header's bytes 2..16, Job to Operation ID; the
+    /// group generation is masked out) addressed to `dst` to RX queue
+    /// `queue` (an `rte_flow` rule: ETH / RAW / QUEUE). `validate_only`:
+    /// only whether the device could (None on success). The error says why
+    /// not, in the PMD's words: most virtual devices have no flow support.
+    pub fn steer_operation(&self, dst: [u8; 6], key: [u8; 14], queue: u16, validate_only: bool) -> Result<Option<FlowRule>, DpdkError> {
+        let mut handle: *mut libc::c_void = std::ptr::null_mut();
+        let mut msg = [0 as libc::c_char; 160];
+        // SAFETY: dst and key are 6 and 14 readable bytes; handle and msg are valid out-pointers, msg NUL-terminated by snprintf within len.
+        let rc = unsafe { sys::prism_flow_operation(self.0, dst.as_ptr(), key.as_ptr(), queue, validate_only as libc::c_int, &mut handle, msg.as_mut_ptr(), msg.len()) };
+        if rc != 0 {
+            // SAFETY: the shim wrote a NUL-terminated message on failure.
+            let why = unsafe { CStr::from_ptr(msg.as_ptr()) }.to_string_lossy().into_owned();
+            return Err(DpdkError::Port { port: self.0, call: "rte_flow", reason: format!("{why} (errno {})", -rc) });
+        }
+        Ok(if validate_only || handle.is_null() { None } else { Some(FlowRule { port: self.0, handle }) })
     }
 
     /// Queue limits and driver name, as the device reports them.

@@ -2,6 +2,7 @@
 //! go to the engine; everything else follows the Layer-2 policy.
 
 pub mod config;
+pub mod flows;
 pub mod impair;
 pub mod queues;
 pub mod residence;
