@@ -164,6 +164,17 @@ pub struct Side {
     pub first_residence_cycles: Option<Histogram<u64>>,
     /// DATA frames of the operations run (each rank's packets, once).
     pub data_frames: u64,
+    /// The same case through the switch core in this process (memif runs):
+    /// the benchmark's cycles per DATA packet and rate of one core, next to
+    /// the real binaries' rate; or why it was not measured.
+    pub in_process: Option<Result<InProcess, String>>,
+}
+
+/// `prism-bench switch`'s in-process figure for a scenario's case.
+#[derive(Debug, Clone, Copy)]
+pub struct InProcess {
+    pub cycles_per_packet: f64,
+    pub data_pps: f64,
 }
 
 impl Side {
@@ -184,6 +195,7 @@ impl Side {
             residence_cycles: None,
             first_residence_cycles: None,
             data_frames: 0,
+            in_process: None,
         }
     }
 
@@ -469,6 +481,7 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             let mut after = r.residence()?;
             after.subtract(&before).map_err(|e| format!("residence histogram: {e:?}"))?;
             sw.residence = Some(after);
+            sw.in_process = Some(in_process(sc, &r.link));
         }
         Software::Interface(iface) => {
             let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|e| format!("{iface}: {e}"))?;
@@ -490,6 +503,20 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
         }
     }
     Ok(sw)
+}
+
+/// The scenario's case through the switch core in this process, as
+/// `prism-bench switch` measures it (0.3 s), with the memif rig's EAL and
+/// mempool. That benchmark's frames are FP32 in and out at MTU 1500 in full
+/// packets; other scenarios say why they have no such figure.
+fn in_process(sc: &Scenario, link: &prism_pktgen::dpdk::DpdkLink) -> Result<InProcess, String> {
+    let job = sc.job()?;
+    if job.mtu != 1500 || job.output != prism_dataplane::wire::OutputFormat::FP32 || job.input != prism_arith::NumFormat::Fp32 {
+        return Err(format!("the in-process benchmark's frames are FP32 in and out at MTU 1500; this scenario is {:?} to {} at MTU {}", job.input, job.output.name(), job.mtu));
+    }
+    let case = crate::switch_throughput::Case { ranks: job.ranks, semantics: job.semantics, accumulator: job.accumulator, pattern: job.pattern };
+    let m = crate::switch_throughput::measure_in_process(link.eal().tsc_hz(), link.pool(), &case, 0.3);
+    Ok(InProcess { cycles_per_packet: m.cycles_per_packet, data_pps: m.mpps * 1e6 })
 }
 
 /// Runs a scenario on the simulated hardware switch only.

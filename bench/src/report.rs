@@ -223,6 +223,11 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         "hardware": side_json(&o.hardware, sc.operations),
         "hardware_with_mac_phy": { "allowance_ns": MAC_PHY_ALLOWANCE_NS, "source": MAC_PHY_ALLOWANCE_SOURCE, "latency_ns": pmap(&hardware_with_allowance(o)) },
         "offered_data_pps": sc.rate_pps,
+        "software_in_process": match &o.software.in_process {
+            Some(Ok(ip)) => json!({"cycles_per_data_packet": ip.cycles_per_packet, "data_pps": ip.data_pps, "ratio_to_end_to_end": ip.data_pps / o.software.data_pps().max(1.0)}),
+            Some(Err(why)) => json!({"not_measured": why}),
+            None => json!(null),
+        },
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
     });
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(|e| e.to_string())?;
@@ -243,6 +248,19 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     md += "\nThe two clocks differ: the software figure is wall time on this machine, including the path to and from the switch; the hardware figure is the simulated switch's cycles times the clock period, with frames handed to it beat by beat and no MAC, PHY or cable. Compare shapes and tails with that in mind.\n\n";
     md += &format!("The row **hardware + MAC/PHY allowance** adds {MAC_PHY_ALLOWANCE_NS} ns to every hardware sample: {MAC_PHY_ALLOWANCE_SOURCE}. It is shown apart, never folded into the hardware row.\n\n");
     md += &format!("Offered load: {}. Achieved: software {:.4e} DATA frames/s, hardware {:.4e} DATA frames/s (DATA frames over operation time).\n\n", sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{r:.4e} DATA frames/s over all ranks")), o.software.data_pps(), o.hardware.data_pps());
+    match &o.software.in_process {
+        Some(Ok(ip)) => {
+            md += &format!(
+                "Throughput of the real binaries on memif: {:.4e} DATA frames/s end to end (pktgen's first DATA to last RESULT, every operation exact). The same case through the switch core in this process (`prism-bench switch`'s measure, same run, one core, no link): {:.0} cycles per DATA packet = {:.4e} DATA frames/s, {:.1}x the end-to-end rate.\n\n",
+                o.software.data_pps(),
+                ip.cycles_per_packet,
+                ip.data_pps,
+                ip.data_pps / o.software.data_pps().max(1.0)
+            );
+        }
+        Some(Err(why)) => md += &format!("No in-process figure beside the memif throughput: {why}.\n\n"),
+        None => {}
+    }
     md += &format!("Both switches received the same DATA frames (`scenario.pcap`, {pcap_frames} frames of the first operation; pktgen paces them by the window) and every RESULT was checked exactly against pktgen's big-integer oracle.\n\n");
     md += "## Operations\n\n| | operations exact | RESULT frames | operation p50 | operation max | frames sent |\n|---|---|---|---|---|---|\n";
     for s in sides {

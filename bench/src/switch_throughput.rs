@@ -49,7 +49,7 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-const CONFIG: &str = r#"
+pub(crate) const CONFIG: &str = r#"
 [node]
 mac = "02:00:00:00:00:50"
 mtu = 1500
@@ -132,6 +132,12 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
         hs.into_iter().filter_map(|h| h.join().ok()).sum()
     });
     rates
+}
+
+/// `measure` for a caller that has its own EAL (the report's memif rig):
+/// the switch core in this process, on this thread, for about `seconds`.
+pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
+    measure_op(tsc_hz, pool, c, seconds, 1)
 }
 
 fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {

@@ -90,6 +90,10 @@ fn short_scenario_through_both_switches() {
             let md = std::fs::read_to_string(out.join("report.md")).unwrap();
             let row = md.lines().find(|l| l.starts_with("| software |") && l.ends_with(&format!(" {want} |")) && md.contains("## Residence time")).unwrap_or_else(|| panic!("no residence row in:\n{md}"));
             assert!(row.contains(&format!("| {:.2} us |", p50 as f64 / 1000.0)), "report.md's p50 is summary.json's: {row} vs {p50} ns");
+            // The same case in process beside the binaries' rate, report.md equal to summary.json.
+            let cpp = summary["software_in_process"]["cycles_per_data_packet"].as_f64().expect("an in-process figure on memif");
+            assert!(cpp > 0.0);
+            assert!(md.contains(&format!("{cpp:.0} cycles per DATA packet")), "report.md gives summary.json's {cpp:.0} cycles per DATA packet");
         } else {
             assert!(o.software.residence.is_none());
         }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 /// DPDK ports as a pktgen link: port i of the link is the i-th device named.
 pub struct DpdkLink {
     ports: Vec<Port>,
+    rx_queues: u16,
     /// Sends that found the TX queue full and waited for room (backpressure).
     pub tx_full_waits: u64,
     /// How long a send may wait for room in a full TX queue.
@@ -33,19 +34,28 @@ impl DpdkLink {
     /// As `open_with`, waiting up to `link_timeout` for every port's link
     /// (a NIC's autonegotiation, a memif client's connection to its server).
     pub fn open_waiting(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, String> {
+        Self::open_queues(eal_args, devices, mtu, 1, tx_queues, link_timeout)
+    }
+
+    /// As `open_waiting`, with `rx_queues` RX queues on every port, all
+    /// polled: a switch with several polling cores answers each operation
+    /// from its owner's TX queue, which on net_memif is the client's RX
+    /// queue of the same number (and a memif server refuses a client with
+    /// more queues than it has, so the count is the user's to give).
+    pub fn open_queues(eal_args: &[String], devices: &[String], mtu: u16, rx_queues: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, String> {
         let eal = Eal::init(eal_args).map_err(|e| e.to_string())?;
         let pool = Mempool::new(&eal, "pktgen", 16383, 256, (mtu as u32 + 14 + 256).max(2176) as u16).map_err(|e| e.to_string())?;
         let mut ports = Vec::new();
         for d in devices {
             let p = Port::by_name(&eal, d).map_err(|e| e.to_string())?;
-            p.start(&pool, 1, tx_queues.max(1), 1024, mtu).map_err(|e| e.to_string())?;
+            p.start(&pool, rx_queues.max(1), tx_queues.max(1), 1024, mtu).map_err(|e| format!("{d}: {e}"))?;
             ports.push(p);
         }
         // All ports started first, then waited for together: their links come up in parallel.
         for p in &ports {
             p.wait_link_up(link_timeout).map_err(|e| e.to_string())?;
         }
-        Ok(DpdkLink { ports, tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
+        Ok(DpdkLink { ports, rx_queues: rx_queues.max(1), tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
     }
 
     pub fn pool(&self) -> &Mempool {
@@ -63,11 +73,13 @@ impl DpdkLink {
     /// One RX burst from every port into `pending`.
     fn poll_rx(&mut self) {
         for (i, p) in self.ports.iter().enumerate() {
-            self.rx.clear();
-            p.rx_burst(0, &mut self.rx, 32);
-            let at = Instant::now();
-            for m in self.rx.drain(..) {
-                self.pending.push_back(Rx { port: i as u16, frame: m.data().to_vec(), at });
+            for q in 0..self.rx_queues {
+                self.rx.clear();
+                p.rx_burst(q, &mut self.rx, 32);
+                let at = Instant::now();
+                for m in self.rx.drain(..) {
+                    self.pending.push_back(Rx { port: i as u16, frame: m.data().to_vec(), at });
+                }
             }
         }
     }

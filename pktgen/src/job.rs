@@ -85,6 +85,10 @@ pub struct Job {
     pub am_port: u16,
     /// Each rank's vector as wire values (from files), instead of `pattern`.
     pub given: Option<Vec<Vec<u8>>>,
+    /// Operations the collective is striped over: stripe k is operation
+    /// `identity.op + k` over its own element range (`Job::striped`), so a
+    /// switch with several polling cores runs the stripes on different cores.
+    pub stripes: u16,
 }
 
 /// The MAC pktgen uses for rank `r`.
@@ -119,7 +123,35 @@ impl Job {
             am_mac: DEFAULT_AM_MAC,
             am_port: 0,
             given: None,
+            stripes: 1,
         }
+    }
+
+    /// The collective as its stripes: (first element in the whole vector,
+    /// the stripe's own job). Each stripe is an operation of its own
+    /// (operation ID `identity.op + k`, elements from 0) over a contiguous
+    /// slice of every rank's vector; the cuts fall on whole DATA frames of
+    /// full packetization, so striping adds no partial frame but the last.
+    pub fn striped(&self, vectors: &[Vec<u8>]) -> Vec<(u32, Job)> {
+        let k = self.stripes.max(1) as u32;
+        let cap = capacity(self.input, self.mtu) as u32;
+        let frames = self.vector_len.div_ceil(cap.max(1));
+        let w = self.input.value_bytes();
+        let cut = |i: u32| ((frames as u64 * i as u64 / k as u64) as u32 * cap).min(self.vector_len);
+        let ranges = (0..k).map(|i| (cut(i), if i + 1 == k { self.vector_len } else { cut(i + 1) }));
+        // More stripes than frames: the surplus ones would be empty and are left out.
+        ranges
+            .filter(|(a, b)| a < b || k == 1)
+            .enumerate()
+            .map(|(i, (a, b))| {
+                let mut j = self.clone();
+                j.stripes = 1;
+                j.identity.op = self.identity.op.wrapping_add(i as u16);
+                j.vector_len = b - a;
+                j.given = Some(vectors.iter().map(|v| v[a as usize * w..b as usize * w].to_vec()).collect());
+                (a, j)
+            })
+            .collect()
     }
 
     /// A CONTROL frame from the job's AM (endpoint 0x00a0) to the switch (0x0050).
@@ -141,7 +173,11 @@ impl Job {
 
     /// Ranks that receive RESULT.
     pub fn receivers(&self) -> Vec<u16> {
-        if self.semantics == Semantics::REDUCE { vec![self.dest_rank] } else { (0..self.ranks).collect() }
+        if self.semantics == Semantics::REDUCE {
+            vec![self.dest_rank]
+        } else {
+            (0..self.ranks).collect()
+        }
     }
 
     /// The bindings the AM installs (one per rank).

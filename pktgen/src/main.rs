@@ -1,11 +1,11 @@
 //! prism-pktgen: PRISM rank traffic with in-band setup and exact verification.
 
 use clap::{Parser, ValueEnum};
-use prism_pktgen::args::{Op, PolicyArg};
 use prism_arith::NumFormat;
 use prism_dataplane::pcap;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::wire::*;
+use prism_pktgen::args::{Op, PolicyArg};
 use prism_pktgen::*;
 use serde_json::json;
 use std::io::Write;
@@ -106,6 +106,16 @@ struct Args {
     op_id: u16,
     #[arg(long, default_value_t = 1)]
     generation: u32,
+    /// Stripe the collective over this many operations (IDs op-id..op-id+K),
+    /// each over its own contiguous element range, run at once and verified
+    /// as one: a switch with K polling cores runs one stripe on each.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    stripes: u16,
+    /// `--switch dpdk:...`: RX and TX queues on every port, every RX queue
+    /// polled (default: --stripes). A switch with N polling cores answers
+    /// from N TX queues: on net_memif give it N here.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    queues: Option<u16>,
     /// PROGRESS and local retransmission on every stream, each keeping up to
     /// this many frames until acknowledged (0: none, the SINGLE prototype).
     #[arg(long, default_value_t = 0)]
@@ -183,15 +193,14 @@ fn job_of(a: &Args) -> Result<Job, String> {
         am_mac: mac("am-mac", &a.am_mac)?,
         am_port: a.am_port,
         given: None,
+        stripes: a.stripes,
     })
     .and_then(|mut j| {
         if let Some(pattern) = &a.input_file {
             if !pattern.contains("{rank}") {
                 return Err(format!("--input-file '{pattern}' must contain {{rank}}"));
             }
-            let v: Vec<Vec<u8>> = (0..j.ranks)
-                .map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input))
-                .collect::<Result<_, _>>()?;
+            let v: Vec<Vec<u8>> = (0..j.ranks).map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input)).collect::<Result<_, _>>()?;
             let len = v[0].len();
             if v.iter().any(|x| x.len() != len) {
                 return Err("--input-file: the ranks' vectors differ in length".into());
@@ -202,7 +211,6 @@ fn job_of(a: &Args) -> Result<Job, String> {
         Ok(j)
     })
 }
-
 
 fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
     if a.switch == "sim" {
@@ -219,7 +227,8 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         let mut eal: Vec<String> = vec!["prism-pktgen".into()];
         eal.extend(a.eal.split_whitespace().map(str::to_string));
         let names: Vec<String> = devs.split(',').map(str::to_string).collect();
-        return prism_pktgen::dpdk::DpdkLink::open_waiting(&eal, &names, a.mtu, 1, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
+        let queues = a.queues.unwrap_or(a.stripes);
+        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
     }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();
@@ -249,10 +258,7 @@ fn write_hdr_log(path: &PathBuf, h: &hdrhistogram::Histogram<u64>) -> Result<(),
     use hdrhistogram::serialization::V2Serializer;
     let mut out = std::fs::File::create(path).map_err(|e| e.to_string())?;
     let mut ser = V2Serializer::new();
-    let mut w = IntervalLogWriterBuilder::new()
-        .add_comment("prism-pktgen: last contributing DATA sent to RESULT received, ns")
-        .begin_log_with(&mut out, &mut ser)
-        .map_err(|e| e.to_string())?;
+    let mut w = IntervalLogWriterBuilder::new().add_comment("prism-pktgen: last contributing DATA sent to RESULT received, ns").begin_log_with(&mut out, &mut ser).map_err(|e| e.to_string())?;
     w.write_histogram(h, Duration::ZERO, Duration::from_secs(1), None).map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -298,7 +304,16 @@ fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json!({"packets": r.packets, "seconds": r.seconds, "pps": r.pps, "gbps_on_wire": r.gbps, "frame_bytes": wire_bytes - 24.0})).unwrap_or_default());
     } else {
-        println!("blast: {} frames in {:.2} s = {:.2} Mpps, {:.1} Gb/s on the wire ({:.0}-byte frames, burst {}, {} core(s))", r.packets, r.seconds, r.pps / 1e6, r.gbps, wire_bytes - 24.0, a.burst, a.tx_cores.max(1));
+        println!(
+            "blast: {} frames in {:.2} s = {:.2} Mpps, {:.1} Gb/s on the wire ({:.0}-byte frames, burst {}, {} core(s))",
+            r.packets,
+            r.seconds,
+            r.pps / 1e6,
+            r.gbps,
+            wire_bytes - 24.0,
+            a.burst,
+            a.tx_cores.max(1)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -329,7 +344,17 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
     let rate = a.rate.or(a.rate_gbps.map(|g| g * 1e9 / 8.0 / (a.mtu as f64 + 14.0 + 24.0)));
     let opts = RunOptions { rate_pps: rate, timeout: Duration::from_millis(a.timeout_ms), capture: a.pcap_out.is_some(), progress: !a.json && a.len >= 1_000_000 };
     if !a.json {
-        eprintln!("prism-pktgen: {} ranks, {} {} -> {}, {} elements, MTU {}, via {}", job.ranks, job.semantics.name(), job.accumulator.name(), job.output.name(), job.vector_len, job.mtu, link.describe());
+        let striped = if job.stripes > 1 { format!(" in {} stripes (operations {}..={})", job.stripes, job.identity.op, job.identity.op.wrapping_add(job.stripes - 1)) } else { String::new() };
+        eprintln!(
+            "prism-pktgen: {} ranks, {} {} -> {}, {} elements{striped}, MTU {}, via {}",
+            job.ranks,
+            job.semantics.name(),
+            job.accumulator.name(),
+            job.output.name(),
+            job.vector_len,
+            job.mtu,
+            link.describe()
+        );
     }
     let report = run(&job, link.as_mut(), &opts).map_err(|e| e.to_string())?;
     if let Some(p) = &a.pcap_out {
@@ -364,7 +389,16 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         println!("verification: {verdict} ({:?}; {checked} values checked on {} receiving ranks)", report.check, report.per_rank.len());
-        println!("frames: {} sent, {} received; missing elements {}, duplicate {}, malformed {}, late {}{}", report.frames_sent, report.frames_received, report.missing(), dup, malformed, late, if report.inexact() { ", ACCUMULATION_INEXACT" } else { "" });
+        println!(
+            "frames: {} sent, {} received; missing elements {}, duplicate {}, malformed {}, late {}{}",
+            report.frames_sent,
+            report.frames_received,
+            report.missing(),
+            dup,
+            malformed,
+            late,
+            if report.inexact() { ", ACCUMULATION_INEXACT" } else { "" }
+        );
         if link.tx_full_waits() > 0 {
             println!("backpressure: {} sends waited for room in a full TX queue", link.tx_full_waits());
         }

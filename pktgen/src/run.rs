@@ -1,12 +1,12 @@
 //! One job end to end: setup as Aggregation Manager, ranks' DATA within the
 //! window, RESULT reassembly and verification, COMPLETE and RELEASE.
 
+use crate::feedback;
 use crate::job::Job;
 use crate::link::{Link, Rx};
 use crate::verify::{Check, Expected, Mismatch, Reassembly};
-use crate::feedback;
-use prism_dataplane::engine::{Replay, RxWindow, Sent};
 use hdrhistogram::Histogram;
+use prism_dataplane::engine::{Replay, RxWindow, Sent};
 use prism_dataplane::pcap::Captured;
 use prism_dataplane::wire::*;
 use std::time::{Duration, Instant};
@@ -35,9 +35,16 @@ impl Default for RunOptions {
 pub enum RunError {
     Io(String),
     /// The target did not answer a CONTROL request in time.
-    NoAnswer { command: &'static str, tries: u32 },
+    NoAnswer {
+        command: &'static str,
+        tries: u32,
+    },
     /// The target refused a request.
-    Refused { command: &'static str, status: &'static str, detail: u16 },
+    Refused {
+        command: &'static str,
+        status: &'static str,
+        detail: u16,
+    },
     /// No capability record of the target covers the job's tuple.
     Unsupported,
 }
@@ -184,13 +191,64 @@ fn covers(r: &CapabilityRecord, job: &Job) -> bool {
         && ctx.window_elements <= r.window_elements
 }
 
-/// Runs a job against a switch.
-pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, RunError> {
-    let start = link.now();
-    let mut s = Session { link, start, capture: opts.capture.then(Vec::new), sent: 0, received: 0 };
+/// One operation's traffic and its receivers during a run: the ranks'
+/// frames and how far each got, the window they send within, and what the
+/// receivers reassembled. A striped collective runs several at once.
+struct OpRun {
+    job: Job,
+    /// Where the operation's elements start in the collective's vector.
+    offset: u32,
+    expected: Expected,
+    packets: Vec<Vec<(u64, u64, Vec<u8>)>>,
+    receivers: Vec<u16>,
+    per_rank: Vec<(u16, Reassembly)>,
+    next: Vec<usize>,
+    /// Per rank: the first packet not yet below the window, and the bytes from it to `next`.
+    held_lo: Vec<usize>,
+    held_bytes: Vec<usize>,
+    sent_at: Vec<Vec<Instant>>,
+    window: u64,
+    max_held: usize,
+    max_bytes: usize,
+    /// With feedback: each rank's DATA stream (replay, credits, timer) and RESULT window.
+    feedback: bool,
+    streams: Vec<Replay>,
+    rx_windows: Vec<RxWindow>,
+    results: Vec<(u16, Vec<u8>)>,
+}
+
+/// The run's shared pacing: DATA frames sent so far over every operation and rank.
+struct Pace<'a> {
+    opts: &'a RunOptions,
+    data_start: Instant,
+    sent_data: u64,
+}
+
+impl Pace<'_> {
+    fn allows(&self, now: Instant) -> bool {
+        self.sent_data < allowed_at(self.opts, self.data_start, now)
+    }
+    /// How long the run may wait for frames: until its next DATA frame is
+    /// due when the pace is what holds it (at most 1 ms), else 1 ms (the
+    /// window holds it, and only frames from the switch can open it).
+    fn until_next(&self, now: Instant) -> Duration {
+        let most = Duration::from_millis(1);
+        let Some(pps) = self.opts.rate_pps.filter(|_| !self.allows(now)) else { return most };
+        let due = self.data_start + Duration::from_secs_f64(self.sent_data as f64 / pps);
+        // At least a nanosecond: `due` is rounded to one, and a zero wait on
+        // a simulated link would never move its clock to the next frame.
+        due.saturating_duration_since(now).clamp(Duration::from_nanos(1), most)
+    }
+    fn clock_ns(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.data_start).as_nanos() as u64
+    }
+}
+
+/// Capabilities, STAGE and COMMIT of one operation: the context it runs with.
+fn setup(s: &mut Session<'_>, job: &Job, opts: &RunOptions) -> Result<ContextRecord, RunError> {
     // Capabilities: the whole tuple must be covered by one record.
     let first_contact_tries = (opts.timeout.as_millis() / 500).max(3) as u32;
-    let pages = transact_for(&mut s, job, 1, Command::CAPS_QUERY, ControlBody::Empty, first_contact_tries)?;
+    let pages = transact_for(s, job, 1, Command::CAPS_QUERY, ControlBody::Empty, first_contact_tries)?;
     let record = pages.iter().find_map(|f| match parse_frame(f, &Limits::default()) {
         Ok(ParsedFrame { prism: Some(PrismRepr::Control(ControlRepr { body: ControlBody::Caps(r), .. })), .. }) => r.iter().find(|r| covers(r, job)),
         _ => None,
@@ -207,160 +265,223 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
         context.replay_depth = record.replay_depth;
     }
     let bindings = job.bindings();
-    let staged = transact(&mut s, job, 2, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })?;
+    let staged = transact(s, job, 2, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })?;
     expect_ok(&staged, Command::STAGE)?;
-    let committed = transact(&mut s, job, 3, Command::COMMIT, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::COMMIT));
+    let committed = transact(s, job, 3, Command::COMMIT, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::COMMIT));
     if let Err(e) = committed {
-        let _ = transact(&mut s, job, 9, Command::ABORT, ControlBody::Empty);
+        let _ = transact(s, job, 9, Command::ABORT, ControlBody::Empty);
         return Err(e);
     }
-    // START_GRANT: every COMMIT is acknowledged; the ranks may send.
-    let vectors = job.vectors();
-    let expected = Expected::new(job, &vectors);
-    let packets: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..job.ranks).map(|r| job.packets(r, &vectors[r as usize])).collect();
-    let total: usize = packets.iter().map(Vec::len).sum();
-    let receivers = job.receivers();
-    let mut per_rank: Vec<(u16, Reassembly)> = receivers.iter().map(|&r| (r, Reassembly::new(job.vector_len))).collect();
-    let mut next = vec![0usize; job.ranks as usize];
-    // Per rank: the first packet not yet below the window, and the bytes from it to `next`.
-    let mut held_lo = vec![0usize; job.ranks as usize];
-    let mut held_bytes = vec![0usize; job.ranks as usize];
-    let mut sent_at: Vec<Vec<Instant>> = packets.iter().map(|p| Vec::with_capacity(p.len())).collect();
-    let window = job.window_elements() as u64;
-    let (max_held, max_bytes) = (context.window_intervals as usize, context.window_bytes as usize);
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| RunError::Io(e.to_string()))?;
-    let data_start = s.link.now();
-    let mut last_result = data_start;
-    let mut last_progress = Instant::now();
-    let mut last_line = Instant::now();
-    let mut sent_data = 0u64;
-    let mut results: Vec<(u16, Vec<u8>)> = Vec::new();
-    let mut ignored = 0u64;
-    let mut timed_out = false;
-    let feedback = context.replay_depth > 0;
-    // With feedback: each rank's DATA stream (replay, credits, timer) and RESULT window.
-    let mut streams: Vec<Replay> = (0..job.ranks)
-        .map(|r| Replay::new(job.rank_ports[r as usize % job.rank_ports.len()], context.replay_depth as usize, job.mtu as usize + 14, max_held as u32, max_bytes as u32, 5_000_000))
-        .collect();
-    let mut rx_windows: Vec<RxWindow> = receivers.iter().map(|_| RxWindow::new(64)).collect();
-    let mut out: Vec<Sent> = Vec::new();
-    let clock_ns = |now: Instant| now.saturating_duration_since(data_start).as_nanos() as u64;
-    loop {
-        let (progressed, done) = if feedback {
+    Ok(context)
+}
+
+impl OpRun {
+    fn new(job: Job, offset: u32, context: &ContextRecord) -> OpRun {
+        let vectors = job.vectors();
+        let expected = Expected::new(&job, &vectors);
+        let packets: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..job.ranks).map(|r| job.packets(r, &vectors[r as usize])).collect();
+        let receivers = job.receivers();
+        let ranks = job.ranks as usize;
+        let max_held = context.window_intervals as usize;
+        let streams = (0..job.ranks)
+            .map(|r| Replay::new(job.rank_ports[r as usize % job.rank_ports.len()], context.replay_depth as usize, job.mtu as usize + 14, max_held as u32, context.window_bytes, 5_000_000))
+            .collect();
+        OpRun {
+            per_rank: receivers.iter().map(|&r| (r, Reassembly::new(job.vector_len))).collect(),
+            rx_windows: receivers.iter().map(|_| RxWindow::new(64)).collect(),
+            sent_at: packets.iter().map(|p| Vec::with_capacity(p.len())).collect(),
+            window: job.window_elements() as u64,
+            next: vec![0; ranks],
+            held_lo: vec![0; ranks],
+            held_bytes: vec![0; ranks],
+            max_held,
+            max_bytes: context.window_bytes as usize,
+            feedback: context.replay_depth > 0,
+            streams,
+            results: Vec::new(),
+            receivers,
+            packets,
+            expected,
+            offset,
+            job,
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.packets.iter().map(Vec::len).sum()
+    }
+
+    /// Sends what the window (or the streams' credit) and the pace allow; true if anything went out.
+    fn send(&mut self, s: &mut Session<'_>, pace: &mut Pace<'_>, out: &mut Vec<Sent>) -> Result<bool, RunError> {
+        let mut progressed = false;
+        if self.feedback {
             // Ranks queue what their replay depth allows; the streams send within the switch's credit.
             let now = s.link.now();
-            for r in 0..job.ranks as usize {
-                if streams[r].deadline().is_some_and(|d| d <= clock_ns(now)) {
-                    streams[r].on_timeout(clock_ns(now), &mut out);
+            let clock = pace.clock_ns(now);
+            for r in 0..self.job.ranks as usize {
+                if self.streams[r].deadline().is_some_and(|d| d <= clock) {
+                    self.streams[r].on_timeout(clock, out);
                 }
-                while streams[r].has_room() && next[r] < packets[r].len() && sent_data < allowed_at(opts, data_start, s.link.now()) {
-                    let (first, end, f) = &packets[r][next[r]];
-                    sent_at[r].push(s.link.now());
-                    feedback::queue(&mut streams[r], clock_ns(now), &mut out, *first, *end, f);
-                    next[r] += 1;
-                    sent_data += 1;
+                while self.streams[r].has_room() && self.next[r] < self.packets[r].len() && pace.allows(s.link.now()) {
+                    let (first, end, f) = &self.packets[r][self.next[r]];
+                    self.sent_at[r].push(s.link.now());
+                    feedback::queue(&mut self.streams[r], clock, out, *first, *end, f);
+                    self.next[r] += 1;
+                    pace.sent_data += 1;
                 }
             }
-            let mut progressed = !out.is_empty();
+            progressed = !out.is_empty();
             for f in out.drain(..) {
                 s.send(f.port, &f.frame)?;
             }
-            while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 1 }))? {
-                let now = clock_ns(s.link.now());
-                let parsed = parse_frame(&rx.frame, &Limits { mtu: job.mtu });
-                let Ok(ParsedFrame { eth, prism: Some(p) }) = parsed else {
-                    ignored += 1;
-                    continue;
-                };
-                match p {
-                    PrismRepr::Progress(pr) if pr.identity == job.identity && (pr.stream_id as usize) < streams.len() && crate::job::rank_mac(pr.stream_id) == eth.dst => {
-                        let acked = streams[pr.stream_id as usize].stats.acked;
-                        streams[pr.stream_id as usize].on_progress(now, &pr, &mut out);
-                        progressed |= streams[pr.stream_id as usize].stats.acked > acked;
-                    }
-                    PrismRepr::Data(d) if d.class == Class::RESULT && d.identity == job.identity => {
-                        let Some(i) = receivers.iter().position(|&r| crate::job::rank_mac(r) == eth.dst && d.stream_id == r) else {
-                            ignored += 1;
-                            continue;
-                        };
-                        let (a, b) = (d.first_element as u64, d.end_element());
-                        let status = feedback::take_result(&mut rx_windows[i], &d);
-                        if status == ProgressStatus::ACCEPTED {
-                            let (rank, re) = &mut per_rank[i];
-                            if re.note(job, &d) {
-                                results.push((*rank, rx.frame.clone()));
-                            }
-                            if let Some(t) = last_data_sent(&packets, &sent_at, a, b) {
-                                let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
-                            }
-                            last_result = rx.at;
-                            progressed = true;
-                        }
-                        // PROGRESS back to the switch on this result path.
-                        let r = receivers[i];
-                        let bound = feedback::to_switch(r, job.switch_mac, job.rank_ports[r as usize % job.rank_ports.len()]);
-                        feedback::answer(&mut out, job.identity, crate::job::rank_mac(r), &bound, &mut rx_windows[i], d.packet_id, status);
-                    }
-                    _ => ignored += 1,
-                }
-                for f in out.drain(..) {
-                    s.send(f.port, &f.frame)?;
-                }
+            return Ok(progressed);
+        }
+        // The window's base as RESULTs show it: every receiver has everything below.
+        let base = self.per_rank.iter().map(|(_, r)| r.contiguous()).min().unwrap_or(0);
+        for r in 0..self.job.ranks as usize {
+            let packets = &self.packets[r];
+            while self.held_lo[r] < self.next[r] && packets[self.held_lo[r]].1 <= base {
+                self.held_bytes[r] -= packets[self.held_lo[r]].2.len();
+                self.held_lo[r] += 1;
             }
-            let done = per_rank.iter().all(|(_, r)| r.complete()) && streams.iter().all(Replay::is_idle) && next.iter().zip(&packets).all(|(n, p)| *n == p.len());
-            (progressed, done)
-        } else {
-            // The window's base as RESULTs show it: every receiver has everything below.
-            let base = per_rank.iter().map(|(_, r)| r.contiguous()).min().unwrap_or(0);
-            let allowed = allowed_at(opts, data_start, s.link.now());
-            let mut progressed = false;
-            for r in 0..job.ranks as usize {
-                while held_lo[r] < next[r] && packets[r][held_lo[r]].1 <= base {
-                    held_bytes[r] -= packets[r][held_lo[r]].2.len();
-                    held_lo[r] += 1;
+            while let Some((_, end, frame)) = packets.get(self.next[r]) {
+                let held = self.next[r] - self.held_lo[r];
+                if *end > base + self.window || held >= self.max_held || self.held_bytes[r] + frame.len() > self.max_bytes || !pace.allows(s.link.now()) {
+                    break;
                 }
-                loop {
-                    let Some((_, end, frame)) = packets[r].get(next[r]) else { break };
-                    let held = next[r] - held_lo[r];
-                    if *end > base + window || held >= max_held || held_bytes[r] + frame.len() > max_bytes || sent_data >= allowed {
-                        break;
-                    }
-                    held_bytes[r] += frame.len();
-                    sent_at[r].push(s.link.now());
-                    s.send(job.rank_ports[r % job.rank_ports.len()], frame)?;
-                    next[r] += 1;
-                    sent_data += 1;
-                    progressed = true;
-                }
-            }
-            while let Some(rx) = s.recv(Duration::from_millis(if progressed { 0 } else { 2 }))? {
-                let parsed = parse_frame(&rx.frame, &Limits { mtu: job.mtu });
-                let Ok(ParsedFrame { eth, prism: Some(PrismRepr::Data(d)) }) = parsed else {
-                    ignored += 1;
-                    continue;
-                };
-                if d.class != Class::RESULT || d.identity != job.identity {
-                    ignored += 1;
-                    continue;
-                }
-                let Some((rank, re)) = per_rank.iter_mut().find(|(r, _)| crate::job::rank_mac(*r) == eth.dst && d.stream_id == *r) else {
-                    ignored += 1;
-                    continue;
-                };
-                if re.note(job, &d) {
-                    results.push((*rank, rx.frame.clone()));
-                }
-                // Latency: from the last DATA (any rank) covering this range.
-                let (a, b) = (d.first_element as u64, d.end_element());
-                if let Some(t) = last_data_sent(&packets, &sent_at, a, b) {
-                    let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
-                }
-                last_result = rx.at;
+                self.held_bytes[r] += frame.len();
+                self.sent_at[r].push(s.link.now());
+                s.send(self.job.rank_ports[r % self.job.rank_ports.len()], frame)?;
+                self.next[r] += 1;
+                pace.sent_data += 1;
                 progressed = true;
             }
-            (progressed, per_rank.iter().all(|(_, r)| r.complete()))
-        };
-        if done {
+        }
+        Ok(progressed)
+    }
+
+    /// A PROGRESS for one of this operation's streams: whether it
+    /// acknowledged something (None: not for any of its streams).
+    fn on_progress(&mut self, clock: u64, eth: &EthernetRepr, pr: &ProgressRepr<'_>, out: &mut Vec<Sent>) -> Option<bool> {
+        let i = pr.stream_id as usize;
+        if !self.feedback || i >= self.streams.len() || crate::job::rank_mac(pr.stream_id) != eth.dst {
+            return None;
+        }
+        let acked = self.streams[i].stats.acked;
+        self.streams[i].on_progress(clock, pr, out);
+        Some(self.streams[i].stats.acked > acked)
+    }
+
+    /// A RESULT of this operation: whether its receiver accepted it (None:
+    /// no receiver of the operation takes the frame).
+    fn on_result(&mut self, rx: &Rx, eth: &EthernetRepr, d: &DataRepr<'_>, latency: &mut Histogram<u64>, out: &mut Vec<Sent>) -> Option<bool> {
+        let i = self.receivers.iter().position(|&r| crate::job::rank_mac(r) == eth.dst && d.stream_id == r)?;
+        let (a, b) = (d.first_element as u64, d.end_element());
+        let accepted = if self.feedback { feedback::take_result(&mut self.rx_windows[i], d) } else { ProgressStatus::ACCEPTED };
+        if accepted == ProgressStatus::ACCEPTED {
+            let (rank, re) = &mut self.per_rank[i];
+            if re.note(&self.job, d) {
+                self.results.push((*rank, rx.frame.clone()));
+            }
+            // Latency: from the last DATA (any rank) covering this range.
+            if let Some(t) = last_data_sent(&self.packets, &self.sent_at, a, b) {
+                let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
+            }
+        }
+        if self.feedback {
+            // PROGRESS back to the switch on this result path.
+            let r = self.receivers[i];
+            let bound = feedback::to_switch(r, self.job.switch_mac, self.job.rank_ports[r as usize % self.job.rank_ports.len()]);
+            feedback::answer(out, self.job.identity, crate::job::rank_mac(r), &bound, &mut self.rx_windows[i], d.packet_id, accepted);
+        }
+        Some(accepted == ProgressStatus::ACCEPTED)
+    }
+
+    fn done(&self) -> bool {
+        let received = self.per_rank.iter().all(|(_, r)| r.complete());
+        if !self.feedback {
+            return received;
+        }
+        received && self.streams.iter().all(Replay::is_idle) && self.next.iter().zip(&self.packets).all(|(n, p)| *n == p.len())
+    }
+
+    /// Exact verification after the run, so that it never delays the traffic.
+    fn verify(&mut self) {
+        for (rank, frame) in &self.results {
+            if let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits { mtu: self.job.mtu }) {
+                if let Some((_, re)) = self.per_rank.iter_mut().find(|(r, _)| r == rank) {
+                    re.check(&self.job, *rank, &d, &self.expected);
+                }
+            }
+        }
+    }
+}
+
+/// Runs a job against a switch: its `stripes` operations at once (one
+/// unless the job is striped), verified and reported as one collective.
+pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, RunError> {
+    let start = link.now();
+    let mut s = Session { link, start, capture: opts.capture.then(Vec::new), sent: 0, received: 0 };
+    let whole = job.vectors();
+    let stripes = if job.stripes > 1 { job.striped(&whole) } else { vec![(0, job.clone())] };
+    let mut ops: Vec<OpRun> = Vec::with_capacity(stripes.len());
+    for (k, (offset, j)) in stripes.into_iter().enumerate() {
+        match setup(&mut s, &j, opts) {
+            Ok(context) => ops.push(OpRun::new(j, offset, &context)),
+            Err(e) => {
+                // The stripes already committed are given back.
+                for o in &ops {
+                    let _ = transact(&mut s, &o.job, 9, Command::ABORT, ControlBody::Empty);
+                }
+                return Err(if k == 0 { e } else { RunError::Io(format!("stripe {k}: {e}")) });
+            }
+        }
+    }
+    // START_GRANT: every COMMIT is acknowledged; the ranks may send.
+    let total: usize = ops.iter().map(OpRun::total).sum();
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| RunError::Io(e.to_string()))?;
+    let data_start = s.link.now();
+    let mut pace = Pace { opts, data_start, sent_data: 0 };
+    let mut last_result = data_start;
+    let mut last_progress = Instant::now();
+    let mut last_line = Instant::now();
+    let mut ignored = 0u64;
+    let mut timed_out = false;
+    let mut out: Vec<Sent> = Vec::new();
+    let mtu = job.mtu;
+    loop {
+        let mut progressed = false;
+        for op in &mut ops {
+            progressed |= op.send(&mut s, &mut pace, &mut out)?;
+        }
+        let wait = if progressed { Duration::ZERO } else { pace.until_next(s.link.now()) };
+        while let Some(rx) = s.recv(wait)? {
+            let clock = pace.clock_ns(s.link.now());
+            let Ok(ParsedFrame { eth, prism: Some(p) }) = parse_frame(&rx.frame, &Limits { mtu }) else {
+                ignored += 1;
+                continue;
+            };
+            // Some(moved on), or None: no operation of this run takes the frame.
+            let taken = match &p {
+                PrismRepr::Progress(pr) => ops.iter_mut().find(|o| o.job.identity == pr.identity).and_then(|o| o.on_progress(clock, &eth, pr, &mut out)),
+                PrismRepr::Data(d) if d.class == Class::RESULT => {
+                    let accepted = ops.iter_mut().find(|o| o.job.identity == d.identity).and_then(|o| o.on_result(&rx, &eth, d, &mut latency, &mut out));
+                    if accepted == Some(true) {
+                        last_result = rx.at;
+                    }
+                    accepted
+                }
+                _ => None,
+            };
+            match taken {
+                Some(moved) => progressed |= moved,
+                None => ignored += 1,
+            }
+            for f in out.drain(..) {
+                s.send(f.port, &f.frame)?;
+            }
+        }
+        if ops.iter().all(OpRun::done) {
             break;
         }
         if progressed {
@@ -370,8 +491,8 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
             break;
         }
         if opts.progress && last_line.elapsed() > Duration::from_millis(500) {
-            let again: u64 = streams.iter().map(|x| x.stats.retransmitted).sum();
-            eprint!("\r  sent {sent_data}/{total} DATA ({again} again), received {} frames, {:.1} s   ", s.received, s.link.now().saturating_duration_since(data_start).as_secs_f64());
+            let again: u64 = ops.iter().flat_map(|o| &o.streams).map(|x| x.stats.retransmitted).sum();
+            eprint!("\r  sent {}/{total} DATA ({again} again), received {} frames, {:.1} s   ", pace.sent_data, s.received, s.link.now().saturating_duration_since(data_start).as_secs_f64());
             last_line = Instant::now();
         }
     }
@@ -379,35 +500,35 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
         eprintln!();
     }
     let operation = last_result.saturating_duration_since(data_start);
-    // Exact verification after the run, so that it never delays the traffic.
-    for (rank, frame) in &results {
-        if let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits { mtu: job.mtu }) {
-            if let Some((_, re)) = per_rank.iter_mut().find(|(r, _)| r == rank) {
-                re.check(job, *rank, &d, &expected);
-            }
-        }
+    for op in &mut ops {
+        op.verify();
     }
-    if !timed_out {
-        let done = transact(&mut s, job, 4, Command::COMPLETE, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::COMPLETE));
+    let mut release: Result<(), RunError> = Ok(());
+    for op in &ops {
+        if timed_out {
+            let _ = transact(&mut s, &op.job, 9, Command::ABORT, ControlBody::Empty);
+            continue;
+        }
+        let done = transact(&mut s, &op.job, 4, Command::COMPLETE, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::COMPLETE));
         if done.is_ok() {
-            transact(&mut s, job, 5, Command::RELEASE, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::RELEASE))?;
+            let released = transact(&mut s, &op.job, 5, Command::RELEASE, ControlBody::Empty).and_then(|f| expect_ok(&f, Command::RELEASE));
+            if release.is_ok() {
+                release = released;
+            }
         } else {
-            let _ = transact(&mut s, job, 9, Command::ABORT, ControlBody::Empty);
+            let _ = transact(&mut s, &op.job, 9, Command::ABORT, ControlBody::Empty);
         }
-    } else {
-        let _ = transact(&mut s, job, 9, Command::ABORT, ControlBody::Empty);
     }
-    Ok(Report {
-        frames_sent: s.sent,
-        frames_received: s.received,
-        ignored,
-        per_rank,
-        check: expected.check,
-        latency,
-        operation,
-        capture: s.capture.take().unwrap_or_default(),
-        timed_out,
-    })
+    release?;
+    // One collective: the stripes' receivers joined at their offsets.
+    let check = ops.first().map_or(Check::Exact, |o| o.expected.check);
+    let mut per_rank: Vec<(u16, Reassembly)> = job.receivers().iter().map(|&r| (r, Reassembly::default())).collect();
+    for op in ops {
+        for ((_, whole), (_, part)) in per_rank.iter_mut().zip(op.per_rank) {
+            whole.append(part, op.offset as u64);
+        }
+    }
+    Ok(Report { frames_sent: s.sent, frames_received: s.received, ignored, per_rank, check, latency, operation, capture: s.capture.take().unwrap_or_default(), timed_out })
 }
 
 /// DATA frames the rate allows by `now` (all of them without a rate).

@@ -8,7 +8,7 @@ pub mod oracle;
 use crate::job::Job;
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
-use oracle::{V, B16, F16, F32};
+use oracle::{B16, F16, F32, V};
 use prism_dataplane::wire::*;
 
 /// How strongly a value was checked.
@@ -35,8 +35,20 @@ pub use oracle::decode;
 pub fn to_f64(v: &V) -> f64 {
     match v {
         V::NaN => f64::NAN,
-        V::Inf(n) => if *n { f64::NEG_INFINITY } else { f64::INFINITY },
-        V::Zero(n) => if *n { -0.0 } else { 0.0 },
+        V::Inf(n) => {
+            if *n {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        V::Zero(n) => {
+            if *n {
+                -0.0
+            } else {
+                0.0
+            }
+        }
         V::Finite(k) => k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149),
     }
 }
@@ -67,9 +79,7 @@ pub struct Expected {
 impl Expected {
     pub fn new(job: &Job, vectors: &[Vec<u8>]) -> Self {
         let w = job.input.value_bytes();
-        let terms = (0..job.vector_len as usize)
-            .map(|i| vectors.iter().map(|v| decode(job.input, &v[i * w..(i + 1) * w])).collect())
-            .collect();
+        let terms = (0..job.vector_len as usize).map(|i| vectors.iter().map(|v| decode(job.input, &v[i * w..(i + 1) * w])).collect()).collect();
         let check = if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks > 4 { Check::Bounded } else { Check::Exact };
         Expected { terms, check }
     }
@@ -113,7 +123,11 @@ impl Expected {
                     _ => 24,
                 };
                 let bound = ((abs * (job.ranks as i64)) >> 23usize) + (g.abs() >> out_bits);
-                if (e - g).abs() <= bound { Ok(()) } else { Err(format!("within {} of {}", show(&V::Finite(bound)), show(&exact))) }
+                if (e - g).abs() <= bound {
+                    Ok(())
+                } else {
+                    Err(format!("within {} of {}", show(&V::Finite(bound)), show(&exact)))
+                }
             }
             (V::Finite(_), V::Zero(_)) | (V::Zero(_), V::Finite(_)) | (V::Zero(_), V::Zero(_)) => Ok(()),
             (a, b) if a == b => Ok(()),
@@ -208,6 +222,30 @@ impl Reassembly {
                     }
                 }
                 pos += 1;
+            }
+        }
+    }
+
+    /// Joins the reassembly of the next stripe of a striped collective,
+    /// whose elements start at `offset` of the whole vector.
+    pub fn append(&mut self, next: Reassembly, offset: u64) {
+        let at = offset as usize;
+        self.received.resize(at, 0);
+        self.values.resize(at, f64::NAN);
+        self.checked_mask.resize(at, false);
+        self.received.extend(next.received);
+        self.values.extend(next.values);
+        self.checked_mask.extend(next.checked_mask);
+        self.frames += next.frames;
+        self.duplicates += next.duplicates;
+        self.malformed += next.malformed;
+        self.late += next.late;
+        self.inexact |= next.inexact;
+        self.checked += next.checked;
+        self.next_packet_id = self.next_packet_id.max(next.next_packet_id);
+        for m in next.mismatches {
+            if self.mismatches.len() < 100 {
+                self.mismatches.push(Mismatch { element: m.element + offset, ..m });
             }
         }
     }

@@ -85,3 +85,92 @@ fn progress_and_replay_on_a_single_switch() {
         }
     }
 }
+
+/// A collective striped over K operations is one collective: every element
+/// verified against the oracle at its place in the whole vector, the same
+/// values as the unstriped run where the policy makes them order-free, and
+/// each stripe an operation of its own at the switch.
+#[test]
+fn a_striped_collective_is_exact_and_equals_the_unstriped_one() {
+    for (semantics, acc, replay) in [
+        (Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 0u16),
+        (Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 4),
+        (Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 4),
+        (Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0),
+    ] {
+        let mut j = job(4, semantics, acc, OutputFormat::FP32);
+        (j.vector_len, j.replay_depth, j.packetization) = (7_001, replay, Packetization::Full);
+        let whole = run(&j, &mut SimLink::new(&config()), &RunOptions::default()).unwrap();
+        assert!(whole.passed());
+        for stripes in [2u16, 3, 5] {
+            j.stripes = stripes;
+            let mut link = SimLink::new(&config());
+            let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+            let what = format!("{semantics:?} {acc:?} replay {replay}, {stripes} stripes");
+            assert!(r.passed(), "{what}: missing {} {:?}", r.missing(), r.mismatches());
+            assert_eq!(r.per_rank.len(), whole.per_rank.len());
+            for ((ra, a), (rb, b)) in r.per_rank.iter().zip(&whole.per_rank) {
+                assert_eq!(ra, rb);
+                assert_eq!(a.values.len(), 7_001, "{what}");
+                assert_eq!(a.checked, 7_001, "{what}: every element checked once");
+                if acc == AccumulatorPolicy::KULISCH_FIXED {
+                    assert!(a.values.iter().zip(&b.values).all(|(x, y)| x.to_bits() == y.to_bits()), "{what}: rank {ra} differs from the unstriped run");
+                }
+            }
+            // CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE for each stripe, each its own operation.
+            assert_eq!(link.node().counters.accepted, 5 * stripes as u64, "{what}");
+            for k in 0..stripes {
+                let id = Identity { op: j.identity.op + k, ..j.identity };
+                assert_eq!(link.node().state(&id), None, "{what}: stripe {k} released");
+            }
+        }
+    }
+}
+
+/// A wrong value in the second stripe is reported at its element of the whole vector.
+#[test]
+fn a_striped_collective_reports_mismatches_at_the_whole_vectors_element() {
+    let mut j = job(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32);
+    (j.vector_len, j.stripes, j.packetization) = (6_000, 2, Packetization::Full);
+    let stripes = j.striped(&j.vectors());
+    let (second, _) = stripes[1];
+    let mut link = SimLink::new(&config());
+    // The corrupting link sees the stripe's own element numbers.
+    link.corrupt_element = Some(17);
+    let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+    let m = r.mismatches();
+    assert!(!r.passed());
+    let mut at: Vec<u64> = m.iter().map(|m| m.element).collect();
+    at.sort_unstable();
+    at.dedup();
+    assert_eq!(at, vec![17, second as u64 + 17], "element 17 of each stripe, at its place in the whole vector");
+}
+
+#[test]
+fn stripes_cut_on_whole_frames_and_cover_the_vector() {
+    for (len, k) in [(10_000u32, 2u16), (10_000, 7), (363, 4), (1, 3), (364, 2)] {
+        let mut j = job(2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32);
+        (j.vector_len, j.stripes, j.mtu) = (len, k, 1500);
+        let v = j.vectors();
+        let s = j.striped(&v);
+        assert!(!s.is_empty() && s.len() <= k as usize, "{len} {k}");
+        let cap = 363; // FP32 values in one MTU-1500 DATA frame
+        let mut at = 0u32;
+        for (i, (first, sj)) in s.iter().enumerate() {
+            assert_eq!(*first, at, "{len} {k}: contiguous");
+            assert!(sj.vector_len > 0);
+            assert_eq!(sj.identity.op, j.identity.op + i as u16);
+            if i + 1 < s.len() {
+                assert_eq!(sj.vector_len % cap, 0, "{len} {k}: cuts on whole frames");
+            }
+            let g = sj.given.as_ref().unwrap();
+            for r in 0..2 {
+                assert_eq!(g[r], v[r][*first as usize * 4..(*first + sj.vector_len) as usize * 4]);
+            }
+            at += sj.vector_len;
+        }
+        assert_eq!(at, len);
+        let sizes: Vec<u32> = s.iter().map(|(_, sj)| sj.vector_len).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= cap, "{len} {k}: balanced {sizes:?}");
+    }
+}

@@ -9,9 +9,9 @@ mod common;
 use common as sim;
 
 use prism_dataplane::wire::*;
+use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::*;
 use std::path::PathBuf;
-use prism_pktgen::process::{switch_command, Spawned};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -154,19 +154,7 @@ fn two_polling_cores_split_operations_and_stay_exact() {
         assert!(r.passed(), "op {op}: missing {} mismatches {:?}", r.missing(), r.mismatches());
     }
     // SIGUSR1: the counters so far, written while the switch keeps running.
-    let _ = std::fs::remove_file(&sw.stats);
-    sw.proc.signal(libc::SIGUSR1);
-    let mut dumped = None;
-    for _ in 0..500 {
-        std::thread::sleep(Duration::from_millis(20));
-        if let Ok(t) = std::fs::read_to_string(&sw.stats) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&t) {
-                dumped = Some(v);
-                break;
-            }
-        }
-    }
-    let dumped = dumped.expect("a stats dump after SIGUSR1");
+    let dumped = sw.dump();
     assert!(dumped["engine"]["data_applied"].as_u64().unwrap() > 0);
     let mut j = sim::job(2, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
     j.identity.op = 50;
@@ -181,6 +169,68 @@ fn two_polling_cores_split_operations_and_stay_exact() {
     let dropped: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx_dropped"].as_u64().unwrap()).sum();
     assert_eq!(dropped, 0);
     assert!(tx >= stats["engine"]["results_sent"].as_u64().unwrap());
+}
+
+impl Switch {
+    /// The counters so far (SIGUSR1), while the switch keeps running.
+    fn dump(&self) -> serde_json::Value {
+        let _ = std::fs::remove_file(&self.stats);
+        self.proc.signal(libc::SIGUSR1);
+        for _ in 0..500 {
+            std::thread::sleep(Duration::from_millis(20));
+            if let Ok(v) = std::fs::read_to_string(&self.stats).map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
+                if let Ok(v) = v {
+                    return v;
+                }
+            }
+        }
+        panic!("no stats dump 10 s after SIGUSR1");
+    }
+}
+
+/// Each worker's DATA frames applied, from a stats dump.
+fn applied_per_worker(stats: &serde_json::Value) -> Vec<u64> {
+    stats["per_worker"].as_array().expect("per_worker in the stats").iter().map(|w| w["data_applied"].as_u64().unwrap()).collect()
+}
+
+/// One collective striped over two operations runs on both polling cores
+/// of the real switch (its frames applied by each core, by the counters),
+/// exact, for both semantics and policies, with and without PROGRESS.
+#[test]
+fn one_striped_collective_runs_on_two_polling_cores() {
+    let _serial = serial();
+    let v = Veths::new(&format!("ps{}", std::process::id() % 10000));
+    let stats = std::env::temp_dir().join(format!("prism-veths-stats-{}.json", std::process::id()));
+    let sw = Switch::start_with(&v, stats, 2);
+    let ifaces: Vec<String> = v.names.iter().map(|(_, b)| b.clone()).collect();
+    let mut link = AfPacketLink::open(&ifaces).unwrap();
+    let mut before = vec![0u64, 0];
+    let mut gen = 1;
+    for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+        for acc in [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED] {
+            for replay in [0u16, 8] {
+                let mut j = sim::job(4, semantics, acc, OutputFormat::FP32);
+                (j.vector_len, j.stripes, j.replay_depth, j.packetization) = (20_000, 2, replay, Packetization::Full);
+                j.identity.op = 400;
+                gen += 1;
+                j.identity.op_gen = gen;
+                let what = format!("{semantics:?} {acc:?} replay {replay}");
+                let r = run(&j, &mut link, &RunOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(r.passed(), "{what}: missing {} mismatches {:?}", r.missing(), r.mismatches());
+                assert_eq!(r.per_rank.iter().map(|(_, p)| p.checked).min(), Some(20_000), "{what}: every element verified");
+                let now = applied_per_worker(&sw.dump());
+                let this: Vec<u64> = now.iter().zip(&before).map(|(a, b)| a - b).collect();
+                // 4 ranks x 56 frames of 363 values (the stripes cut on whole frames: 28 and 28).
+                let frames = 4 * 20_000u64.div_ceil(363);
+                assert_eq!(this.iter().sum::<u64>(), frames, "{what}: every DATA frame applied once ({this:?})");
+                assert!(this.iter().all(|&n| n >= frames * 2 / 5), "{what}: both cores took a stripe ({this:?})");
+                before = now;
+            }
+        }
+    }
+    let stats = sw.stop();
+    assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
+    assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
 }
 
 /// The two-core switch on `qpairs=2` devices, started afresh several times

@@ -158,9 +158,13 @@ impl Link for RtlLink {
         Ok(())
     }
 
-    fn recv(&mut self, _timeout: Duration) -> io::Result<Option<Rx>> {
+    /// Simulates until a frame leaves, for at most `timeout` of simulated
+    /// time (and `idle_limit` cycles): a paced sender gets the clock back
+    /// when its next frame is due, as on a real link.
+    fn recv(&mut self, timeout: Duration) -> io::Result<Option<Rx>> {
         if self.queue.is_empty() {
-            self.sw.idle_until_output(self.idle_limit, &mut self.out);
+            let cycles = (timeout.as_nanos() as f64 * 1000.0 / self.period_ps).ceil() as u64;
+            self.sw.idle_until_output(cycles.min(self.idle_limit), &mut self.out);
             self.collect();
         }
         Ok(self.queue.pop_front())

@@ -80,3 +80,24 @@ fn a_packet_rate_holds_on_simulated_time() {
     assert!(report.operation.as_micros() >= 230, "operation took {:?} of simulated time", report.operation);
     assert!(report.operation.as_micros() < 1000, "operation took {:?} of simulated time", report.operation);
 }
+
+/// Paced below the switch's rate, the ranks' frames arrive spread out and a
+/// range's first RESULT leaves as soon as its last DATA is in: the link
+/// gives the clock back to the sender when its next frame is due (it used
+/// to simulate until the next frame left, so the paced sender fell behind
+/// and sent its backlog in bursts that queued on the port).
+#[test]
+fn a_paced_run_sees_the_switchs_own_residence() {
+    let j = job(4, Semantics::ALLREDUCE, Packetization::Full, 7260, 3);
+    let mut link = RtlLink::new(j.switch_mac, j.am_mac, 0x0050, DEFAULT_CLOCK_MHZ);
+    // About half the software switch's rate on memif; the frame interval is
+    // not a whole number of nanoseconds or cycles.
+    let opts = RunOptions { rate_pps: Some(113_247.0), ..RunOptions::default() };
+    let report = run(&j, &mut link, &opts).unwrap();
+    assert!(report.passed(), "timed out {}: missing {}", report.timed_out, report.missing());
+    // 80 DATA frames at 113,247/s: 79 intervals of 8.83 us.
+    assert!(report.operation.as_micros() >= 79 * 883 / 100, "operation took {:?} of simulated time", report.operation);
+    let first = &link.first_residence_cycles;
+    assert_eq!(first.len(), 20, "one first RESULT per range");
+    assert!(first.iter().all(|&c| c <= 64), "first-RESULT residence within 64 cycles when nothing queues: {first:?}");
+}

@@ -3,16 +3,16 @@
 //! `prism-switch [EAL options] -- --config configs/NAME.toml [options]`
 
 use clap::Parser;
-use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
+use crossbeam::queue::ArrayQueue;
 use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
-use prism_dataplane::switch::queues::plan_rx_queues;
-use prism_dataplane::switch::residence::{class_of, Residence};
-use prism_dataplane::wire::Class;
 use prism_dataplane::engine::DataReject;
 use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
+use prism_dataplane::switch::queues::plan_rx_queues;
+use prism_dataplane::switch::residence::{class_of, Residence};
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
+use prism_dataplane::wire::Class;
 use prism_dataplane::wire::Reason;
-use crossbeam::queue::ArrayQueue;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +22,10 @@ use std::time::{Duration, Instant};
 
 /// The PRISM software switch on DPDK. EAL options come first, then `--`, then these.
 #[derive(Parser, Debug)]
-#[command(version, after_help = "Example (no NIC, no hugepages):\n  prism-switch --no-huge --no-pci -l 0 --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --config configs/single-pcap.toml --idle-exit-ms 500")]
+#[command(
+    version,
+    after_help = "Example (no NIC, no hugepages):\n  prism-switch --no-huge --no-pci -l 0 --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --config configs/single-pcap.toml --idle-exit-ms 500"
+)]
 struct Args {
     /// Switch configuration (TOML).
     #[arg(long)]
@@ -198,6 +201,22 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Res
     }
     if let Value::Object(m) = &mut total {
         m.insert("workers".into(), json!(workers.len()));
+        // What each core did: a collective striped over cores shows on each.
+        let per_worker: Vec<Value> = workers
+            .iter()
+            .map(|w| {
+                let rx: u64 = w["ports"].as_array().map_or(0, |a| a.iter().filter_map(|p| p["rx"].as_u64()).sum());
+                let e = &w["engine"];
+                json!({
+                    "rx": rx,
+                    "control_accepted": e["control_accepted"],
+                    "data_applied": e["data_applied"],
+                    "results_sent": e["results_sent"],
+                    "steered_to_other_core": w["steered_to_other_core"],
+                })
+            })
+            .collect();
+        m.insert("per_worker".into(), json!(per_worker));
         // From the DATA burst that completes a range in to each RESULT burst out (TSC, in ns).
         m.insert("residence_ns".into(), residence.to_json());
         m.insert("mbufs_available".into(), json!(pool.available()));

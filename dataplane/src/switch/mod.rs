@@ -124,20 +124,78 @@ impl SwitchCore {
 
     /// Which of `workers` cores owns a locally addressed PRISM frame's operation
     /// (all of its CONTROL and DATA), or `None` for frames any core may handle.
+    ///
+    /// `(hash(Job, Group) + Operation ID) mod workers`: the jobs spread over
+    /// the cores by the hash, and within one job consecutive operation IDs
+    /// go to consecutive cores, so the K stripes of one collective (operation
+    /// IDs `op..op+K`, `docs/switch.md`) run on K different cores when K is at
+    /// most the number of workers.
     pub fn owner(&self, frame: &[u8], workers: usize) -> Option<usize> {
         if workers <= 1 || frame.len() < ETH_HEADER_LEN + 16 || frame[..6] != self.mac.0 || frame[12..14] != crate::wire::ETHERTYPE.to_be_bytes() {
             return None;
         }
-        // (Job, Group, Operation ID): frame bytes 16..26 and 28..30.
+        // (Job, Group): frame bytes 16..26; the Operation ID: 28..30.
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in frame[16..26].iter().chain(&frame[28..30]) {
+        for &b in &frame[16..26] {
             h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
-        Some((h % workers as u64) as usize)
+        let op = u16::from_be_bytes([frame[28], frame[29]]) as u64;
+        Some(((h % workers as u64 + op) % workers as u64) as usize)
     }
 
     /// Counts a frame the driver could not give as one segment.
     pub fn chained(&mut self) {
         self.l2.dropped[L2Drop::Chained as usize] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Command, ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr, ETHERTYPE};
+
+    fn core() -> SwitchCore {
+        let cfg = SwitchConfig::parse("[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"p0\"\n").expect("config");
+        SwitchCore::new(&cfg)
+    }
+
+    fn frame(dst: Mac, job: u64, op: u16) -> Vec<u8> {
+        let c = ControlRepr {
+            identity: Identity { job, group: 3, group_gen: 1, op, op_gen: 9 },
+            txn: 1,
+            src_ep: 0xa0,
+            dst_ep: 0x50,
+            command: Command::COMMIT,
+            frag_index: 0,
+            frag_count: 1,
+            body: ControlBody::Empty,
+        };
+        let p = PrismRepr::Control(c);
+        let mut f = vec![0; p.frame_len()];
+        p.emit_frame(&EthernetRepr { dst, src: Mac([2, 0, 0, 0, 0, 0xa0]), ethertype: ETHERTYPE }, &mut f);
+        f
+    }
+
+    #[test]
+    fn consecutive_operations_of_a_job_go_to_consecutive_cores() {
+        let c = core();
+        let mac = Mac([2, 0, 0, 0, 0, 0x50]);
+        for job in [1u64, 7, 0xdead_beef] {
+            for workers in [2usize, 3, 4] {
+                let first = c.owner(&frame(mac, job, 10), workers).expect("a PRISM frame for us has an owner");
+                for k in 0..workers as u16 * 2 {
+                    let o = c.owner(&frame(mac, job, 10 + k), workers);
+                    assert_eq!(o, Some((first + k as usize) % workers), "job {job}, {workers} workers, stripe {k}");
+                }
+            }
+        }
+        // The generation does not move an operation (its retries and next generation stay on one core).
+        let mut f = frame(mac, 1, 10);
+        let o = c.owner(&f, 2);
+        f[ETH_HEADER_LEN + 16..ETH_HEADER_LEN + 20].copy_from_slice(&77u32.to_be_bytes());
+        assert_eq!(c.owner(&f, 2), o);
+        // Not ours, or one worker: any core.
+        assert_eq!(c.owner(&frame(Mac([2, 0, 0, 0, 0, 0x51]), 1, 10), 2), None);
+        assert_eq!(c.owner(&frame(mac, 1, 10), 1), None);
     }
 }
