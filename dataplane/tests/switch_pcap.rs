@@ -2,6 +2,8 @@
 //! setup, DATA and malformed frames go in as a capture; the RESULT and ACK
 //! frames that come out must equal the engine's, and the malformed frames are
 //! counted by reason without changing any result.
+// Runs prism-switch (a DPDK program): with the `dpdk` feature only (the default).
+#![cfg(feature = "dpdk")]
 
 mod sim;
 

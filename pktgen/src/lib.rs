@@ -9,6 +9,7 @@ pub mod verify;
 pub mod tree;
 pub mod lab;
 pub mod simtree;
+#[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod process;
 

@@ -222,6 +222,7 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         l.corrupt_element = a.corrupt_element;
         return Ok(Box::new(l));
     }
+    #[cfg(feature = "dpdk")]
     if let Some(devs) = a.switch.strip_prefix("dpdk:") {
         let mut eal: Vec<String> = vec!["prism-pktgen".into()];
         eal.extend(a.eal.split_whitespace().map(str::to_string));
@@ -284,6 +285,7 @@ fn replay(a: &Args, link: &mut dyn Link) -> Result<ExitCode, String> {
 }
 
 /// `--blast`: pre-built DATA frames of every rank replayed on DPDK port 0.
+#[cfg(feature = "dpdk")]
 fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     let devs = a.switch.strip_prefix("dpdk:").ok_or("--blast needs --switch dpdk:DEV")?;
     let mut eal: Vec<String> = vec!["prism-pktgen".into()];
@@ -329,7 +331,10 @@ fn main() -> ExitCode {
 
 fn real_main(a: &Args) -> Result<ExitCode, String> {
     if let Some(secs) = a.blast {
+        #[cfg(feature = "dpdk")]
         return blast(a, &job_of(a)?, secs);
+        #[cfg(not(feature = "dpdk"))]
+        return Err(format!("--blast {secs}: prism-pktgen was built without DPDK (feature `dpdk`)"));
     }
     let mut link = link_of(a)?;
     if a.replay.is_some() {

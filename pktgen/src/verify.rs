@@ -9,7 +9,6 @@ use crate::job::Job;
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 use oracle::{B16, F16, F32, V};
-use prism_arith::NumFormat;
 use prism_dataplane::wire::*;
 
 /// How strongly a value was checked.
@@ -256,27 +255,5 @@ impl Reassembly {
     }
 }
 
-/// Test fault for `--switch sim`: changes the first byte of `element`'s value if this RESULT holds it.
-pub fn corrupt(frame: &mut [u8], element: u64) {
-    let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits::default()) else { return };
-    if d.class != Class::RESULT || d.is_inexact() || element < d.first_element as u64 || element >= d.end_element() {
-        return;
-    }
-    let mut pos = d.first_element as u64;
-    let mut at = ETH_HEADER_LEN + offsets::data::BODY;
-    let mut target = None;
-    for g in d.groups() {
-        let w = g.format.value_bytes();
-        at += GROUP_DESCRIPTOR_LEN;
-        if element < pos + g.count as u64 {
-            // Kulisch: flip an integer byte (the state byte must stay valid).
-            target = Some(at + (element - pos) as usize * w + usize::from(matches!(g.format, NumFormat::Kulisch { .. })));
-            break;
-        }
-        pos += g.count as u64;
-        at += g.values.len() + (4 - g.values.len() % 4) % 4;
-    }
-    if let Some(off) = target {
-        frame[off] ^= 0x02;
-    }
-}
+/// Test fault for `--switch sim`, beside the `SimLink` that applies it.
+pub use prism_dataplane::link::corrupt;

@@ -53,6 +53,7 @@ fn bad_arguments_say_what_is_wrong() {
 }
 
 #[test]
+#[cfg(feature = "dpdk")]
 fn dpdk_replay_generates_at_rate() {
     let out = pktgen()
         .args(["--switch", "dpdk:net_null0", "--blast", "0.3", "--len", "20000", "--json"])

@@ -1,6 +1,8 @@
 //! The test harness itself: a test that fails with a switch running leaves no
 //! switch behind, whether it panics (the guard's drop) or its whole process
 //! dies without unwinding (the kernel's parent-death signal).
+// Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
+#![cfg(feature = "dpdk")]
 
 use prism_pktgen::process::{alive, switch_command, Spawned};
 use std::path::{Path, PathBuf};

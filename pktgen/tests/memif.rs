@@ -3,6 +3,8 @@
 //! takes toward a switch on another port, with a link that comes up only
 //! when the client connects. pktgen waits for the link and treats a full TX
 //! queue as backpressure; every RESULT is verified exactly.
+// Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
+#![cfg(feature = "dpdk")]
 
 use prism_pktgen::process::{switch_command, Spawned};
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! four ranks, over veth pairs with DPDK's net_af_packet (needs root and
 //! iproute2; the README's test command has both). pktgen is the AM of every
 //! node and all ranks; every direct stream has PROGRESS and retransmission.
+// Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
+#![cfg(feature = "dpdk")]
 
 use prism_dataplane::wire::*;
 use prism_pktgen::lab::{Lab, LabOptions};

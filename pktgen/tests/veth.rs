@@ -1,6 +1,8 @@
 //! pktgen against the real prism-switch binary on DPDK's net_af_packet over
 //! veth pairs (needs root and iproute2; the README's test command has both).
 //! The same jobs through `--switch sim` give the same result vectors.
+// Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
+#![cfg(feature = "dpdk")]
 
 mod common;
 

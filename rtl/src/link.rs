@@ -1,6 +1,7 @@
-//! pktgen's `Link` over the simulated hardware switch: a job runs through the
-//! RTL exactly as through prism-switch, on simulated time (cycles of the
-//! clock period), so that pktgen's latency histogram is in hardware time.
+//! The `Link` (prism-dataplane's, the one pktgen drives) over the simulated
+//! hardware switch: a job runs through the RTL exactly as through
+//! prism-switch, on simulated time (cycles of the clock period), so that
+//! pktgen's latency histogram is in hardware time.
 //!
 //! It also measures the switch's residence time per RESULT frame the way
 //! prism-switch does: from the cycle of the last beat of the DATA frame that
@@ -11,7 +12,7 @@
 
 use crate::switch::{Egress, RtlSwitch};
 use prism_dataplane::wire::{parse_frame, Class, Command, ControlBody, Identity, Limits, Mac, OutputFormat, ParsedFrame, PrismRepr};
-use prism_pktgen::link::{Link, Rx};
+use prism_dataplane::link::{Link, Rx};
 use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};

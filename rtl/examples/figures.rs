@@ -3,7 +3,7 @@
 //! cycles from the last beat of the DATA frame that completes a range to the
 //! first beat of its first RESULT (and in ns at the clock given).
 //!
-//!   cargo run --release -p prism-rtl --bin prism-rtl-figures [-- --json]
+//!   cargo run --release -p prism-rtl --example prism-rtl-figures [-- --json]
 
 use prism_dataplane::wire::*;
 use prism_pktgen::Job;
