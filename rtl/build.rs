@@ -41,6 +41,7 @@ const MODELS: &[Model] = &[
             "sv/prism_kulisch_round_pipe.sv",
             "sv/prism_lane_track.sv",
             "sv/prism_ring.sv",
+            "sv/prism_crc32c_512.sv",
             "sv/prism_node.sv",
             "sv/prism_switch.sv",
         ],

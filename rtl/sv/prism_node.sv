@@ -125,18 +125,6 @@ module prism_node #(
     localparam int RB = $clog2(RING);
 
     // ---------------------------------------------------------------- helpers
-    function automatic logic [31:0] crc32c(input logic [31:0] c, input logic [DATA_W-1:0] d);
-        logic [31:0] x;
-        logic fb;
-        x = c;
-        for (int i = 0; i < DATA_W; i++) begin
-            fb = x[0] ^ d[i];
-            x = x >> 1;
-            if (fb) x = x ^ 32'h82F6_3B78;
-        end
-        crc32c = x;
-    endfunction
-
     // A native value as FP32 (exact for INT8, FP16, BF16).
     function automatic logic [31:0] to_fp32(input logic [3:0] fmt, input logic [31:0] raw);
         logic [31:0] r;
@@ -194,11 +182,24 @@ module prism_node #(
     logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
     logic [15:0]       in_beat [PORTS];
     logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
-    logic [31:0]       in_crc [PORTS];
+    // The frame digest (CRC-32C of the hashed range): each port's masked
+    // beat is registered (cr_*), then prism_crc32c_512 (2 stages) gives the
+    // digest C_LAT cycles after the edge that takes tlast; digests come in
+    // the port's frame order, into the buffer after the last one (c_slot).
+    localparam int C_LAT = 3;
+    logic [DATA_W-1:0] cr_data [PORTS];
+    logic [PORTS-1:0]  cr_valid, cr_last, cd_valid;
+    logic [31:0]       cd_crc [PORTS];
+    logic [BW-1:0]     c_slot [PORTS];     // buffer the port's next digest is for
+    logic              b_crcd [NB];        // the buffer's digest is in b_crc
     logic              b_busy [NB], b_ready [NB];
     logic [15:0]       b_len [NB];
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
+    // The engine takes a buffer when its verdict and its digest are both in
+    // (the digest comes first: C_LAT against the validator's 5 or more).
+    logic              b_go [NB];
+    always_comb for (int b = 0; b < NB; b++) b_go[b] = b_ready[b] && b_crcd[b];
     logic [7:0]        b_reason [NB];
     logic              free_buf;           // pulse from the engine: free_id is done
     logic [NBW-1:0]    free_id;
@@ -225,7 +226,7 @@ module prism_node #(
     always_comb begin
         logic [QW:0] h;
         h = o_head + (QW + 1)'(1);
-        next_ok = h != o_tail && b_ready[order[h[QW-1:0]]];
+        next_ok = h != o_tail && b_go[order[h[QW-1:0]]];
     end
 
     // The frame's first two beats: the engine reads the header fields it checks.
@@ -1300,9 +1301,28 @@ module prism_node #(
     endtask
 
     // ---------------------------------------------------------------- ingress
-    // Per port: beats into the port's free buffer, with the CRC-32C of the
-    // hashed range; the port's validator gives verdicts in frame order, so
-    // each goes to the buffer after the one the last verdict went to.
+    // Per port: beats into the port's free buffer, and the beat with the
+    // bytes outside the hashed range zeroed into the digest's register; the
+    // port's validator gives verdicts in frame order, so each goes to the
+    // buffer after the one the last verdict went to (and so do the digests).
+    genvar gc;
+    generate
+        for (gc = 0; gc < PORTS; gc++) begin : g_crc
+            prism_crc32c_512 #(.DATA_W(DATA_W)) digest (
+                .clk, .rst, .s_axis_tdata(cr_data[gc]), .s_axis_tvalid(cr_valid[gc]), .s_axis_tlast(cr_last[gc]),
+                .m_crc_valid(cd_valid[gc]), .m_crc(cd_crc[gc])
+            );
+        end
+    endgenerate
+`ifndef SYNTHESIS
+    // C_LAT is the digest's latency: each port's digest comes C_LAT edges after its tlast.
+    logic [C_LAT-1:0] cl_v [PORTS];
+    always_ff @(posedge clk)
+        for (int p = 0; p < PORTS; p++) begin
+            cl_v[p] <= rst ? '0 : C_LAT'({cl_v[p], s_axis_tvalid[p] && s_axis_tready[p] && s_axis_tlast[p]});
+            if (!rst && cd_valid[p] != cl_v[p][C_LAT-1]) $error("prism_node: C_LAT is not the digest's latency");
+        end
+`endif
     always_ff @(posedge clk) begin
         if (rst) begin
             o_tail <= '0;
@@ -1310,11 +1330,13 @@ module prism_node #(
                 in_slot[p] <= '0;
                 v_slot[p] <= '0;
                 in_beat[p] <= '0;
-                in_crc[p] <= '0;
+                c_slot[p] <= '0;
             end
+            cr_valid <= '0;
             for (int b = 0; b < NB; b++) begin
                 b_busy[b] <= 1'b0;
                 b_ready[b] <= 1'b0;
+                b_crcd[b] <= 1'b0;
             end
         end else begin
             logic [QW:0] tail;
@@ -1324,6 +1346,7 @@ module prism_node #(
                 logic [15:0] hs, he;
                 logic [DATA_W-1:0] masked;
                 id = {PW'(p), in_slot[p]};
+                cr_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
                 if (s_axis_tvalid[p] && s_axis_tready[p]) begin
                     hs = hs_start[p];
                     he = hs_end[p];
@@ -1345,17 +1368,17 @@ module prism_node #(
                         a = 16'(64 * $signed(32'(in_beat[p])) + i);
                         if (!s_axis_tkeep[KEEP_W*p + i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
                     end
+                    cr_data[p] <= masked;
+                    cr_last[p] <= s_axis_tlast[p];
                     if ($signed(32'(in_beat[p])) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[DATA_W*p +: DATA_W];
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
                         b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
-                        b_crc[id] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         b_busy[id] <= 1'b1;
                         in_slot[p] <= in_slot[p] + BW'(1);
                         in_beat[p] <= '0;
                     end else begin
-                        in_crc[p] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         in_beat[p] <= in_beat[p] + 16'd1;
                     end
                 end
@@ -1369,11 +1392,18 @@ module prism_node #(
                     b_ready[{PW'(p), v_slot[p]}] <= 1'b1;
                     v_slot[p] <= v_slot[p] + BW'(1);
                 end
+                // The frame's digest, C_LAT cycles after its tlast.
+                if (cd_valid[p]) begin
+                    b_crc[{PW'(p), c_slot[p]}] <= cd_crc[p];
+                    b_crcd[{PW'(p), c_slot[p]}] <= 1'b1;
+                    c_slot[p] <= c_slot[p] + BW'(1);
+                end
             end
             o_tail <= tail;
             if (free_buf) begin
                 b_busy[free_id] <= 1'b0;
                 b_ready[free_id] <= 1'b0;
+                b_crcd[free_id] <= 1'b0;
             end
         end
     end
@@ -1519,7 +1549,7 @@ module prism_node #(
         end else begin
             free_buf <= 1'b0;
             case (st)
-            IDLE: if (o_head != o_tail && b_ready[proc_buf]) st <= DISPATCH;
+            IDLE: if (o_head != o_tail && b_go[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
