@@ -37,7 +37,6 @@ const MODELS: &[Model] = &[
             "sv/prism_rx_validate.sv",
             "sv/prism_fp32_add_pipe.sv",
             "sv/prism_kulisch_lane_pipe.sv",
-            "sv/prism_kulisch_round.sv",
             "sv/prism_kulisch_round_pipe.sv",
             "sv/prism_lane_track.sv",
             "sv/prism_ring.sv",

@@ -692,7 +692,7 @@ module prism_node #(
     end
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && !lanes_busy;
+        m_idle = st == IDLE && tx_idle && !lanes_busy && !ro_pend;
         for (int p = 0; p < PORTS; p++) begin
             s_axis_tready[p] = !b_busy[{PW'(p), in_slot[p]}];
             if (in_beat[p] != 0) m_idle = 1'b0;
@@ -925,9 +925,22 @@ module prism_node #(
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: one value
     // decided a cycle with its eight-value lookahead (candidate sets from
-    // eight ring slots), the packet's groups kept until it closes; then its
-    // body is written into obytes a value a cycle (slots cleared as read)
-    // and handed to egress, which sends the same bytes on every path.
+    // eight values of the rounded store, below), the packet's groups kept
+    // until it closes; then its body is written into obytes a value a cycle
+    // (ring slots cleared as read) and handed to egress, which sends the
+    // same bytes on every path.
+    //
+    // The rounded store. A background rounder reads LOOK ring slots a cycle
+    // as they complete and writes each value's FP32 rounding and exactness
+    // into rs (KULISCH_FIXED: LOOK prism_kulisch_round_pipe, R_LAT cycles
+    // later; FP32_ARRIVAL: the value itself, at once), in element order up
+    // to ro_done. A slot is complete below rr_lim, the readiness (ready_now)
+    // sampled when every run for the slots below it has been dispatched (not
+    // while a frame's runs are being dispatched: coverage moves in its
+    // dispatch cycle, before its runs), and once no sum for it is in flight
+    // (hazard query 2). The planner waits until ro_done covers its
+    // lookahead; the emission reads its FP32 value from rs, and a Kulisch
+    // group's state and integer from the ring (au_slot 0, then base + e_k).
     localparam int LOOK = 8;
     localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
     logic [15:0] a_i;                // values of the packet decided so far (from base)
@@ -944,22 +957,49 @@ module prism_node #(
     logic [15:0] e_v, e_k, e_off;    // value in group, value in packet, byte offset
     logic        e_desc;             // the group's descriptor is written
 
-    logic [RB-1:0] au_slot [LOOK];
+    logic [RB-1:0] au_slot [LOOK];   // the ring's AUTO port: the rounder's slots, the emitted value's
     logic [LOOK*32-1:0] au_acc;
     logic [LOOK*KW-1:0] au_acck;
     logic [LOOK*5-1:0]  au_accf;
-    logic [31:0] au_v [LOOK];
+    logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
+    logic [32:0] rs [RING];          // rounded store: {exact, FP32}
+    logic [32:0] ro_ptr, ro_done, rr_lim;
+    logic [32:0] ro_avail;
+    logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
+    logic        ro_go, ro_pend;
+    logic [R_LAT-1:0] ro_v;
+    logic [32:0] ro_at [R_LAT];
+    logic [RN_W-1:0] ro_nn [R_LAT];
+    logic [31:0] ro_kr [LOOK];
+    logic        ro_kx [LOOK];
+    logic        ro_mv0;             // rounder 0's m_valid (the latency check)
+    always_comb begin
+        ro_avail = rr_lim - ro_ptr;
+        ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
+        // Emission has the ring's AUTO port; hz_hit[2] is the query on the rounder's slots.
+        ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[2];
+        // Rounding still to do or in flight (CONTROL waits for it, as for the lanes).
+        ro_pend = ro_v != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+    end
     genvar ga;
     generate
         for (ga = 0; ga < LOOK; ga++) begin : g_auto
-            logic [31:0] kr;
-            logic kx;
-            assign au_slot[ga] = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga));
-            prism_kulisch_round #(.KW(KW)) round (.acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .fp32(kr), .exact(kx));
-            assign au_v[ga] = ctx_kulisch ? kr : au_acc[32*ga +: 32];
-            assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
+            logic [32:0] r;
+            assign au_slot[ga] = RB'((st == A_EMIT ? base + {17'b0, e_k} : ro_ptr) + 33'(ga));
+            if (ga == 0) begin : g_first
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                    .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
+            end else begin : g_rest
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                    .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
+            assign r = rs[RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga))];
+            assign au_v[ga] = r[31:0];
+            assign au_x[ga] = r[32];
             // Candidate formats of the slot's value (when it is exact): FP32
             // always; FP16 in its normal range with 13 low bits zero, or in
             // its subnormal range (2^-24..2^-15) a multiple of 2^-24; BF16
@@ -980,6 +1020,42 @@ module prism_node #(
             assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
         end
     endgenerate
+
+    // The rounder's state and the store's one write port: FP32_ARRIVAL
+    // values as read, KULISCH_FIXED roundings as they leave the pipes. A
+    // STAGE's install starts from element 0 (CONTROL waits for ro_pend).
+    always_ff @(posedge clk) begin
+        logic        w_en;
+        logic [32:0] w_at;
+        logic [RN_W-1:0] w_n;
+        w_en = ctx_kulisch ? ro_v[R_LAT-1] : ro_go;
+        w_at = ctx_kulisch ? ro_at[R_LAT-1] : ro_ptr;
+        w_n = ctx_kulisch ? ro_nn[R_LAT-1] : ro_n;
+        if (w_en)
+            for (int g = 0; g < LOOK; g++)
+                if (RN_W'(g) < w_n) rs[RB'(w_at + 33'(g))] <= ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
+        ro_at[0] <= ro_ptr;
+        ro_nn[0] <= ro_n;
+        for (int i = 1; i < R_LAT; i++) begin
+            ro_at[i] <= ro_at[i-1];
+            ro_nn[i] <= ro_nn[i-1];
+        end
+        if (rst || st == C_INSTALL) begin
+            ro_v <= '0;
+            ro_ptr <= '0;
+            ro_done <= '0;
+            rr_lim <= '0;
+        end else begin
+            ro_v <= R_LAT'({ro_v, ro_go && ctx_kulisch});
+            if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
+            if (w_en) ro_done <= w_at + 33'(w_n);
+            if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
+        end
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && ro_mv0 != ro_v[R_LAT-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
+`endif
 
     // FP32 to FP16 by truncation; exact values come back unchanged.
     function automatic logic [15:0] fp16_trunc(input logic [31:0] v);
@@ -1497,7 +1573,7 @@ module prism_node #(
     // The runs in flight through each lane kind, and the hazard queries
     // against them (the rule is in the module comment).
     assign hz_slot = {au_slot[0], bl_slot[0], lane_slot};
-    assign hz_n = {RN_W'(LOOK), RN_W'($countones(bl_in)), run_n};
+    assign hz_n = {ro_n, RN_W'($countones(bl_in)), run_n};
     assign hz_hit = f_hit | k_hit;
     assign run_hold = st == D_RUN && hz_hit[0];
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
@@ -1553,8 +1629,8 @@ module prism_node #(
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
-                // CONTROL waits for egress and for the lanes to drain (clears and context changes).
-                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy)) st <= DISPATCH;
+                // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
+                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend)) st <= DISPATCH;
                 else if (!b_ok[proc_buf]) count(CNT_MALFORMED + $signed(32'(b_reason[proc_buf])));
                 else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
@@ -1890,8 +1966,8 @@ module prism_node #(
                 logic [15:0] nu;
                 logic [16:0] nb;
                 logic fits;
-                // The lookahead's slots wait for their sums in flight.
-                if (hz_hit[2]) ;
+                // The lookahead waits for its values in the rounded store.
+                if (ro_done < base + {17'b0, a_i} + 33'($unsigned(ad_n))) ;
                 else if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
                     // Planned as far as the lookahead allows: the vector's end closes the packet.
                     if (a_i == ad_avail && ad_end && a_i != 0) begin
