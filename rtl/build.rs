@@ -46,6 +46,25 @@ const MODELS: &[Model] = &[
         ],
         shim: "csrc/switch.cpp",
     },
+    // The same switch built FP32-only (KULISCH_ENABLE = AUTO_ENABLE = 0).
+    Model {
+        top: "prism_switch_fp32",
+        sv: &[
+            "sv/prism_rx_check.sv",
+            "sv/prism_group_walk.sv",
+            "sv/prism_rx_validate.sv",
+            "sv/prism_fp32_add_pipe.sv",
+            "sv/prism_kulisch_lane_pipe.sv",
+            "sv/prism_kulisch_round_pipe.sv",
+            "sv/prism_lane_track.sv",
+            "sv/prism_ring.sv",
+            "sv/prism_crc32c_512.sv",
+            "sv/prism_node.sv",
+            "sv/prism_switch.sv",
+            "sv/prism_switch_fp32.sv",
+        ],
+        shim: "csrc/switch_fp32.cpp",
+    },
 ];
 
 const INC: &str = "/usr/share/verilator/include";
