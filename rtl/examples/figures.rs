@@ -105,6 +105,35 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     }
 }
 
+/// AUTO output: `ranks` ranks on port 0 send one 363-value range that is
+/// the whole vector; the cycles from the last beat of the last DATA frame to
+/// the first beat of the first RESULT (the planner decides a value a cycle,
+/// so this is mostly the packet's planning and writing), and the RESULTs.
+fn auto_latency(ranks: u16, accumulator: AccumulatorPolicy) -> (u64, usize) {
+    let mut j = job(ranks, Semantics::ALLREDUCE, accumulator, 1);
+    j.output = OutputFormat::AUTO;
+    j.rank_ports = vec![0];
+    let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
+    let mut out = Vec::new();
+    let mut ctx = j.context();
+    ctx.window_intervals = 8;
+    ctx.window_bytes = 12000;
+    let bindings = j.bindings();
+    sw.send(&j.control(1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
+    sw.send(&j.control(2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
+    sw.drain(1000, &mut out);
+    assert_eq!(out.len(), 2, "two ACKs");
+    out.clear();
+    let vectors = j.vectors();
+    let frames: Vec<Vec<u8>> = (0..ranks).flat_map(|r| j.packets(r, &vectors[r as usize]).into_iter().map(|p| p.2)).collect();
+    let seen = sw.send_all(&[frames], &mut out);
+    sw.drain(1000, &mut out);
+    let last_in = seen[0].last().map_or(0, |i| i.last_cycle);
+    let results: Vec<&Egress> = out.iter().filter(|e| e.frame.get(15) == Some(&3)).collect();
+    let first = results.iter().map(|e| e.first_cycle).min().expect("a RESULT");
+    (first - last_in, results.len())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(bad) = args.iter().find(|a| a.as_str() != "--json") {
@@ -147,6 +176,13 @@ fn main() {
     println!("prism_switch (FP32 in and out, MTU 1500, 363-value DATA frames back to back), clock {DEFAULT_CLOCK_MHZ} MHz");
     println!("| ports busy | accumulator | ranks | semantics | DATA frames | beats in / cycle / port (sustained) | beats in / cycle / port (whole run) | beats out / cycle / port | cycles / DATA frame | latency (cycles) | latency (ns) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let auto: Vec<(AccumulatorPolicy, u64, usize)> = [AccumulatorPolicy::FP32_ARRIVAL, AccumulatorPolicy::KULISCH_FIXED]
+        .into_iter()
+        .map(|a| {
+            let (l, n) = auto_latency(2, a);
+            (a, l, n)
+        })
+        .collect();
     for f in &rows {
         let (lo, hi) = f.latency_range();
         println!(
@@ -163,5 +199,12 @@ fn main() {
             lo as f64 * ns,
             hi as f64 * ns
         );
+    }
+    println!();
+    println!("AUTO output, 2 ranks on one port, one 363-value range (the whole vector)");
+    println!("| accumulator | RESULT frames | latency to the first RESULT (cycles) | (ns) |");
+    println!("|---|---|---|---|");
+    for (a, l, n) in &auto {
+        println!("| {} | {n} | {l} | {:.1} |", a.name(), *l as f64 * ns);
     }
 }

@@ -29,7 +29,47 @@ extern "C" {
     fn prism_switch_counters(m: *mut c_void, dst: *mut u32, n: i32) -> i32;
     fn prism_switch_idle(m: *mut c_void) -> i32;
     fn prism_switch_skip(m: *mut c_void, cycles: u64);
+    fn prism_switch_fp32_new(node_mac: *const u8, am_mac: *const u8, control_ep: u16) -> *mut c_void;
+    fn prism_switch_fp32_free(m: *mut c_void);
+    fn prism_switch_fp32_ports(m: *mut c_void) -> i32;
+    fn prism_switch_fp32_cycle(m: *mut c_void, inp: *const Beat, out_ready: u32, out: *mut Beat, cycle: *mut u64) -> u32;
+    fn prism_switch_fp32_counters(m: *mut c_void, dst: *mut u32, n: i32) -> i32;
+    fn prism_switch_fp32_idle(m: *mut c_void) -> i32;
+    fn prism_switch_fp32_skip(m: *mut c_void, cycles: u64);
 }
+
+/// One build's C ABI (csrc/switch_impl.h): the same calls for each model.
+struct Api {
+    new: unsafe extern "C" fn(*const u8, *const u8, u16) -> *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+    ports: unsafe extern "C" fn(*mut c_void) -> i32,
+    cycle: unsafe extern "C" fn(*mut c_void, *const Beat, u32, *mut Beat, *mut u64) -> u32,
+    counters: unsafe extern "C" fn(*mut c_void, *mut u32, i32) -> i32,
+    idle: unsafe extern "C" fn(*mut c_void) -> i32,
+    skip: unsafe extern "C" fn(*mut c_void, u64),
+}
+
+/// `prism_switch` with every feature.
+static FULL: Api = Api {
+    new: prism_switch_new,
+    free: prism_switch_free,
+    ports: prism_switch_ports,
+    cycle: prism_switch_cycle,
+    counters: prism_switch_counters,
+    idle: prism_switch_idle,
+    skip: prism_switch_skip,
+};
+
+/// `prism_switch_fp32`: built without KULISCH_FIXED and AUTO.
+static FP32_ONLY: Api = Api {
+    new: prism_switch_fp32_new,
+    free: prism_switch_fp32_free,
+    ports: prism_switch_fp32_ports,
+    cycle: prism_switch_fp32_cycle,
+    counters: prism_switch_fp32_counters,
+    idle: prism_switch_fp32_idle,
+    skip: prism_switch_fp32_skip,
+};
 
 /// A frame that left the switch, with its port and the cycles of its first and last beat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +89,7 @@ pub struct Ingress {
 
 /// One simulated switch.
 pub struct RtlSwitch {
+    api: &'static Api,
     model: *mut c_void,
     ports: usize,
     cycle: u64,
@@ -64,11 +105,22 @@ pub struct RtlSwitch {
 
 impl RtlSwitch {
     pub fn new(node_mac: [u8; 6], am_mac: [u8; 6], control_ep: u16) -> Self {
+        Self::build(&FULL, node_mac, am_mac, control_ep)
+    }
+
+    /// The FP32-only build (`prism_switch_fp32`: KULISCH_ENABLE and
+    /// AUTO_ENABLE 0), whose capability ROM has the FP32_ARRIVAL record only.
+    pub fn fp32_only(node_mac: [u8; 6], am_mac: [u8; 6], control_ep: u16) -> Self {
+        Self::build(&FP32_ONLY, node_mac, am_mac, control_ep)
+    }
+
+    fn build(api: &'static Api, node_mac: [u8; 6], am_mac: [u8; 6], control_ep: u16) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.
-        let model = unsafe { prism_switch_new(node_mac.as_ptr(), am_mac.as_ptr(), control_ep) };
+        let model = unsafe { (api.new)(node_mac.as_ptr(), am_mac.as_ptr(), control_ep) };
         // SAFETY: model is live.
-        let ports = unsafe { prism_switch_ports(model) } as usize;
+        let ports = unsafe { (api.ports)(model) } as usize;
         RtlSwitch {
+            api,
             model,
             ports,
             cycle: 0,
@@ -113,7 +165,7 @@ impl RtlSwitch {
         }
         let mut c = 0u64;
         // SAFETY: model is live; both arrays hold `ports` Beats; c a valid out-pointer.
-        let took = unsafe { prism_switch_cycle(self.model, self.ins.as_ptr(), ready, self.outs.as_mut_ptr(), &mut c) };
+        let took = unsafe { (self.api.cycle)(self.model, self.ins.as_ptr(), ready, self.outs.as_mut_ptr(), &mut c) };
         self.cycle = c + 1;
         for (p, o) in self.outs.iter().enumerate() {
             if o.valid == 0 {
@@ -189,7 +241,7 @@ impl RtlSwitch {
     /// Whether nothing is in flight (no frame buffered, engine and sender idle).
     pub fn quiet(&self) -> bool {
         // SAFETY: model is live.
-        self.partial.iter().all(Vec::is_empty) && unsafe { prism_switch_idle(self.model) } != 0
+        self.partial.iter().all(Vec::is_empty) && unsafe { (self.api.idle)(self.model) } != 0
     }
 
     /// Idle cycles until a frame leaves (true) or `max` cycles passed (false).
@@ -200,7 +252,7 @@ impl RtlSwitch {
         for n in 0..max {
             if self.quiet() {
                 // SAFETY: model is live.
-                unsafe { prism_switch_skip(self.model, max - n) };
+                unsafe { (self.api.skip)(self.model, max - n) };
                 self.cycle += max - n;
                 return false;
             }
@@ -230,7 +282,7 @@ impl RtlSwitch {
     pub fn counters(&self) -> Counters {
         let mut raw = vec![0u32; cnt::TOTAL];
         // SAFETY: model is live; raw holds cnt::TOTAL entries.
-        let n = unsafe { prism_switch_counters(self.model, raw.as_mut_ptr(), raw.len() as i32) };
+        let n = unsafe { (self.api.counters)(self.model, raw.as_mut_ptr(), raw.len() as i32) };
         assert_eq!(n as usize, cnt::TOTAL, "counter layout differs between the RTL and prism_rtl::svpkg");
         counters_from(&raw)
     }
@@ -255,7 +307,7 @@ fn beats(frame: &[u8]) -> VecDeque<Beat> {
 
 impl Drop for RtlSwitch {
     fn drop(&mut self) {
-        // SAFETY: created by prism_switch_new, freed once.
-        unsafe { prism_switch_free(self.model) }
+        // SAFETY: created by this build's `new`, freed once by its `free`.
+        unsafe { (self.api.free)(self.model) }
     }
 }

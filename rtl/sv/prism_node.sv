@@ -72,7 +72,13 @@ module prism_node #(
     // one engine keeps up with two busy ports).
     parameter int FLANES = 4 * DATA_W / 32,
     // KULISCH_FIXED lanes (each a KW-bit exact adder).
-    parameter int KLANES = 3 * DATA_W / 32
+    parameter int KLANES = 3 * DATA_W / 32,
+    // Features (1 on, 0 off): with KULISCH_ENABLE 0 the Kulisch lanes and
+    // every rounding unit are not built, with AUTO_ENABLE 0 the AUTO planner
+    // and encoder; the capability ROM advertises only what is built, so a
+    // STAGE for the rest is refused UNSUPPORTED. AUTO needs KULISCH.
+    parameter int KULISCH_ENABLE = 1,
+    parameter int AUTO_ENABLE = 1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -107,6 +113,14 @@ module prism_node #(
 );
     import prism_pkg::*;
 
+    initial begin
+        if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_node: KULISCH_ENABLE must be 0 or 1");
+        if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_node: AUTO_ENABLE must be 0 or 1");
+        if (AUTO_ENABLE != 0 && KULISCH_ENABLE == 0) $error("prism_node: AUTO_ENABLE needs KULISCH_ENABLE (AUTO is advertised for both policies)");
+    end
+    // The Kulisch slots' width as the ring stores them (1 when there are none).
+    localparam int RKW = KULISCH_ENABLE != 0 ? KW : 1;
+
     localparam int LINES = (MTU + 14 + 63) / 64;
     localparam int FB_LINES = 2 ** $clog2(LINES + 1);
     localparam int FB = $clog2(FB_LINES);
@@ -125,18 +139,6 @@ module prism_node #(
     localparam int RB = $clog2(RING);
 
     // ---------------------------------------------------------------- helpers
-    function automatic logic [31:0] crc32c(input logic [31:0] c, input logic [DATA_W-1:0] d);
-        logic [31:0] x;
-        logic fb;
-        x = c;
-        for (int i = 0; i < DATA_W; i++) begin
-            fb = x[0] ^ d[i];
-            x = x >> 1;
-            if (fb) x = x ^ 32'h82F6_3B78;
-        end
-        crc32c = x;
-    endfunction
-
     // A native value as FP32 (exact for INT8, FP16, BF16).
     function automatic logic [31:0] to_fp32(input logic [3:0] fmt, input logic [31:0] raw);
         logic [31:0] r;
@@ -194,11 +196,24 @@ module prism_node #(
     logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
     logic [15:0]       in_beat [PORTS];
     logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
-    logic [31:0]       in_crc [PORTS];
+    // The frame digest (CRC-32C of the hashed range): each port's masked
+    // beat is registered (cr_*), then prism_crc32c_512 (2 stages) gives the
+    // digest C_LAT cycles after the edge that takes tlast; digests come in
+    // the port's frame order, into the buffer after the last one (c_slot).
+    localparam int C_LAT = 3;
+    logic [DATA_W-1:0] cr_data [PORTS];
+    logic [PORTS-1:0]  cr_valid, cr_last, cd_valid;
+    logic [31:0]       cd_crc [PORTS];
+    logic [BW-1:0]     c_slot [PORTS];     // buffer the port's next digest is for
+    logic              b_crcd [NB];        // the buffer's digest is in b_crc
     logic              b_busy [NB], b_ready [NB];
     logic [15:0]       b_len [NB];
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
+    // The engine takes a buffer when its verdict and its digest are both in
+    // (the digest comes first: C_LAT against the validator's 5 or more).
+    logic              b_go [NB];
+    always_comb for (int b = 0; b < NB; b++) b_go[b] = b_ready[b] && b_crcd[b];
     logic [7:0]        b_reason [NB];
     logic              free_buf;           // pulse from the engine: free_id is done
     logic [NBW-1:0]    free_id;
@@ -225,7 +240,7 @@ module prism_node #(
     always_comb begin
         logic [QW:0] h;
         h = o_head + (QW + 1)'(1);
-        next_ok = h != o_tail && b_ready[order[h[QW-1:0]]];
+        next_ok = h != o_tail && b_go[order[h[QW-1:0]]];
     end
 
     // The frame's first two beats: the engine reads the header fields it checks.
@@ -283,7 +298,8 @@ module prism_node #(
 
     // The operation context.
     logic        ctx_valid, ctx_active, ctx_failed;
-    logic        ctx_kulisch;
+    logic        ctx_kulisch, ctx_kul_q;   // KULISCH_FIXED (constant 0 without KULISCH_ENABLE)
+    assign ctx_kulisch = KULISCH_ENABLE != 0 && ctx_kul_q;
     logic [8:0]  ctx_kwf;            // Kulisch width field: W/8 - 1
     logic [63:0] ctx_job;
     logic [15:0] ctx_group, ctx_op;
@@ -342,7 +358,7 @@ module prism_node #(
     // The accumulator ring (prism_ring: FP32_ARRIVAL values, and KULISCH_FIXED
     // integers with their flags) and the lanes on its run of slots.
     logic [FLANES*32-1:0] lane_acc, lane_sum;
-    logic [KLANES*KW-1:0] lane_acck, klane_sum;
+    logic [KLANES*RKW-1:0] lane_acck, klane_sum;
     logic [KLANES*5-1:0]  lane_accf, klane_f;
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
@@ -377,6 +393,7 @@ module prism_node #(
                 /* verilator lint_on PINCONNECTEMPTY */
             end
         end
+        if (KULISCH_ENABLE != 0) begin : g_kul
         for (gl = 0; gl < KLANES; gl++) begin : g_klane
             if (gl == 0) begin : g_first
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
@@ -396,6 +413,16 @@ module prism_node #(
                 /* verilator lint_on PINCONNECTEMPTY */
             end
         end
+        end else begin : g_no_kul
+            assign klane_sum = '0;
+            assign klane_f = '0;
+            assign k_mv0 = 1'b0;
+            // What only the Kulisch lanes read.
+            /* verilator lint_off UNUSEDSIGNAL */
+            logic unused;
+            assign unused = ^{lane_acck, lane_accf, kint, bl_acck, bl_accf, k_push};
+            /* verilator lint_on UNUSEDSIGNAL */
+        end
     endgenerate
 
     // DATA walk.
@@ -412,7 +439,8 @@ module prism_node #(
     logic [7:0]  k_state;
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
-    logic        ctx_auto;           // AUTO output
+    logic        ctx_auto, ctx_auto_q;   // AUTO output (constant 0 without AUTO_ENABLE)
+    assign ctx_auto = AUTO_ENABLE != 0 && ctx_auto_q;
     logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
     // ---------------------------------------------------------------- egress
@@ -465,7 +493,7 @@ module prism_node #(
     logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
     logic [31:0] bl_val [LANES];
     logic [LANES*32-1:0] bl_acc;
-    logic [LANES*KW-1:0] bl_acck;
+    logic [LANES*RKW-1:0] bl_acck;
     logic [LANES*5-1:0]  bl_accf;
     logic [DATA_W-1:0] bl_vals;
     // Under KULISCH_FIXED a line's values leave prism_kulisch_round_pipe
@@ -485,7 +513,12 @@ module prism_node #(
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
             logic [31:0] kr;
-            if (gr == 0) begin : g_first
+            if (KULISCH_ENABLE == 0) begin : g_none
+                assign kr = '0;
+                if (gr == 0) begin : g_first
+                    assign r_mv0 = 1'b0;
+                end
+            end else if (gr == 0) begin : g_first
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(bl_go && ctx_kulisch),
                     .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
@@ -691,7 +724,7 @@ module prism_node #(
     end
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && !lanes_busy;
+        m_idle = st == IDLE && tx_idle && !lanes_busy && !ro_pend;
         for (int p = 0; p < PORTS; p++) begin
             s_axis_tready[p] = !b_busy[{PW'(p), in_slot[p]}];
             if (in_beat[p] != 0) m_idle = 1'b0;
@@ -798,15 +831,16 @@ module prism_node #(
     assign mtu_bit = x_mtu == 16'd576 ? CAPS_MTU_576 : (x_mtu == 16'd1500 ? CAPS_MTU_1500 : CAPS_MTU_9000);
     localparam logic [7:0] ROM_MTUS = MTU >= 9000 ? (CAPS_MTU_576 | CAPS_MTU_1500 | CAPS_MTU_9000)
                                      : (MTU >= 1500 ? (CAPS_MTU_576 | CAPS_MTU_1500) : CAPS_MTU_576);
-    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || x_out == OUT_AUTO)
-        && (x_acc == ACC_FP32_ARRIVAL || (x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
+    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || (AUTO_ENABLE != 0 && x_out == OUT_AUTO))
+        && (x_acc == ACC_FP32_ARRIVAL || (KULISCH_ENABLE != 0 && x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
         && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0
         && x_terms <= 32'(MAX_CONTRIB) && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
 
     // The capability records as bytes (CAPS_RESPONSE): record 0 FP32_ARRIVAL,
     // record 1 KULISCH_FIXED (widths 280..KW); the same limits otherwise.
-    // Records 2 and 3: the same two policies with AUTO output.
-    localparam int ROM_RECORDS = 4;
+    // Records 2 and 3: the same two policies with AUTO output. A build
+    // without AUTO has records 0 and 1, one without KULISCH record 0 only.
+    localparam int ROM_RECORDS = AUTO_ENABLE != 0 ? 4 : (KULISCH_ENABLE != 0 ? 2 : 1);
     function automatic logic [7:0] rom_byte(input int rec, input int i);
         logic [7:0] v;
         case (i)
@@ -924,9 +958,22 @@ module prism_node #(
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: one value
     // decided a cycle with its eight-value lookahead (candidate sets from
-    // eight ring slots), the packet's groups kept until it closes; then its
-    // body is written into obytes a value a cycle (slots cleared as read)
-    // and handed to egress, which sends the same bytes on every path.
+    // eight values of the rounded store, below), the packet's groups kept
+    // until it closes; then its body is written into obytes a value a cycle
+    // (ring slots cleared as read) and handed to egress, which sends the
+    // same bytes on every path.
+    //
+    // The rounded store. A background rounder reads LOOK ring slots a cycle
+    // as they complete and writes each value's FP32 rounding and exactness
+    // into rs (KULISCH_FIXED: LOOK prism_kulisch_round_pipe, R_LAT cycles
+    // later; FP32_ARRIVAL: the value itself, at once), in element order up
+    // to ro_done. A slot is complete below rr_lim, the readiness (ready_now)
+    // sampled when every run for the slots below it has been dispatched (not
+    // while a frame's runs are being dispatched: coverage moves in its
+    // dispatch cycle, before its runs), and once no sum for it is in flight
+    // (hazard query 2). The planner waits until ro_done covers its
+    // lookahead; the emission reads its FP32 value from rs, and a Kulisch
+    // group's state and integer from the ring (au_slot 0, then base + e_k).
     localparam int LOOK = 8;
     localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
     logic [15:0] a_i;                // values of the packet decided so far (from base)
@@ -943,40 +990,114 @@ module prism_node #(
     logic [15:0] e_v, e_k, e_off;    // value in group, value in packet, byte offset
     logic        e_desc;             // the group's descriptor is written
 
-    logic [RB-1:0] au_slot [LOOK];
+    logic [RB-1:0] au_slot [LOOK];   // the ring's AUTO port: the rounder's slots, the emitted value's
     logic [LOOK*32-1:0] au_acc;
-    logic [LOOK*KW-1:0] au_acck;
+    logic [LOOK*RKW-1:0] au_acck;
     logic [LOOK*5-1:0]  au_accf;
-    logic [31:0] au_v [LOOK];
+    logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
-    genvar ga;
+    logic [32:0] ro_done;            // the rounded store holds every value below this
+    logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
+    logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
     generate
-        for (ga = 0; ga < LOOK; ga++) begin : g_auto
-            logic [31:0] kr;
-            logic kx;
-            assign au_slot[ga] = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga));
-            prism_kulisch_round #(.KW(KW)) round (.acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .fp32(kr), .exact(kx));
-            assign au_v[ga] = ctx_kulisch ? kr : au_acc[32*ga +: 32];
-            assign au_x[ga] = ctx_kulisch ? kx : 1'b1;
-            // Candidate formats of the slot's value (when it is exact): FP32
-            // always; FP16 in its normal range with 13 low bits zero, or in
-            // its subnormal range (2^-24..2^-15) a multiple of 2^-24; BF16
-            // with 16 low bits zero; INT8 when integral in -128..127 (not -0).
-            // Plain expressions: Yosys's mux generation for a function
-            // inlined eight times was quadratic.
-            logic [31:0] v;
-            logic [7:0] ex;
-            logic nan, f16, i8;
-            assign v = au_v[ga];
-            assign ex = v[30:23];
-            assign nan = ex == 8'hFF && v[22:0] != 0;
-            assign f16 = v[30:0] == 0 || v[30:0] == 31'h7F80_0000
-                || (ex >= 8'd113 && ex <= 8'd142 && v[12:0] == 0)
-                || (ex >= 8'd103 && ex < 8'd113 && ({1'b1, v[22:0]} & ((24'd1 << (8'd126 - ex)) - 24'd1)) == 0);
-            assign i8 = v == 32'h0 || v == 32'hC300_0000
-                || (ex >= 8'd127 && ex <= 8'd133 && (v[22:0] & ((23'd1 << (8'd150 - ex)) - 23'd1)) == 0);
-            assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
+        if (AUTO_ENABLE != 0) begin : g_auto
+            logic [32:0] rs [RING];  // rounded store: {exact, FP32}
+            logic [32:0] ro_ptr, rr_lim, ro_avail;
+            logic        ro_go;
+            logic [R_LAT-1:0] ro_v;
+            logic [32:0] ro_at [R_LAT];
+            logic [RN_W-1:0] ro_nn [R_LAT];
+            logic [31:0] ro_kr [LOOK];
+            logic        ro_kx [LOOK];
+            logic        ro_mv0;     // rounder 0's m_valid (the latency check)
+            always_comb begin
+                ro_avail = rr_lim - ro_ptr;
+                ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
+                // Emission has the ring's AUTO port; hz_hit[2] is the query on the rounder's slots.
+                ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[2];
+                ro_pend = ro_v != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+            end
+            for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
+                logic [32:0] r;
+                assign au_slot[ga] = RB'((st == A_EMIT ? base + {17'b0, e_k} : ro_ptr) + 33'(ga));
+                if (ga == 0) begin : g_first
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                        .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
+                end else begin : g_rest
+                    /* verilator lint_off PINCONNECTEMPTY */
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                        .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
+                    /* verilator lint_on PINCONNECTEMPTY */
+                end
+                assign r = rs[RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga))];
+                assign au_v[ga] = r[31:0];
+                assign au_x[ga] = r[32];
+                // Candidate formats of the slot's value (when it is exact): FP32
+                // always; FP16 in its normal range with 13 low bits zero, or in
+                // its subnormal range (2^-24..2^-15) a multiple of 2^-24; BF16
+                // with 16 low bits zero; INT8 when integral in -128..127 (not -0).
+                // Plain expressions: Yosys's mux generation for a function
+                // inlined eight times was quadratic.
+                logic [31:0] v;
+                logic [7:0] ex;
+                logic nan, f16, i8;
+                assign v = au_v[ga];
+                assign ex = v[30:23];
+                assign nan = ex == 8'hFF && v[22:0] != 0;
+                assign f16 = v[30:0] == 0 || v[30:0] == 31'h7F80_0000
+                    || (ex >= 8'd113 && ex <= 8'd142 && v[12:0] == 0)
+                    || (ex >= 8'd103 && ex < 8'd113 && ({1'b1, v[22:0]} & ((24'd1 << (8'd126 - ex)) - 24'd1)) == 0);
+                assign i8 = v == 32'h0 || v == 32'hC300_0000
+                    || (ex >= 8'd127 && ex <= 8'd133 && (v[22:0] & ((23'd1 << (8'd150 - ex)) - 23'd1)) == 0);
+                assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
+            end
+
+            // The rounder's state and the store's one write port: FP32_ARRIVAL
+            // values as read, KULISCH_FIXED roundings as they leave the pipes. A
+            // STAGE's install starts from element 0 (CONTROL waits for ro_pend).
+            always_ff @(posedge clk) begin
+                logic        w_en;
+                logic [32:0] w_at;
+                logic [RN_W-1:0] w_n;
+                w_en = ctx_kulisch ? ro_v[R_LAT-1] : ro_go;
+                w_at = ctx_kulisch ? ro_at[R_LAT-1] : ro_ptr;
+                w_n = ctx_kulisch ? ro_nn[R_LAT-1] : ro_n;
+                if (w_en)
+                    for (int g = 0; g < LOOK; g++)
+                        if (RN_W'(g) < w_n) rs[RB'(w_at + 33'(g))] <= ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
+                ro_at[0] <= ro_ptr;
+                ro_nn[0] <= ro_n;
+                for (int i = 1; i < R_LAT; i++) begin
+                    ro_at[i] <= ro_at[i-1];
+                    ro_nn[i] <= ro_nn[i-1];
+                end
+                if (rst || st == C_INSTALL) begin
+                    ro_v <= '0;
+                    ro_ptr <= '0;
+                    ro_done <= '0;
+                    rr_lim <= '0;
+                end else begin
+                    ro_v <= R_LAT'({ro_v, ro_go && ctx_kulisch});
+                    if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
+                    if (w_en) ro_done <= w_at + 33'(w_n);
+                    if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
+                end
+            end
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ro_mv0 != ro_v[R_LAT-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
+`endif
+        end else begin : g_no_auto
+            for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
+                assign au_slot[ga] = '0;
+                assign au_v[ga] = '0;
+                assign au_x[ga] = 1'b0;
+                assign au_m[ga] = '0;
+            end
+            assign ro_done = '0;
+            assign ro_n = '0;
+            assign ro_pend = 1'b0;
         end
     endgenerate
 
@@ -1022,8 +1143,14 @@ module prism_node #(
     // index into a select over the whole table, which its checks then see
     // as a combinational loop through the table.
     localparam logic [15:0] TG_INF = 16'h4000;
-    logic [15:0] to_go [1:LOOK][5][4];
     int ad_n;
+    logic        ad_cont;
+    logic [2:0]  ad_f;
+    logic [15:0] ad_avail;
+    logic        ad_end;
+    generate
+        if (AUTO_ENABLE != 0) begin : g_plan
+    logic [15:0] to_go [1:LOOK][5][4];
     always_comb begin
         logic [15:0] c, t;
         c = '0;
@@ -1050,10 +1177,6 @@ module prism_node #(
     end
 
     // The decision for value a_i: its format and whether it continues the open group.
-    logic        ad_cont;
-    logic [2:0]  ad_f;
-    logic [15:0] ad_avail;
-    logic        ad_end;
     always_comb begin
         ad_n = $signed(32'(16'(ready_now - base))) - $signed(32'(a_i));
         if (ad_n > LOOK) ad_n = LOOK;
@@ -1092,6 +1215,14 @@ module prism_node #(
                 end
         end
     end
+        end else begin : g_no_plan
+            assign ad_n = 0;
+            assign ad_cont = 1'b0;
+            assign ad_f = '0;
+            assign ad_avail = '0;
+            assign ad_end = 1'b0;
+        end
+    endgenerate
 
     // Value k of the packet as wire bytes in format f (little-endian; Kulisch: state, integer).
     logic [8*41-1:0] ev_bytes;
@@ -1110,10 +1241,10 @@ module prism_node #(
                 if (fl[2] || (fl[1] && fl[0])) ev_bytes[7:0] = KSTATE_NAN;
                 else if (fl[1]) ev_bytes[7:0] = KSTATE_POS_INF;
                 else if (fl[0]) ev_bytes[7:0] = KSTATE_NEG_INF;
-                else if (au_acck[KW-1:0] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
+                else if (au_acck[RKW-1:0] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
                 else begin
                     ev_bytes[7:0] = KSTATE_FINITE;
-                    ev_bytes[8 +: KW] = au_acck[KW-1:0];
+                    ev_bytes[8 +: RKW] = au_acck[RKW-1:0];
                 end
             end
         endcase
@@ -1155,9 +1286,23 @@ module prism_node #(
     end
     logic [8*EM-1:0] em_bits;
     always_comb for (int i = 0; i < EM; i++) em_bits[8*i +: 8] = {8{em_mask[i]}};
-    always_ff @(posedge clk)
-        if (!rst && em_mask != 0)
-            obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * e_off))) | ((8*OB)'(em_bytes) << (8 * e_off));
+    generate
+        if (AUTO_ENABLE != 0) begin : g_obytes
+            always_ff @(posedge clk)
+                if (!rst && em_mask != 0)
+                    obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * e_off))) | ((8*OB)'(em_bytes) << (8 * e_off));
+        end else begin : g_no_obytes
+            /* verilator lint_off WIDTHCONCAT */
+            assign obytes = '0;
+            /* verilator lint_on WIDTHCONCAT */
+            // What only the AUTO encoder reads.
+            /* verilator lint_off UNUSEDSIGNAL */
+            logic unused;
+            assign unused = ^{em_bits, em_bytes, au_acc, au_acck, au_accf, a_count, a_f, a_open, a_bytes, a_used, ctx_budget,
+                              hz_hit[2], au_x[0], au_m[0]};
+            /* verilator lint_on UNUSEDSIGNAL */
+        end
+    endgenerate
 
     // An INT8-exact FP32 value (integral, -128..127) as a two's-complement byte.
     function automatic logic [7:0] to_int8(input logic [31:0] v);
@@ -1300,9 +1445,28 @@ module prism_node #(
     endtask
 
     // ---------------------------------------------------------------- ingress
-    // Per port: beats into the port's free buffer, with the CRC-32C of the
-    // hashed range; the port's validator gives verdicts in frame order, so
-    // each goes to the buffer after the one the last verdict went to.
+    // Per port: beats into the port's free buffer, and the beat with the
+    // bytes outside the hashed range zeroed into the digest's register; the
+    // port's validator gives verdicts in frame order, so each goes to the
+    // buffer after the one the last verdict went to (and so do the digests).
+    genvar gc;
+    generate
+        for (gc = 0; gc < PORTS; gc++) begin : g_crc
+            prism_crc32c_512 #(.DATA_W(DATA_W)) digest (
+                .clk, .rst, .s_axis_tdata(cr_data[gc]), .s_axis_tvalid(cr_valid[gc]), .s_axis_tlast(cr_last[gc]),
+                .m_crc_valid(cd_valid[gc]), .m_crc(cd_crc[gc])
+            );
+        end
+    endgenerate
+`ifndef SYNTHESIS
+    // C_LAT is the digest's latency: each port's digest comes C_LAT edges after its tlast.
+    logic [C_LAT-1:0] cl_v [PORTS];
+    always_ff @(posedge clk)
+        for (int p = 0; p < PORTS; p++) begin
+            cl_v[p] <= rst ? '0 : C_LAT'({cl_v[p], s_axis_tvalid[p] && s_axis_tready[p] && s_axis_tlast[p]});
+            if (!rst && cd_valid[p] != cl_v[p][C_LAT-1]) $error("prism_node: C_LAT is not the digest's latency");
+        end
+`endif
     always_ff @(posedge clk) begin
         if (rst) begin
             o_tail <= '0;
@@ -1310,11 +1474,13 @@ module prism_node #(
                 in_slot[p] <= '0;
                 v_slot[p] <= '0;
                 in_beat[p] <= '0;
-                in_crc[p] <= '0;
+                c_slot[p] <= '0;
             end
+            cr_valid <= '0;
             for (int b = 0; b < NB; b++) begin
                 b_busy[b] <= 1'b0;
                 b_ready[b] <= 1'b0;
+                b_crcd[b] <= 1'b0;
             end
         end else begin
             logic [QW:0] tail;
@@ -1324,6 +1490,7 @@ module prism_node #(
                 logic [15:0] hs, he;
                 logic [DATA_W-1:0] masked;
                 id = {PW'(p), in_slot[p]};
+                cr_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
                 if (s_axis_tvalid[p] && s_axis_tready[p]) begin
                     hs = hs_start[p];
                     he = hs_end[p];
@@ -1345,17 +1512,17 @@ module prism_node #(
                         a = 16'(64 * $signed(32'(in_beat[p])) + i);
                         if (!s_axis_tkeep[KEEP_W*p + i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
                     end
+                    cr_data[p] <= masked;
+                    cr_last[p] <= s_axis_tlast[p];
                     if ($signed(32'(in_beat[p])) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[DATA_W*p +: DATA_W];
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
                         b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
-                        b_crc[id] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         b_busy[id] <= 1'b1;
                         in_slot[p] <= in_slot[p] + BW'(1);
                         in_beat[p] <= '0;
                     end else begin
-                        in_crc[p] <= crc32c(in_beat[p] == 0 ? 32'd0 : in_crc[p], masked);
                         in_beat[p] <= in_beat[p] + 16'd1;
                     end
                 end
@@ -1369,11 +1536,18 @@ module prism_node #(
                     b_ready[{PW'(p), v_slot[p]}] <= 1'b1;
                     v_slot[p] <= v_slot[p] + BW'(1);
                 end
+                // The frame's digest, C_LAT cycles after its tlast.
+                if (cd_valid[p]) begin
+                    b_crc[{PW'(p), c_slot[p]}] <= cd_crc[p];
+                    b_crcd[{PW'(p), c_slot[p]}] <= 1'b1;
+                    c_slot[p] <= c_slot[p] + BW'(1);
+                end
             end
             o_tail <= tail;
             if (free_buf) begin
                 b_busy[free_id] <= 1'b0;
                 b_ready[free_id] <= 1'b0;
+                b_crcd[free_id] <= 1'b0;
             end
         end
     end
@@ -1454,7 +1628,7 @@ module prism_node #(
         for (int j = 0; j < LANES; j++) bl_slot_v[RB*j +: RB] = bl_slot[j];
         for (int j = 0; j < LOOK; j++) au_slot_v[RB*j +: RB] = au_slot[j];
     end
-    prism_ring #(.RING(RING), .KW(KW), .FLANES(FLANES), .KLANES(KLANES), .LANES(LANES), .LOOK(LOOK)) ring (
+    prism_ring #(.RING(RING), .KW(RKW), .FLANES(FLANES), .KLANES(KLANES), .LANES(LANES), .LOOK(LOOK)) ring (
         .clk, .rst,
         .lane_slot, .lane_acc, .lane_acck, .lane_accf,
         .bl_slot(bl_slot_v), .bl_clear(bl_has), .bl_acc, .bl_acck, .bl_accf,
@@ -1467,7 +1641,7 @@ module prism_node #(
     // The runs in flight through each lane kind, and the hazard queries
     // against them (the rule is in the module comment).
     assign hz_slot = {au_slot[0], bl_slot[0], lane_slot};
-    assign hz_n = {RN_W'(LOOK), RN_W'($countones(bl_in)), run_n};
+    assign hz_n = {ro_n, RN_W'($countones(bl_in)), run_n};
     assign hz_hit = f_hit | k_hit;
     assign run_hold = st == D_RUN && hz_hit[0];
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
@@ -1478,11 +1652,21 @@ module prism_node #(
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
-    prism_lane_track #(.LATENCY(K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
-        .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
-        .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
-        .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
-    );
+    generate
+        if (KULISCH_ENABLE != 0) begin : g_ktrack
+            prism_lane_track #(.LATENCY(K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
+                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
+                .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
+                .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
+            );
+        end else begin : g_no_ktrack
+            assign k_land = 1'b0;
+            assign k_land_slot = '0;
+            assign k_land_n = '0;
+            assign k_hit = '0;
+            assign k_busy = 1'b0;
+        end
+    endgenerate
 `ifndef SYNTHESIS
     // F_LAT (K_LAT) is the lanes' latency: their valid comes out with the run.
     always_ff @(posedge clk)
@@ -1507,7 +1691,7 @@ module prism_node #(
             r_next <= '0;
             rq_w <= 1'b0;
             for (int s = 0; s < RQ; s++) rq_tog[s] <= 1'b0;
-            ctx_auto <= 1'b0;
+            ctx_auto_q <= 1'b0;
             a_i <= '0;
             a_open <= 1'b0;
             a_used <= '0;
@@ -1519,12 +1703,12 @@ module prism_node #(
         end else begin
             free_buf <= 1'b0;
             case (st)
-            IDLE: if (o_head != o_tail && b_ready[proc_buf]) st <= DISPATCH;
+            IDLE: if (o_head != o_tail && b_go[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
-                // CONTROL waits for egress and for the lanes to drain (clears and context changes).
-                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy)) st <= DISPATCH;
+                // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
+                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend)) st <= DISPATCH;
                 else if (!b_ok[proc_buf]) count(CNT_MALFORMED + $signed(32'(b_reason[proc_buf])));
                 else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
@@ -1717,13 +1901,13 @@ module prism_node #(
                 ctx_wint <= x_wint;
                 ctx_wby <= x_wby;
                 ctx_cap <= (x_mtu - 16'd46) >> 2;
-                ctx_auto <= x_out == OUT_AUTO;
+                ctx_auto_q <= x_out == OUT_AUTO;
                 ctx_budget <= x_mtu - 16'd42;
                 a_i <= '0;
                 a_open <= 1'b0;
                 a_used <= '0;
                 a_ng <= '0;
-                ctx_kulisch <= x_acc == ACC_KULISCH_FIXED;
+                ctx_kul_q <= x_acc == ACC_KULISCH_FIXED;
                 ctx_kwf <= 9'((x_kw >> 3) - 16'd1);
                 base <= '0;
                 next_pid <= '0;
@@ -1856,12 +2040,12 @@ module prism_node #(
             end
             D_READY: ready_check();
             // ---------------------------------------------------- AUTO
-            A_PLAN: begin
+            A_PLAN: if (AUTO_ENABLE != 0) begin
                 logic [15:0] nu;
                 logic [16:0] nb;
                 logic fits;
-                // The lookahead's slots wait for their sums in flight.
-                if (hz_hit[2]) ;
+                // The lookahead waits for its values in the rounded store.
+                if (ro_done < base + {17'b0, a_i} + 33'($unsigned(ad_n))) ;
                 else if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
                     // Planned as far as the lookahead allows: the vector's end closes the packet.
                     if (a_i == ad_avail && ad_end && a_i != 0) begin
@@ -1911,7 +2095,7 @@ module prism_node #(
                     end
                 end
             end
-            A_EMIT: begin
+            A_EMIT: if (AUTO_ENABLE != 0) begin
                 if (e_g == a_ng) begin
                     // The body is complete: to egress, and the window moves on.
                     issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);

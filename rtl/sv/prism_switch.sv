@@ -12,7 +12,12 @@ module prism_switch #(
     parameter int PORTS = 2,
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_PATHS = 8,
-    parameter int MAX_HELD = 16
+    parameter int MAX_HELD = 16,
+    // 0 leaves KULISCH_FIXED (its lanes and rounding units) or AUTO output
+    // (its planner and encoder) out of the build and out of the capability
+    // ROM; AUTO needs KULISCH. Both 0: the FP32-only switch (prism_switch_fp32).
+    parameter int KULISCH_ENABLE = 1,
+    parameter int AUTO_ENABLE = 1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -35,6 +40,12 @@ module prism_switch #(
     output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
     output logic              m_idle
 );
+    initial begin
+        if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_switch: KULISCH_ENABLE must be 0 or 1");
+        if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_switch: AUTO_ENABLE must be 0 or 1");
+        if (AUTO_ENABLE != 0 && KULISCH_ENABLE == 0) $error("prism_switch: AUTO_ENABLE needs KULISCH_ENABLE");
+    end
+
     logic [PORTS-1:0]  v_valid, v_prism, v_ok, v_walk;
     logic [PORTS*8-1:0] v_reason;
     // The node's flat buses (port p at [p*W +: W]).
@@ -66,7 +77,8 @@ module prism_switch #(
 
     prism_node #(
         .DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU),
-        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(PORTS)
+        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(PORTS),
+        .KULISCH_ENABLE(KULISCH_ENABLE), .AUTO_ENABLE(AUTO_ENABLE)
     ) node (
         .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
         .s_axis_tdata(s_tdata), .s_axis_tkeep(s_tkeep), .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,

@@ -40,7 +40,7 @@ fn rtl_caps(rtl: &mut RtlSwitch) -> Vec<CapabilityRecord> {
 
 impl Pair {
     fn new(gap: usize) -> Self {
-        let mut rtl = RtlSwitch::new(SWITCH_MAC.0, AM_MAC.0, SWITCH_EP);
+        let mut rtl = if FP32_BUILD.with(|b| b.get()) { RtlSwitch::fp32_only(SWITCH_MAC.0, AM_MAC.0, SWITCH_EP) } else { RtlSwitch::new(SWITCH_MAC.0, AM_MAC.0, SWITCH_EP) };
         let caps = rtl_caps(&mut rtl);
         let ports = rtl.ports() as u16;
         let sw = Node::new(NodeConfig { mac: SWITCH_MAC, control_ep: SWITCH_EP, am_mac: AM_MAC, am_port: 0, ports, mtu: 1500, max_ops: 1, caps });
@@ -276,6 +276,8 @@ thread_local! {
     /// Hazard runs under KULISCH_FIXED: each frame's last FP32 values go as
     /// Kulisch values of the operation's width (one a cycle through the lanes).
     static KVALUES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The next switches are the FP32-only build (prism_switch_fp32).
+    static FP32_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -769,4 +771,43 @@ fn lane_hazard_under_egress_backpressure() {
     hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 505, |r| r % 2, true, Delivery::Together, stall.clone());
     hazard_run(4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 515, |r| r % 2, true, Delivery::Together, stall);
     OUTPUT.with(|o| o.set(OutputFormat::FP32));
+}
+
+/// The FP32-only build (`prism_switch_fp32`, KULISCH_ENABLE = AUTO_ENABLE =
+/// 0, its own Verilator model): its capability ROM has the FP32_ARRIVAL
+/// record only, so STAGEs for KULISCH_FIXED or AUTO output are refused
+/// UNSUPPORTED, as the engine refuses a tuple its capabilities lack; and
+/// FP32 jobs (with duplicates, corrupted copies, malformed frames) are byte
+/// for byte the engine's.
+#[test]
+fn fp32_only_build_is_byte_identical() {
+    FP32_BUILD.with(|b| b.set(true));
+    let mut rtl = RtlSwitch::fp32_only(SWITCH_MAC.0, AM_MAC.0, SWITCH_EP);
+    let caps = rtl_caps(&mut rtl);
+    assert_eq!(caps.len(), 1, "{caps:?}");
+    assert_eq!((caps[0].accumulator, caps[0].output), (AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32), "{caps:?}");
+    drop(rtl);
+    let mut p = Pair::new(0);
+    let k = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+    p.send(&stage(&k, 1, 1, |_, _| {}));
+    let mut a = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL);
+    a.output = OutputFormat::AUTO;
+    p.send(&stage(&a, 2, 1, |_, _| {}));
+    p.check("KULISCH_FIXED and AUTO STAGEs on the FP32-only build");
+    let acks: Vec<u8> = p
+        .rtl_out
+        .iter()
+        .map(|e| match parse_frame(&e.frame, &Limits::default()).expect("an ACK").prism {
+            Some(PrismRepr::Control(ControlRepr { command: Command::ACK, body: ControlBody::Ack { status, .. }, .. })) => u8::from(status),
+            other => panic!("not an ACK: {other:?}"),
+        })
+        .collect();
+    assert_eq!(acks, vec![u8::from(AckStatus::UNSUPPORTED); 2]);
+    let mut results = 0;
+    for (i, (ranks, semantics)) in [(3u16, Semantics::ALLREDUCE), (2, Semantics::REDUCE)].into_iter().enumerate() {
+        let p = run(ranks, semantics, 41 + i as u64, 1800 + 500 * i as u32, i);
+        results += p.sw.counters.results_sent;
+    }
+    FP32_BUILD.with(|b| b.set(false));
+    assert!(results > 10, "{results}");
 }
