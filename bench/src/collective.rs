@@ -8,7 +8,8 @@
 //! together by a barrier. So a core left idle, or one stripe slower than
 //! the others, shows in the figure; a sum of per-core rates would hide it.
 
-use crate::switch_throughput::{Case, CONFIG};
+use crate::switch_throughput::{config, Case};
+use prism_dataplane::fixtures::SwitchToml;
 use prism_dataplane::dpdk::{online_cpus, rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
@@ -156,7 +157,7 @@ struct Rig<'a> {
 /// prism-switch's RX and TX emulated as in `switch_throughput` (a fresh
 /// mbuf per frame, RESULTs built in TX mbufs and freed); COMPLETE, RELEASE.
 fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u64)>, String> {
-    let cfg = SwitchConfig::parse(CONFIG).map_err(|e| e.to_string())?;
+    let cfg = SwitchConfig::parse(&config().to_string()).map_err(|e| e.to_string())?;
     let mut core = SwitchCore::new(&cfg);
     let mut out: Vec<Sent> = Vec::with_capacity(64);
     let mut times = Vec::with_capacity(rig.orders.len());
@@ -270,7 +271,7 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
     let sock = dir.join("memif.sock");
     let _ = std::fs::remove_file(&sock);
     let (cfg, ready, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("switch.json"));
-    std::fs::write(&cfg, "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n").map_err(|e| format!("{}: {e}", cfg.display()))?;
+    std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).to_string()).map_err(|e| format!("{}: {e}", cfg.display()))?;
     let online = online_cpus().len().max(1);
     let cpus: Vec<String> = (0..workers).map(|i| (i % online).to_string()).collect();
     let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());

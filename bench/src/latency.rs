@@ -82,8 +82,7 @@ fn default_clock() -> f64 {
     prism_rtl::DEFAULT_CLOCK_MHZ
 }
 
-pub use prism_pktgen::job::{DEFAULT_AM_MAC as AM_MAC, DEFAULT_SWITCH_MAC as SWITCH_MAC};
-const CONTROL_EP: u16 = 0x0050;
+use prism_dataplane::fixtures::{SwitchToml, SWITCH_EP};
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, String> {
@@ -319,7 +318,7 @@ impl VethSwitch {
         let ready = dir.join(format!("prism-bench-{tag}.ready"));
         std::fs::write(
             &cfg,
-            format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n"),
+            SwitchToml::new(&["net_af_packet0"]).mtu(9000).to_string(),
         )
         .map_err(|e| format!("{}: {e}", cfg.display()))?;
         let mut cmd = switch_command(binary, &format!("prism-bench-{tag}"), "0", &[format!("net_af_packet0,iface={ours}")], &cfg, &stats, &ready);
@@ -367,7 +366,7 @@ impl MemifRig {
         let sock = dir.join("memif.sock");
         let _ = std::fs::remove_file(&sock);
         let (cfg, ready, hlog, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("residence.hlog"), dir.join("switch.json"));
-        std::fs::write(&cfg, format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n"))
+        std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).mtu(9000).to_string())
             .map_err(|e| format!("{}: {e}", cfg.display()))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
         let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
@@ -494,9 +493,7 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
         Software::Sim => {
-            let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&format!(
-                "[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"sim0\"\n"
-            ))
+            let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&SwitchToml::new(&["sim0"]).mtu(9000).to_string())
             .map_err(|e| e.to_string())?;
             let mut link = SimLink::new(&cfg);
             run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
@@ -528,7 +525,7 @@ pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, String> {
         format!("simulated cycles of prism_switch (Verilator) x {:.3} ns ({} MHz; {})", 1e3 / sc.clock_mhz, sc.clock_mhz, prism_rtl::CLOCK_STATUS),
         "prism_switch (SystemVerilog) under Verilator, cycle-accurate".into(),
     );
-    let mut link = RtlLink::new(job.switch_mac, job.am_mac, CONTROL_EP, sc.clock_mhz);
+    let mut link = RtlLink::new(job.switch_mac, job.am_mac, SWITCH_EP, sc.clock_mhz);
     run_side(sc, &mut hw, &mut link, first_gen, progress);
     let mut cycles = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| format!("histogram: {e}"))?;
     let mut ns = Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| format!("histogram: {e}"))?;

@@ -18,6 +18,7 @@ use prism_arith::window::{Accumulator, Policy};
 use prism_arith::NumFormat;
 use prism_dataplane::engine::digest::digest;
 use prism_dataplane::engine::Sent;
+use prism_dataplane::fixtures::SwitchToml;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
@@ -49,19 +50,9 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-pub(crate) const CONFIG: &str = r#"
-[node]
-mac = "02:00:00:00:00:50"
-mtu = 1500
-max_ops = 4
-[am]
-mac = "02:00:00:00:00:a0"
-port = 0
-[[ports]]
-device = "p0"
-[[ports]]
-device = "p1"
-"#;
+pub(crate) fn config() -> SwitchToml {
+    SwitchToml::new(&["p0", "p1"]).max_ops(4)
+}
 
 fn job(c: &Case, gen: u32, len: u32) -> Job {
     let mut j = Job { pattern: c.pattern, seed: 7, rank_ports: vec![0, 1], ..Job::new(c.ranks, c.semantics, c.accumulator, len) };
@@ -141,7 +132,7 @@ pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -
 }
 
 fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {
-    let cfg = SwitchConfig::parse(CONFIG).expect("bench config");
+    let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
     let len = 2904 * 64;

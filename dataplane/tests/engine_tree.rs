@@ -1,12 +1,11 @@
 //! Switch trees under the deterministic simulator (tests/tree): spine S0 over
 //! leaves L0 and L1 and four ranks, PROGRESS and local retransmission on every
 //! direct stream, links that drop, duplicate, reorder and corrupt. Results are
-//! checked against the independent oracle of arith/tests/oracle: KULISCH_FIXED
+//! checked against the independent oracle (prism-oracle): KULISCH_FIXED
 //! against the exact sum, FP32_ARRIVAL against a replay of the tree in the
 //! order each node applied its inputs.
 
-#[path = "../../arith/tests/oracle/mod.rs"]
-mod oracle;
+use prism_oracle as oracle;
 mod tree;
 
 use oracle::{V, F32};

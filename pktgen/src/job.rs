@@ -91,14 +91,8 @@ pub struct Job {
     pub stripes: u16,
 }
 
-/// The MAC pktgen uses for rank `r`.
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0x00, 0x00, 0x01, (r >> 8) as u8, r as u8])
-}
-
-/// The switch MAC and the AM MAC every example and benchmark uses.
-pub const DEFAULT_SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
-pub const DEFAULT_AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
+/// The addresses a job uses unless told otherwise (`prism_dataplane::fixtures`).
+pub use prism_dataplane::fixtures::{rank_mac, AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 
 impl Job {
     /// A job with the usual defaults: FP32 in and out, MTU 1500, gradient-like
@@ -118,9 +112,9 @@ impl Job {
             seed: 1,
             identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
             replay_depth: 0,
-            switch_mac: DEFAULT_SWITCH_MAC,
+            switch_mac: SWITCH_MAC,
             rank_ports: vec![0],
-            am_mac: DEFAULT_AM_MAC,
+            am_mac: AM_MAC,
             am_port: 0,
             given: None,
             stripes: 1,
@@ -154,9 +148,9 @@ impl Job {
             .collect()
     }
 
-    /// A CONTROL frame from the job's AM (endpoint 0x00a0) to the switch (0x0050).
+    /// A CONTROL frame from the job's AM (endpoint `AM_EP`) to the switch (`SWITCH_EP`).
     pub fn control(&self, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
+        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
         let p = PrismRepr::Control(c);
         let mut f = vec![0; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst: self.switch_mac, src: self.am_mac, ethertype: ETHERTYPE }, &mut f);

@@ -3,7 +3,9 @@
 //! `scripts/tree.sh`. Each switch is its own process with DPDK's
 //! `net_af_packet` on two interfaces; pktgen holds one interface per leaf.
 
-use crate::tree::{leaf_mac, TreeNode, AM_MAC, ROOT_MAC};
+use crate::tree::TreeNode;
+use prism_dataplane::fixtures::{leaf_mac, SwitchToml, AM_MAC, ROOT_MAC};
+use prism_dataplane::switch::config::L2Mode;
 use std::path::{Path, PathBuf};
 use crate::process::Spawned;
 use std::process::{Command, Stdio};
@@ -21,16 +23,12 @@ fn ip(args: &[&str]) -> Result<(), String> {
 /// and the ranks behind port 0, the root behind port 1 (its CONTROL is
 /// relayed by Layer 2). Root: leaf i behind port i, the AM behind port 0.
 pub fn config_text(node: TreeNode) -> String {
+    let t = SwitchToml::new(&["net_af_packet0", "net_af_packet1"]);
     match node {
-        TreeNode::Leaf(l) => format!(
-            "[node]\nmac = \"{}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n\
-             [l2]\nmode = \"static\"\n[[l2.table]]\nmac = \"{AM_MAC}\"\nport = 0\n[[l2.table]]\nmac = \"{ROOT_MAC}\"\nport = 1\n",
-            leaf_mac(l)
-        ),
-        TreeNode::Root => format!(
-            "[node]\nmac = \"{ROOT_MAC}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n[l2]\nmode = \"drop\"\n"
-        ),
+        TreeNode::Leaf(l) => t.mac(leaf_mac(l)).l2(L2Mode::Static, &[(AM_MAC, 0), (ROOT_MAC, 1)]),
+        TreeNode::Root => t.mac(ROOT_MAC).l2(L2Mode::Drop, &[]),
     }
+    .to_string()
 }
 
 /// How to start the switches.

@@ -216,7 +216,7 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
     if a.switch == "sim" {
         let cfg = match &a.config {
             Some(p) => SwitchConfig::load(p).map_err(|e| e.to_string())?,
-            None => SwitchConfig::parse(prism_pktgen::link::DEFAULT_SIM_CONFIG).map_err(|e| e.to_string())?,
+            None => SwitchConfig::parse(&prism_pktgen::link::default_sim_config().to_string()).map_err(|e| e.to_string())?,
         };
         let mut l = SimLink::new(&cfg);
         l.corrupt_element = a.corrupt_element;

@@ -18,18 +18,7 @@ use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::wire::*;
 use std::time::{Duration, Instant};
 
-pub const CONTROL_EP: u16 = 0x0050;
-pub const AM_EP: u16 = 0x00a0;
-pub const AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
-pub const ROOT_MAC: Mac = Mac([0x02, 0, 0, 0, 0x02, 0x00]);
-
-pub fn leaf_mac(i: u16) -> Mac {
-    Mac([0x02, 0, 0, 0, 0x01, i as u8])
-}
-
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0, 0, 0x03, (r >> 8) as u8, r as u8])
-}
+use prism_dataplane::fixtures::{leaf_mac, rank_mac, AM_EP, AM_MAC, ROOT_MAC, SWITCH_EP};
 
 /// A node of the tree: the root, or leaf `i`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +185,7 @@ impl TreeJob {
     }
 
     pub fn control(&self, node: TreeNode, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: CONTROL_EP, command, frag_index: 0, frag_count: 1, body };
+        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
         let p = PrismRepr::Control(c);
         let mut f = vec![0; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst: node.mac(), src: AM_MAC, ethertype: ETHERTYPE }, &mut f);

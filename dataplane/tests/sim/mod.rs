@@ -10,7 +10,9 @@
 
 use prism_arith::NumFormat;
 use prism_dataplane::engine::{Node, NodeConfig, Sent};
-use prism_dataplane::golden::{sample_capability, AM_EP, AM_MAC, IDENTITY, SWITCH_EP, SWITCH_MAC};
+pub use prism_dataplane::fixtures::rank_mac;
+use prism_dataplane::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
+use prism_dataplane::golden::{sample_capability, IDENTITY};
 use prism_dataplane::wire::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -39,9 +41,6 @@ impl prism_dataplane::engine::Sink for Lossy {
 
 pub const AM_PORT: u16 = 65535;
 
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0, 0, 0, (r >> 8) as u8 | 0x10, r as u8])
-}
 
 /// Every native output for both policies, as SINGLE capability records.
 pub fn caps() -> Vec<CapabilityRecord> {
