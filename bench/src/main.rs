@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use prism_bench::switch_throughput::*;
 use prism_dataplane::dpdk::{Eal, Mempool};
 use serde_json::json;
+use std::error::Error;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -158,7 +159,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs each scenario on both switches and writes its report; false when a run was not exact.
-fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, loads: &[String], quiet: bool) -> Result<bool, String> {
+fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &str, loads: &[String], quiet: bool) -> Result<bool, Box<dyn Error>> {
     use prism_bench::latency::{self, Software};
     let mode: Software = software.parse()?;
     let levels = prism_bench::loads::parse_levels(loads)?;
@@ -208,11 +209,11 @@ fn case_matches(c: &Case, w: &str) -> bool {
     c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w) || c.semantics.name() == w || w.strip_prefix("ranks=").is_some_and(|n| n == c.ranks.to_string())
 }
 
-fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool) -> Result<(), String> {
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool) -> Result<(), Box<dyn Error>> {
     let base_secs = if quick { 2 } else { 4 };
     if let Some(o) = &only {
         if !cases().iter().any(|c| o.split(',').all(|w| case_matches(c, w))) {
-            return Err(format!("no case matches --only {o} (words: FP32, KULISCH, Gradient, FullRange, REDUCE, ALLREDUCE, ranks=2, ranks=8)"));
+            return Err(format!("no case matches --only {o} (words: FP32, KULISCH, Gradient, FullRange, REDUCE, ALLREDUCE, ranks=2, ranks=8)").into());
         }
     }
     if huge {
@@ -316,7 +317,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     Ok(())
 }
 
-fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bool, gradient_only: bool, memif: bool, as_json: bool) -> Result<(), String> {
+fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bool, gradient_only: bool, memif: bool, as_json: bool) -> Result<(), Box<dyn Error>> {
     use prism_bench::collective::collective as measure_collective;
     use prism_dataplane::wire::{AccumulatorPolicy, Semantics};
     use prism_pktgen::Pattern;
@@ -325,7 +326,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
     }
     let online = prism_dataplane::dpdk::online_cpus().len();
     if online < cores {
-        return Err(format!("--cores {cores} needs {cores} online CPUs; this machine has {online}"));
+        return Err(format!("--cores {cores} needs {cores} online CPUs; this machine has {online}").into());
     }
     let args: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "1024", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench-coll"].iter().map(|s| s.to_string()).collect();
     let eal = Eal::init(&args).map_err(|e| e.to_string())?;
@@ -417,7 +418,7 @@ fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bo
     Ok(())
 }
 
-fn pktgen_rate(seconds: f64, as_json: bool) -> Result<(), String> {
+fn pktgen_rate(seconds: f64, as_json: bool) -> Result<(), Box<dyn Error>> {
     eprintln!("baseline: dpdk-testpmd --forward-mode=txonly --txpkts=1512 on net_null, --no-huge ...");
     let base = testpmd_txonly(seconds.ceil() as u64)?;
     settle();
