@@ -85,32 +85,36 @@ enum Cmd {
     /// One collective striped over several cores against the same collective
     /// on one core, same run: its DATA rate over its makespan, and the cores
     /// it needs for 25, 100 and 400 GbE.
-    Collective {
-        /// Ranks.
-        #[arg(long, default_value_t = 4)]
-        ranks: u16,
-        /// FP32 elements per rank (262144: 1 MB).
-        #[arg(long, default_value_t = 262_144)]
-        elements: u32,
-        /// Cores to stripe over (compared with 1).
-        #[arg(long, default_value_t = 2)]
-        cores: usize,
-        /// Timed rounds per setting (alternated 1 core, N cores; the best of each).
-        #[arg(long, default_value_t = 5)]
-        rounds: usize,
-        /// REDUCE instead of ALLREDUCE.
-        #[arg(long)]
-        reduce: bool,
-        /// Only the gradient-like data (not also full-range).
-        #[arg(long)]
-        gradient_only: bool,
-        /// Also through the real binaries: prism-switch on 1 and N polling
-        /// cores, prism-pktgen striping the collective, over net_memif.
-        #[arg(long)]
-        memif: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Collective(CollectiveArgs),
+}
+
+// `prism-bench collective`'s flags (a plain comment: the variant's doc is the command's help).
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct CollectiveArgs {
+    /// Ranks.
+    #[arg(long, default_value_t = 4)]
+    ranks: u16,
+    /// FP32 elements per rank (262144: 1 MB).
+    #[arg(long, default_value_t = 262_144)]
+    elements: u32,
+    /// Cores to stripe over (compared with 1).
+    #[arg(long, default_value_t = 2)]
+    cores: usize,
+    /// Timed rounds per setting (alternated 1 core, N cores; the best of each).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// REDUCE instead of ALLREDUCE.
+    #[arg(long)]
+    reduce: bool,
+    /// Only the gradient-like data (not also full-range).
+    #[arg(long)]
+    gradient_only: bool,
+    /// Also through the real binaries: prism-switch on 1 and N polling
+    /// cores, prism-pktgen striping the collective, over net_memif.
+    #[arg(long)]
+    memif: bool,
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -141,7 +145,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Cmd::Collective { ranks, elements, cores, rounds, reduce, gradient_only, memif, json } => match collective(ranks, elements, cores, rounds, reduce, gradient_only, memif, json) {
+        Cmd::Collective(a) => match collective(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("prism-bench: {e}");
@@ -317,7 +321,8 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     Ok(())
 }
 
-fn collective(ranks: u16, elements: u32, cores: usize, rounds: usize, reduce: bool, gradient_only: bool, memif: bool, as_json: bool) -> Result<(), Box<dyn Error>> {
+fn collective(a: CollectiveArgs) -> Result<(), Box<dyn Error>> {
+    let CollectiveArgs { ranks, elements, cores, rounds, reduce, gradient_only, memif, json: as_json } = a;
     use prism_bench::collective::collective as measure_collective;
     use prism_dataplane::wire::{AccumulatorPolicy, Semantics};
     use prism_pktgen::Pattern;

@@ -200,7 +200,7 @@ impl Link for AfPacketLink {
                     continue;
                 }
                 // Our own transmissions come back as PACKET_OUTGOING: skip them.
-                if from.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+                if from.sll_pkttype == libc::PACKET_OUTGOING {
                     continue;
                 }
                 return Ok(Some(Rx { port: port as u16, frame: self.buf[..n as usize].to_vec(), at: Instant::now() }));

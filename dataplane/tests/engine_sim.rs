@@ -2,6 +2,7 @@
 //! against the independent oracle (prism-oracle).
 
 use prism_oracle as oracle;
+#[allow(dead_code)]
 mod sim;
 
 use oracle::{V, B16, F16, F32};

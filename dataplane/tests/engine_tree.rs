@@ -235,8 +235,8 @@ fn a_killed_leaf_is_aborted_and_a_new_generation_succeeds() {
     assert!(net.run(&s, 60_000_000_000, |_| false));
     for r in 0..RANKS {
         assert!(net.ranks[r as usize].result_done(&s));
-        for pos in 0..s.vector_len as usize {
-            let (format, bytes) = net.ranks[r as usize].values[pos].as_ref().unwrap();
+        for (pos, value) in net.ranks[r as usize].values[..s.vector_len as usize].iter().enumerate() {
+            let (format, bytes) = value.as_ref().unwrap();
             let want = oracle::of_f32_bits(oracle::round(&oracle::sum(&(0..RANKS).map(|q| term(v[q as usize][pos])).collect::<Vec<_>>()), F32));
             assert_eq!(oracle::decode(*format, bytes), want);
         }

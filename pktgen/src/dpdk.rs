@@ -195,7 +195,7 @@ pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], durati
     loop {
         // The clock is read every 64 bursts: cheap enough, fine enough.
         loops = loops.wrapping_add(1);
-        if loops % 64 == 0 || rate_pps.is_some() {
+        if loops.is_multiple_of(64) || rate_pps.is_some() {
             let t = start.elapsed();
             if t >= duration {
                 break;

@@ -74,7 +74,7 @@ impl Spawned {
                 }
                 // The parent may have died before the prctl took effect.
                 if libc::getppid() != parent {
-                    return Err(io::Error::new(io::ErrorKind::Other, "parent exited during spawn"));
+                    return Err(io::Error::other("parent exited during spawn"));
                 }
                 Ok(())
             });

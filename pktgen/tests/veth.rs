@@ -179,10 +179,8 @@ impl Switch {
         self.proc.signal(libc::SIGUSR1);
         for _ in 0..500 {
             std::thread::sleep(Duration::from_millis(20));
-            if let Ok(v) = std::fs::read_to_string(&self.stats).map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
-                if let Ok(v) = v {
-                    return v;
-                }
+            if let Ok(Ok(v)) = std::fs::read_to_string(&self.stats).map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
+                return v;
             }
         }
         panic!("no stats dump 10 s after SIGUSR1");
