@@ -28,6 +28,11 @@ need_rust() {
         . "$HOME/.cargo/env"
     fi
     need_apt build-essential pkg-config libdpdk-dev
+    # The test command's lint step; rustup's minimal profile leaves clippy out.
+    if ! cargo clippy --version >/dev/null 2>&1; then
+        log "installing clippy (rustup component add clippy)"
+        rustup component add clippy
+    fi
 }
 
 # need_avx512_emu: BochsCPU (bochscpu-python, from PyPI) in a venv under

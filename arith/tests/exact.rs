@@ -1,7 +1,7 @@
-//! Exactness against the independent oracle (tests/oracle): every input class
+//! Exactness against the independent oracle (prism-oracle): every input class
 //! of the issue, SIMD and scalar paths, FP32, FP16 and BF16 outputs.
 
-mod oracle;
+use prism_oracle as oracle;
 
 use num_bigint::BigInt;
 use oracle::{Fmt, B16, F16, F32, V};

@@ -8,8 +8,10 @@
 //! together by a barrier. So a core left idle, or one stripe slower than
 //! the others, shows in the figure; a sum of per-core rates would hide it.
 
-use crate::switch_throughput::{Case, CONFIG};
-use prism_dataplane::dpdk::{online_cpus, rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
+use crate::switch_throughput::{config, Case};
+use prism_dataplane::fixtures::SwitchToml;
+use crate::BenchError;
+use prism_dataplane::dpdk::{online_cpus, rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
@@ -69,14 +71,14 @@ type Order = Vec<(u16, Vec<u8>)>;
 /// operations on `cores` pinned cores, `rounds` times (each a fresh
 /// generation); the best round's rate (the machine's noise only ever slows
 /// a round down).
-pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usize, rounds: usize, arrival: Arrival) -> Result<CollectiveRate, String> {
+pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usize, rounds: usize, arrival: Arrival) -> Result<CollectiveRate, BenchError> {
     let cores = cores.clamp(1, 8);
     let mut whole = Job { pattern: c.pattern, seed: 7, rank_ports: vec![0, 1], ..Job::new(c.ranks, c.semantics, c.accumulator, elements) };
     whole.stripes = cores as u16;
     let vectors = whole.vectors();
     let stripes: Vec<Job> = whole.striped(&vectors).into_iter().map(|(_, j)| j).collect();
     if stripes.len() != cores {
-        return Err(format!("{elements} elements make {} stripes, not {cores}", stripes.len()));
+        return Err(BenchError::Run(format!("{elements} elements make {} stripes, not {cores}", stripes.len())));
     }
     // Every round's frames, built before anything is timed: [round][stripe].
     let orders: Vec<Vec<Order>> = (0..rounds).map(|round| stripes.iter().map(|j| order(j, 1 + round as u32)).collect()).collect();
@@ -86,7 +88,7 @@ pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usi
     let inboxes: Vec<ArrayQueue<Mbuf>> = (0..cores).map(|_| ArrayQueue::new(1024)).collect();
     let rig = Rig { pool, orders: &orders, start: &start, inboxes: &inboxes, arrival };
     // Per round and core: (first cycle, last cycle, DATA frames).
-    type Rounds = Result<Vec<(u64, u64, u64)>, String>;
+    type Rounds = Result<Vec<(u64, u64, u64)>, BenchError>;
     let per_core: Vec<Rounds> = std::thread::scope(|s| {
         let hs: Vec<_> = stripes
             .iter()
@@ -103,7 +105,7 @@ pub fn collective(eal: &Eal, pool: &Mempool, c: &Case, elements: u32, cores: usi
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a core's thread panicked".into()))).collect()
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(BenchError::Run("a core's thread panicked".into())))).collect()
     });
     let per_core: Vec<Vec<(u64, u64, u64)>> = per_core.into_iter().collect::<Result<_, _>>()?;
     let frames: u64 = per_core.iter().map(|r| r[0].2).sum();
@@ -155,8 +157,8 @@ struct Rig<'a> {
 /// for every core, then its DATA frames through the switch core with
 /// prism-switch's RX and TX emulated as in `switch_throughput` (a fresh
 /// mbuf per frame, RESULTs built in TX mbufs and freed); COMPLETE, RELEASE.
-fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u64)>, String> {
-    let cfg = SwitchConfig::parse(CONFIG).map_err(|e| e.to_string())?;
+fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u64)>, BenchError> {
+    let cfg = SwitchConfig::parse(&config().to_string())?;
     let mut core = SwitchCore::new(&cfg);
     let mut out: Vec<Sent> = Vec::with_capacity(64);
     let mut times = Vec::with_capacity(rig.orders.len());
@@ -186,7 +188,7 @@ fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u
         match rig.arrival {
             Arrival::OwnQueue => {
                 for (port, frame) in mine {
-                    let Some(m) = pool.frame(frame) else { return Err("mempool exhausted".into()) };
+                    let Some(m) = pool.frame(frame) else { return Err(BenchError::Dpdk(DpdkError::NoMbuf)) };
                     apply(&mut core, *port, m);
                 }
             }
@@ -197,7 +199,7 @@ fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u
                 for i in 0..most {
                     for (k, o) in orders.iter().enumerate() {
                         let Some((port, frame)) = o.get(i) else { continue };
-                        let Some(mut m) = pool.frame(frame) else { return Err("mempool exhausted".into()) };
+                        let Some(mut m) = pool.frame(frame) else { return Err(BenchError::Dpdk(DpdkError::NoMbuf)) };
                         if k == 0 {
                             apply(&mut core, *port, m);
                             continue;
@@ -230,7 +232,7 @@ fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u
         step(&mut core, &mut out, 5, Command::RELEASE, ControlBody::Empty);
         let c = &core.node.counters;
         if c.data_rejected.iter().sum::<u64>() != 0 || c.data_applied != (round as u64 + 1) * mine.len() as u64 {
-            return Err(format!("stripe {}: not every DATA frame was applied ({c:?})", j.identity.op));
+            return Err(BenchError::Run(format!("stripe {}: not every DATA frame was applied ({c:?})", j.identity.op)));
         }
     }
     Ok(times)
@@ -259,18 +261,18 @@ pub struct MemifRate {
 /// pktgen share CPUs by time-slicing (the workers then sleep when idle):
 /// the figure then is that of the machine, not of the switch, and the
 /// report says so.
-pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) -> Result<MemifRate, String> {
+pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) -> Result<MemifRate, BenchError> {
     use prism_pktgen::process::{sibling_binary, switch_command, Spawned};
     use std::time::Duration;
     let switch = sibling_binary("prism-switch")?;
     let pktgen = sibling_binary("prism-pktgen")?;
     let pid = std::process::id();
     let dir = std::env::temp_dir().join(format!("prism-bench-coll-{pid}-{workers}"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(BenchError::file(&dir))?;
     let sock = dir.join("memif.sock");
     let _ = std::fs::remove_file(&sock);
     let (cfg, ready, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("switch.json"));
-    std::fs::write(&cfg, "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n").map_err(|e| format!("{}: {e}", cfg.display()))?;
+    std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).to_string()).map_err(BenchError::file(&cfg))?;
     let online = online_cpus().len().max(1);
     let cpus: Vec<String> = (0..workers).map(|i| (i % online).to_string()).collect();
     let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
@@ -282,13 +284,13 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
         // scheduler time slice (measured: 2-4k against 23-29k DATA/s).
         cmd.args(["--idle-sleep-us", "20"]);
     }
-    let mut sw = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|e| e.to_string())?;
-    sw.wait_ready(&ready, Duration::from_secs(30)).map_err(|e| e.to_string())?;
+    let mut sw = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log"))?;
+    sw.wait_ready(&ready, Duration::from_secs(30))?;
     let policy = if c.accumulator == AccumulatorPolicy::KULISCH_FIXED { "kulisch" } else { "fp32-arrival" };
     let pattern = match c.pattern {
         prism_pktgen::Pattern::FullRange => "full-range".to_string(),
         prism_pktgen::Pattern::Gradient(s) => format!("gradient:{s}"),
-        other => return Err(format!("pattern {other:?} is not measured here")),
+        other => return Err(BenchError::Usage(format!("pattern {other:?} is not measured here"))),
     };
     let (mut best_pps, mut best_eps) = (0f64, 0f64);
     for round in 0..rounds {
@@ -296,10 +298,10 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
         let mut pg = std::process::Command::new(&pktgen);
         pg.arg("--switch=dpdk:net_memif0").arg(eal).args(["--ranks", &c.ranks.to_string(), "--op", if c.semantics == Semantics::REDUCE { "reduce" } else { "allreduce" }]);
         pg.args(["--policy", policy, "--pattern", &pattern, "--len", &elements.to_string(), "--stripes", &workers.to_string(), "--generation", &(round + 1).to_string(), "--json"]);
-        let out = pg.output().map_err(|e| format!("{}: {e}", pktgen.display()))?;
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("prism-pktgen printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))?;
+        let out = pg.output().map_err(BenchError::file(&pktgen))?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| BenchError::Run(format!("prism-pktgen printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr))))?;
         if v["verdict"] != "PASS" {
-            return Err(format!("the collective through prism-switch ({workers} cores) was not exact: {v}"));
+            return Err(BenchError::Run(format!("the collective through prism-switch ({workers} cores) was not exact: {v}")));
         }
         let secs = v["operation_us"].as_f64().unwrap_or(0.0) / 1e6;
         let frames = v["frames_sent"].as_f64().unwrap_or(0.0);
@@ -308,8 +310,8 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
             best_eps = best_eps.max(elements as f64 / secs);
         }
     }
-    sw.stop(Duration::from_secs(20)).map_err(|e| e.to_string())?;
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?).map_err(|e| e.to_string())?;
+    sw.stop(Duration::from_secs(20))?;
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).map_err(BenchError::file(&stats))?).map_err(|source| BenchError::Json { path: stats.clone(), source })?;
     let applied_per_core = s["per_worker"].as_array().map(|a| a.iter().map(|w| w["data_applied"].as_u64().unwrap_or(0)).collect()).unwrap_or_default();
     Ok(MemifRate { data_pps: best_pps, elements_per_s: best_eps, applied_per_core, steered: s["steered_to_other_core"].as_u64().unwrap_or(0) })
 }

@@ -82,38 +82,62 @@ fn default_clock() -> f64 {
     prism_rtl::DEFAULT_CLOCK_MHZ
 }
 
-pub use prism_pktgen::job::{DEFAULT_AM_MAC as AM_MAC, DEFAULT_SWITCH_MAC as SWITCH_MAC};
-const CONTROL_EP: u16 = 0x0050;
+use crate::BenchError;
+use prism_dataplane::fixtures::{SwitchToml, SWITCH_EP};
+
+/// Why a scenario file is not one: unreadable or not TOML (the file), or a
+/// field's value the bench does not know (its content).
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Toml { path: PathBuf, source: toml::de::Error },
+    #[error("{field} '{value}' ({allowed})")]
+    Value { field: &'static str, value: String, allowed: &'static str },
+    #[error("mtu {0} (576, 1500, 9000)")]
+    Mtu(u16),
+    #[error(transparent)]
+    Parse(#[from] prism_pktgen::job::ParseError),
+    #[error("ranks, vector_len and operations must be at least 1")]
+    Zero,
+    /// What is wrong with the file at `path`.
+    #[error("{}: {source}", path.display())]
+    In { path: PathBuf, source: Box<ScenarioError> },
+}
 
 impl Scenario {
-    pub fn load(path: &Path) -> Result<Scenario, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        s.job().map_err(|e| format!("{}: {e}", path.display()))?;
-        if s.operations == 0 || s.vector_len == 0 || s.ranks == 0 {
-            return Err(format!("{}: ranks, vector_len and operations must be at least 1", path.display()));
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.into(), source })?;
+        let s: Scenario = toml::from_str(&text).map_err(|source| ScenarioError::Toml { path: path.into(), source })?;
+        let zero = s.operations == 0 || s.vector_len == 0 || s.ranks == 0;
+        match s.job() {
+            Err(e) => Err(e),
+            Ok(_) if zero => Err(ScenarioError::Zero),
+            Ok(_) => Ok(s),
         }
-        Ok(s)
+        .map_err(|e| ScenarioError::In { path: path.into(), source: Box::new(e) })
     }
 
     /// The pktgen job of the first operation.
-    pub fn job(&self) -> Result<Job, String> {
+    pub fn job(&self) -> Result<Job, ScenarioError> {
+        let bad = |field, value: &str, allowed| ScenarioError::Value { field, value: value.into(), allowed };
         let semantics = match self.semantics.as_str() {
             "reduce" => Semantics::REDUCE,
             "allreduce" => Semantics::ALLREDUCE,
-            s => return Err(format!("semantics '{s}' (reduce, allreduce)")),
+            s => return Err(bad("semantics", s, "reduce, allreduce")),
         };
         let accumulator = match self.policy.as_str() {
             "fp32-arrival" => AccumulatorPolicy::FP32_ARRIVAL,
             "kulisch" => AccumulatorPolicy::KULISCH_FIXED,
-            s => return Err(format!("policy '{s}' (fp32-arrival, kulisch)")),
+            s => return Err(bad("policy", s, "fp32-arrival, kulisch")),
         };
         let input = match self.input.as_str() {
             "fp32" => prism_arith::NumFormat::Fp32,
             "fp16" => prism_arith::NumFormat::Fp16,
             "bf16" => prism_arith::NumFormat::Bf16,
             "int8" => prism_arith::NumFormat::Int8,
-            s => return Err(format!("input '{s}' (fp32, fp16, bf16, int8)")),
+            s => return Err(bad("input", s, "fp32, fp16, bf16, int8")),
         };
         let output = match self.output.as_str() {
             "fp32" => OutputFormat::FP32,
@@ -122,10 +146,10 @@ impl Scenario {
             "int8" => OutputFormat::INT8,
             "auto" => OutputFormat::AUTO,
             "kulisch" => OutputFormat::KULISCH,
-            s => return Err(format!("output '{s}' (fp32, fp16, bf16, int8, auto, kulisch)")),
+            s => return Err(bad("output", s, "fp32, fp16, bf16, int8, auto, kulisch")),
         };
         if ![576, 1500, 9000].contains(&self.mtu) {
-            return Err(format!("mtu {} (576, 1500, 9000)", self.mtu));
+            return Err(ScenarioError::Mtu(self.mtu));
         }
         let pattern: Pattern = self.pattern.parse()?;
         let packetization: Packetization = self.packetization.parse()?;
@@ -219,7 +243,7 @@ fn run_side(sc: &Scenario, side: &mut Side, link: &mut dyn Link, first_gen: u32,
     let base = match sc.job() {
         Ok(j) => j,
         Err(e) => {
-            side.failures.push(e);
+            side.failures.push(e.to_string());
             return;
         }
     };
@@ -279,15 +303,15 @@ pub enum Software {
 }
 
 impl std::str::FromStr for Software {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BenchError;
+    fn from_str(s: &str) -> Result<Self, BenchError> {
         match s {
             "memif" => Ok(Software::Memif),
             "veth" => Ok(Software::Veth),
             "sim" => Ok(Software::Sim),
             _ => match s.strip_prefix("afpacket:") {
                 Some(i) if !i.is_empty() => Ok(Software::Interface(i.to_string())),
-                _ => Err(format!("software '{s}' (memif, veth, sim, afpacket:IFACE)")),
+                _ => Err(BenchError::Usage(format!("software '{s}' (memif, veth, sim, afpacket:IFACE)"))),
             },
         }
     }
@@ -301,12 +325,12 @@ struct VethSwitch {
 }
 
 impl VethSwitch {
-    fn start(binary: &Path, tag: &str) -> Result<(VethSwitch, String), String> {
+    fn start(binary: &Path, tag: &str) -> Result<(VethSwitch, String), BenchError> {
         let (ours, theirs) = (format!("{tag}s"), format!("{tag}p"));
         let _ = Command::new("ip").args(["link", "del", &ours]).stderr(Stdio::null()).status();
-        let ip = |args: &[&str]| -> Result<(), String> {
-            let st = Command::new("ip").args(args).status().map_err(|e| format!("ip: {e} (apt-get install iproute2)"))?;
-            if st.success() { Ok(()) } else { Err(format!("`ip {}` failed (veth pairs need root; or use --software sim)", args.join(" "))) }
+        let ip = |args: &[&str]| -> Result<(), BenchError> {
+            let st = Command::new("ip").args(args).status().map_err(BenchError::NoIp)?;
+            if st.success() { Ok(()) } else { Err(BenchError::Ip(args.join(" "))) }
         };
         ip(&["link", "add", &ours, "type", "veth", "peer", "name", &theirs])?;
         for n in [&ours, &theirs] {
@@ -319,16 +343,16 @@ impl VethSwitch {
         let ready = dir.join(format!("prism-bench-{tag}.ready"));
         std::fs::write(
             &cfg,
-            format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n"),
+            SwitchToml::new(&["net_af_packet0"]).mtu(9000).to_string(),
         )
-        .map_err(|e| format!("{}: {e}", cfg.display()))?;
+        .map_err(BenchError::file(&cfg))?;
         let mut cmd = switch_command(binary, &format!("prism-bench-{tag}"), "0", &[format!("net_af_packet0,iface={ours}")], &cfg, &stats, &ready);
-        let mut child = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-bench-{tag}.log"))).map_err(|e| format!("{}: {e}", binary.display()))?;
+        let mut child = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-bench-{tag}.log"))).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
         let sw = match child.wait_ready(&ready, Duration::from_secs(30)) {
             Ok(_) => VethSwitch { child: Some(child), ours, stats },
             Err(e) => {
                 let _ = Command::new("ip").args(["link", "del", &ours]).stderr(Stdio::null()).status();
-                return Err(e.to_string());
+                return Err(e.into());
             }
         };
         Ok((sw, theirs))
@@ -360,20 +384,20 @@ struct MemifRig {
 static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
 
 impl MemifRig {
-    fn start(binary: &Path) -> Result<MemifRig, String> {
+    fn start(binary: &Path) -> Result<MemifRig, BenchError> {
         let pid = std::process::id();
         let dir = std::env::temp_dir().join(format!("prism-bench-memif-{pid}"));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(BenchError::file(&dir))?;
         let sock = dir.join("memif.sock");
         let _ = std::fs::remove_file(&sock);
         let (cfg, ready, hlog, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("residence.hlog"), dir.join("switch.json"));
-        std::fs::write(&cfg, format!("[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n"))
-            .map_err(|e| format!("{}: {e}", cfg.display()))?;
+        std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).mtu(9000).to_string())
+            .map_err(BenchError::file(&cfg))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
         let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
         cmd.args(["--cpus", "0", "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
-        let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|e| format!("{}: {e}", binary.display()))?;
-        switch.wait_ready(&ready, Duration::from_secs(30)).map_err(|e| e.to_string())?;
+        let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
+        switch.wait_ready(&ready, Duration::from_secs(30))?;
         let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "1", "-m", "256", "--log-level", "lib.eal:error"]
             .iter()
             .map(|s| s.to_string())
@@ -385,9 +409,9 @@ impl MemifRig {
 
     /// The switch's residence histogram so far: SIGUSR1 makes it write the
     /// log (exact as of the signal), read back here.
-    fn residence(&mut self) -> Result<Histogram<u64>, String> {
+    fn residence(&mut self) -> Result<Histogram<u64>, BenchError> {
         if !self.switch.running() {
-            return Err(format!("the memif switch has exited; its log ends:\n{}", self.switch.log_tail(20)));
+            return Err(BenchError::Run(format!("the memif switch has exited; its log ends:\n{}", self.switch.log_tail(20))));
         }
         let _ = std::fs::remove_file(&self.hlog);
         self.switch.signal(libc::SIGUSR1);
@@ -398,7 +422,7 @@ impl MemifRig {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        Err(format!("prism-switch wrote no residence histogram within 10 s of SIGUSR1 ({})", self.hlog.display()))
+        Err(BenchError::Run(format!("prism-switch wrote no residence histogram within 10 s of SIGUSR1 ({})", self.hlog.display())))
     }
 }
 
@@ -423,7 +447,7 @@ pub struct Outcome {
 }
 
 /// Runs a scenario on both switches.
-pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome, String> {
+pub fn run(sc: &Scenario, software: Software, progress: bool) -> Result<Outcome, BenchError> {
     let sw = run_software(sc, &software, progress)?;
     let hw = run_hardware(sc, progress)?;
     Ok(Outcome { scenario: sc.clone(), software: sw, hardware: hw, software_mode: software })
@@ -448,7 +472,7 @@ fn reserve_generations(n: u32) -> u32 {
 static NEXT_GEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// Runs a scenario on the software switch only.
-pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Result<Side, String> {
+pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Result<Side, BenchError> {
     let mut sw = match software {
         Software::Memif => Side::new(
             "software",
@@ -473,31 +497,28 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             if rig.is_none() {
                 *rig = Some(MemifRig::start(&switch_binary())?);
             }
-            let r = rig.as_mut().ok_or("no memif rig")?;
+            let r = rig.as_mut().ok_or(BenchError::Run("no memif rig".into()))?;
             // Reserved under the rig's lock: runs reach the one switch in generation order.
             let first_gen = reserve_generations(sc.operations);
             let before = r.residence()?;
             run_side(sc, &mut sw, &mut r.link, first_gen, progress);
             let mut after = r.residence()?;
-            after.subtract(&before).map_err(|e| format!("residence histogram: {e:?}"))?;
+            after.subtract(&before).map_err(|e| BenchError::Histogram { what: "residence histogram", detail: format!("{e:?}") })?;
             sw.residence = Some(after);
             sw.in_process = Some(in_process(sc, &r.link));
         }
         Software::Interface(iface) => {
-            let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|e| format!("{iface}: {e}"))?;
+            let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|source| BenchError::Interface { iface: iface.clone(), source })?;
             run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
         Software::Veth => {
             let tag = format!("pb{}", std::process::id() % 10000);
             let (_switch, iface) = VethSwitch::start(&switch_binary(), &tag)?;
-            let mut link = AfPacketLink::open(std::slice::from_ref(&iface)).map_err(|e| format!("{iface}: {e}"))?;
+            let mut link = AfPacketLink::open(std::slice::from_ref(&iface)).map_err(|source| BenchError::Interface { iface: iface.clone(), source })?;
             run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
         Software::Sim => {
-            let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&format!(
-                "[node]\nmac = \"{SWITCH_MAC}\"\nmtu = 9000\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"sim0\"\n"
-            ))
-            .map_err(|e| e.to_string())?;
+            let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&SwitchToml::new(&["sim0"]).mtu(9000).to_string())?;
             let mut link = SimLink::new(&cfg);
             run_side(sc, &mut sw, &mut link, reserve_generations(sc.operations), progress);
         }
@@ -510,7 +531,7 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
 /// mempool. That benchmark's frames are FP32 in and out at MTU 1500 in full
 /// packets; other scenarios say why they have no such figure.
 fn in_process(sc: &Scenario, link: &prism_pktgen::dpdk::DpdkLink) -> Result<InProcess, String> {
-    let job = sc.job()?;
+    let job = sc.job().map_err(|e| e.to_string())?;
     if job.mtu != 1500 || job.output != prism_dataplane::wire::OutputFormat::FP32 || job.input != prism_arith::NumFormat::Fp32 {
         return Err(format!("the in-process benchmark's frames are FP32 in and out at MTU 1500; this scenario is {:?} to {} at MTU {}", job.input, job.output.name(), job.mtu));
     }
@@ -520,7 +541,7 @@ fn in_process(sc: &Scenario, link: &prism_pktgen::dpdk::DpdkLink) -> Result<InPr
 }
 
 /// Runs a scenario on the simulated hardware switch only.
-pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, String> {
+pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, BenchError> {
     let job = sc.job()?;
     let first_gen = reserve_generations(sc.operations);
     let mut hw = Side::new(
@@ -528,15 +549,15 @@ pub fn run_hardware(sc: &Scenario, progress: bool) -> Result<Side, String> {
         format!("simulated cycles of prism_switch (Verilator) x {:.3} ns ({} MHz; {})", 1e3 / sc.clock_mhz, sc.clock_mhz, prism_rtl::CLOCK_STATUS),
         "prism_switch (SystemVerilog) under Verilator, cycle-accurate".into(),
     );
-    let mut link = RtlLink::new(job.switch_mac, job.am_mac, CONTROL_EP, sc.clock_mhz);
+    let mut link = RtlLink::new(job.switch_mac, job.am_mac, SWITCH_EP, sc.clock_mhz);
     run_side(sc, &mut hw, &mut link, first_gen, progress);
-    let mut cycles = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| format!("histogram: {e}"))?;
-    let mut ns = Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| format!("histogram: {e}"))?;
+    let mut cycles = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| BenchError::Histogram { what: "histogram", detail: e.to_string() })?;
+    let mut ns = Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| BenchError::Histogram { what: "histogram", detail: e.to_string() })?;
     for &c in &link.residence_cycles {
         let _ = cycles.record(c.max(1));
         let _ = ns.record(((c as f64 * link.period_ns()).round() as u64).max(1));
     }
-    let mut first = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| format!("histogram: {e}"))?;
+    let mut first = Histogram::new_with_bounds(1, 1 << 40, 3).map_err(|e| BenchError::Histogram { what: "histogram", detail: e.to_string() })?;
     for &c in &link.first_residence_cycles {
         let _ = first.record(c.max(1));
     }
@@ -560,12 +581,12 @@ pub const MAC_PHY_ALLOWANCE_SOURCE: &str = "RS-FEC of the UltraScale+ integrated
 pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
 
 /// Writes a histogram as an HdrHistogram interval log (one interval).
-pub fn write_hlog(path: &Path, h: &Histogram<u64>, comment: &str) -> Result<(), String> {
-    prism_dataplane::switch::residence::write_hlog(path, h, comment, "latency").map_err(|e| format!("{}: {e}", path.display()))
+pub fn write_hlog(path: &Path, h: &Histogram<u64>, comment: &str) -> Result<(), BenchError> {
+    prism_dataplane::switch::residence::write_hlog(path, h, comment, "latency").map_err(BenchError::file(path))
 }
 
 /// Records the scenario's DATA frames (every rank, first operation) as a pcap.
-pub fn write_scenario_pcap(sc: &Scenario, path: &Path) -> Result<usize, String> {
+pub fn write_scenario_pcap(sc: &Scenario, path: &Path) -> Result<usize, BenchError> {
     let job = sc.job()?;
     let vectors = job.vectors();
     let mut frames = Vec::new();
@@ -575,7 +596,7 @@ pub fn write_scenario_pcap(sc: &Scenario, path: &Path) -> Result<usize, String> 
         }
     }
     let n = frames.len();
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    prism_dataplane::pcap::write_all(file, &frames).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::create(path).map_err(BenchError::file(path))?;
+    prism_dataplane::pcap::write_all(file, &frames).map_err(|source| BenchError::Capture { path: path.into(), source })?;
     Ok(n)
 }

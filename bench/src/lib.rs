@@ -4,8 +4,11 @@
 //! over several cores (`collective`).
 
 pub mod collective;
+pub mod error;
 pub mod kept;
 pub mod latency;
 pub mod loads;
 pub mod report;
 pub mod switch_throughput;
+
+pub use error::BenchError;

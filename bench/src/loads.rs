@@ -10,6 +10,8 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use std::path::Path;
 
+use crate::BenchError;
+
 /// One load level: a percentage of the sustained rate, or the maximum.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Level {
@@ -33,7 +35,7 @@ impl Level {
 }
 
 /// `10,50,90,max`: percentages in (0, 100] and `max`.
-pub fn parse_levels(words: &[String]) -> Result<Vec<Level>, String> {
+pub fn parse_levels(words: &[String]) -> Result<Vec<Level>, BenchError> {
     words
         .iter()
         .filter(|w| !w.is_empty())
@@ -41,7 +43,7 @@ pub fn parse_levels(words: &[String]) -> Result<Vec<Level>, String> {
             "max" => Ok(Level::Max),
             p => match p.trim_end_matches('%').parse::<f64>() {
                 Ok(v) if v > 0.0 && v <= 100.0 => Ok(Level::Percent(v)),
-                _ => Err(format!("load level '{w}': a percentage of the sustained rate in (0, 100], or max")),
+                _ => Err(BenchError::Usage(format!("load level '{w}': a percentage of the sustained rate in (0, 100], or max"))),
             },
         })
         .collect()
@@ -82,8 +84,8 @@ fn side_row(s: &Side) -> Value {
 
 /// Measures the sustained rate, then runs every level and writes the
 /// reports under `dir` (one directory a level) and loads.md / loads.json.
-pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level], dir: &Path, command: &str, quiet: bool) -> Result<Loads, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level], dir: &Path, command: &str, quiet: bool) -> Result<Loads, BenchError> {
+    std::fs::create_dir_all(dir).map_err(BenchError::file(dir))?;
     let frames = latency::write_scenario_pcap(sc, &dir.join("scenario.pcap"))?;
     let max_sc = Scenario { rate_pps: None, ..sc.clone() };
     if !quiet {
@@ -91,11 +93,11 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
     }
     let probe = latency::run_software(&max_sc, mode, !quiet)?;
     if !probe.failures.is_empty() {
-        return Err(format!("{}: the rate probe was not exact: {:?}", sc.name, probe.failures));
+        return Err(BenchError::Run(format!("{}: the rate probe was not exact: {:?}", sc.name, probe.failures)));
     }
     let sustained = probe.data_pps();
     if sustained <= 0.0 {
-        return Err(format!("{}: the rate probe sent no DATA", sc.name));
+        return Err(BenchError::Run(format!("{}: the rate probe sent no DATA", sc.name)));
     }
     let mut out = Vec::new();
     let mut exact = true;
@@ -117,7 +119,7 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
         let o = latency::run(&lsc, mode.clone(), !quiet)?;
         exact &= o.software.passed(sc.operations) && o.hardware.passed(sc.operations);
         let ldir = dir.join(level.dir());
-        std::fs::create_dir_all(&ldir).map_err(|e| format!("{}: {e}", ldir.display()))?;
+        std::fs::create_dir_all(&ldir).map_err(BenchError::file(&ldir))?;
         latency::write_scenario_pcap(sc, &ldir.join("scenario.pcap"))?;
         crate::report::write(&o, &ldir, &[command.to_string()], scenario_text, frames)?;
         out.push((*level, offered, o));
@@ -147,14 +149,14 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
         rows.push(json!({"level": level.name(), "offered_data_pps": offered, "software": side_row(s), "hardware": side_row(h)}));
     }
     let j = json!({"scenario": sc.name, "software_mode": format!("{mode:?}"), "sustained_data_pps": sustained, "levels": rows});
-    std::fs::write(dir.join("loads.json"), serde_json::to_string_pretty(&j).unwrap_or_default()).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("loads.json"), serde_json::to_string_pretty(&j).unwrap_or_default()).map_err(BenchError::file(dir))?;
     let md = format!(
         "# {}: load levels\n\n{}\n\nEach level's full report (percentile spectrum, CDF, residence, MAC/PHY allowance row) is in its `load-*/` directory. Residence: the switch alone (software: the completing DATA's receive burst to each RESULT's transmit burst, TSC; hardware: the completing DATA's last beat in to the RESULT's first beat out, cycles x the clock period). Hardware ns figures: {}.\n\n```sh\n{command}\n```\n",
         sc.name,
         t,
         prism_rtl::CLOCK_STATUS
     );
-    std::fs::write(dir.join("loads.md"), &md).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("loads.md"), &md).map_err(BenchError::file(dir))?;
     Ok(Loads { sustained_pps: sustained, levels: out, table: t, exact })
 }
 
@@ -168,7 +170,7 @@ mod tests {
         assert_eq!(parse_levels(&w("10,50,90,max")).unwrap(), vec![Level::Percent(10.0), Level::Percent(50.0), Level::Percent(90.0), Level::Max]);
         assert_eq!(parse_levels(&w("25%")).unwrap(), vec![Level::Percent(25.0)]);
         for bad in ["0", "101", "fast", "-5"] {
-            let e = parse_levels(&w(bad)).unwrap_err();
+            let e = parse_levels(&w(bad)).unwrap_err().to_string();
             assert!(e.contains(bad) && e.contains("max"), "{e}");
         }
         assert!(parse_levels(&[]).unwrap().is_empty());

@@ -8,6 +8,12 @@ use plotters::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+use crate::BenchError;
+
+fn plot(e: impl std::fmt::Display) -> BenchError {
+    BenchError::Plot(e.to_string())
+}
+
 fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
@@ -86,9 +92,9 @@ fn latency_range(sides: &[&Side]) -> (f64, f64) {
 }
 
 /// Percentile spectrum (HdrHistogram style: x = 1/(1-p), log) of both sides.
-fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
+fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), BenchError> {
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    root.fill(&WHITE).map_err(plot)?;
     let (min_us, max_us) = latency_range(sides);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
@@ -96,7 +102,7 @@ fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d((1.0f64..1e5).log_scale(), (min_us..max_us).log_scale())
-        .map_err(|e| e.to_string())?;
+        .map_err(plot)?;
     chart
         .configure_mesh()
         .x_desc("percentile")
@@ -106,7 +112,7 @@ fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String
             if p < 1.0 { "0%".into() } else { format!("{}%", format!("{p:.3}").trim_end_matches('0').trim_end_matches('.')) }
         })
         .draw()
-        .map_err(|e| e.to_string())?;
+        .map_err(plot)?;
     for (i, s) in sides.iter().enumerate() {
         let color = [BLUE, RED][i % 2];
         let mut pts = Vec::new();
@@ -120,18 +126,18 @@ fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), String
         }
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
+            .map_err(plot)?
             .label(format!("{} ({} samples)", s.name, s.latency.len()))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
     }
-    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(plot)?;
+    root.present().map_err(plot)
 }
 
 /// CDF of both sides, latency on a log axis.
-fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
+fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), BenchError> {
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    root.fill(&WHITE).map_err(plot)?;
     let (min_us, max_us) = latency_range(sides);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
@@ -139,8 +145,8 @@ fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
         .x_label_area_size(45)
         .y_label_area_size(60)
         .build_cartesian_2d((min_us..max_us).log_scale(), 0.0f64..1.0)
-        .map_err(|e| e.to_string())?;
-    chart.configure_mesh().x_desc("latency (us)").y_desc("fraction of RESULT frames").draw().map_err(|e| e.to_string())?;
+        .map_err(plot)?;
+    chart.configure_mesh().x_desc("latency (us)").y_desc("fraction of RESULT frames").draw().map_err(plot)?;
     for (i, s) in sides.iter().enumerate() {
         let color = [BLUE, RED][i % 2];
         let total = s.latency.len().max(1) as f64;
@@ -152,12 +158,12 @@ fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), String> {
         }
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
+            .map_err(plot)?
             .label(s.name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
     }
-    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(plot)?;
+    root.present().map_err(plot)
 }
 
 /// The percentile table, markdown.
@@ -207,8 +213,8 @@ pub fn residence_table(o: &Outcome) -> String {
 }
 
 /// Writes everything under `dir`; returns the report's path.
-pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, pcap_frames: usize) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, pcap_frames: usize) -> Result<PathBuf, BenchError> {
+    std::fs::create_dir_all(dir).map_err(BenchError::file(dir))?;
     let sc = &o.scenario;
     write_hlog(&dir.join("software.hlog"), &o.software.latency, &format!("{}: software switch, RESULT latency", sc.name))?;
     write_hlog(&dir.join("hardware.hlog"), &o.hardware.latency, &format!("{}: hardware switch (simulated), RESULT latency", sc.name))?;
@@ -230,7 +236,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         },
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
     });
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(BenchError::file(dir.join("summary.json")))?;
 
     let mut md = format!("# {}: software vs hardware switch\n\n{}\n\n", sc.name, sc.description);
     md += "## RESULT latency\n\n";
@@ -292,8 +298,8 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         md += "\n";
     }
     md += "```\n\nFiles: `software.hlog`, `hardware.hlog` (HdrHistogram interval logs, ns), `summary.json`, `scenario.pcap`, the two SVG plots.\n";
-    std::fs::write(dir.join("report.md"), &md).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("report.html"), html(&md)).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("report.md"), &md).map_err(BenchError::file(dir.join("report.md")))?;
+    std::fs::write(dir.join("report.html"), html(&md)).map_err(BenchError::file(dir.join("report.html")))?;
     Ok(dir.join("report.html"))
 }
 
@@ -380,11 +386,11 @@ fn html(md: &str) -> String {
 }
 
 /// Two saved runs side by side (directories or their summary.json).
-pub fn compare(a: &Path, b: &Path) -> Result<String, String> {
-    let load = |p: &Path| -> Result<Value, String> {
+pub fn compare(a: &Path, b: &Path) -> Result<String, BenchError> {
+    let load = |p: &Path| -> Result<Value, BenchError> {
         let f = if p.is_dir() { p.join("summary.json") } else { p.to_path_buf() };
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))
+        let text = std::fs::read_to_string(&f).map_err(BenchError::file(&f))?;
+        serde_json::from_str(&text).map_err(|source| BenchError::Json { path: f, source })
     };
     let (x, y) = (load(a)?, load(b)?);
     let name = |v: &Value| v["scenario"].as_str().unwrap_or("?").to_string();

@@ -18,6 +18,8 @@ use prism_arith::window::{Accumulator, Policy};
 use prism_arith::NumFormat;
 use prism_dataplane::engine::digest::digest;
 use prism_dataplane::engine::Sent;
+use prism_dataplane::fixtures::SwitchToml;
+use crate::BenchError;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
@@ -49,19 +51,9 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-pub(crate) const CONFIG: &str = r#"
-[node]
-mac = "02:00:00:00:00:50"
-mtu = 1500
-max_ops = 4
-[am]
-mac = "02:00:00:00:00:a0"
-port = 0
-[[ports]]
-device = "p0"
-[[ports]]
-device = "p1"
-"#;
+pub(crate) fn config() -> SwitchToml {
+    SwitchToml::new(&["p0", "p1"]).max_ops(4)
+}
 
 fn job(c: &Case, gen: u32, len: u32) -> Job {
     let mut j = Job { pattern: c.pattern, seed: 7, rank_ports: vec![0, 1], ..Job::new(c.ranks, c.semantics, c.accumulator, len) };
@@ -141,7 +133,7 @@ pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -
 }
 
 fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {
-    let cfg = SwitchConfig::parse(CONFIG).expect("bench config");
+    let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
     let len = 2904 * 64;
@@ -326,24 +318,24 @@ pub fn pktgen_job() -> Job {
 
 /// testpmd generating 1512-byte frames (a full 363-value FP32 DATA frame at MTU 1500)
 /// on one net_null device: its best Tx-pps report.
-pub fn testpmd_txonly(seconds: u64) -> Result<f64, String> {
+pub fn testpmd_txonly(seconds: u64) -> Result<f64, BenchError> {
     let out = Proc::new("timeout")
         .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd", "--no-huge", "--no-pci", "-l", "0,1", "-m", "1024", "--file-prefix", "prism-bench-txonly"])
         .args(["--vdev", "net_null0,size=1514"])
         .args(["--", "--forward-mode=txonly", "--txpkts=1512", "--auto-start", "--stats-period", "1", "--total-num-mbufs=16384"])
         .output()
-        .map_err(|e| format!("dpdk-testpmd: {e} (apt-get install dpdk-dev)"))?;
+        .map_err(BenchError::NoTestpmd)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let best = text.lines().filter_map(|l| l.trim().strip_prefix("Tx-pps:")).filter_map(|r| r.split_whitespace().next()?.parse::<f64>().ok()).fold(0.0, f64::max);
     if best <= 0.0 {
-        return Err(format!("no Tx-pps in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n")));
+        return Err(BenchError::Run(format!("no Tx-pps in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n"))));
     }
     Ok(best)
 }
 
 /// testpmd io forwarding between two net_null devices: packets per second
 /// of its one forwarding core; `huge`: on hugepages instead of --no-huge.
-pub fn testpmd_baseline(seconds: u64, huge: bool) -> Result<f64, String> {
+pub fn testpmd_baseline(seconds: u64, huge: bool) -> Result<f64, BenchError> {
     let out = Proc::new("timeout")
         .args(["-s", "INT", &format!("{}", seconds + 4), "dpdk-testpmd"])
         .args(if huge { &[][..] } else { &["--no-huge"][..] })
@@ -351,29 +343,29 @@ pub fn testpmd_baseline(seconds: u64, huge: bool) -> Result<f64, String> {
         .args(["--vdev", "net_null0,copy=1,size=1514", "--vdev", "net_null1,copy=1,size=1514"])
         .args(["--", "--forward-mode=io", "--auto-start", "--stats-period", &seconds.to_string(), "--total-num-mbufs=16384"])
         .output()
-        .map_err(|e| format!("dpdk-testpmd: {e} (apt-get install dpdk-dev)"))?;
+        .map_err(BenchError::NoTestpmd)?;
     let text = String::from_utf8_lossy(&out.stdout);
     // Each report has both ports' Rx-pps; their sum is the forwarding core's total.
     // The best report is taken (the first covers start-up, the last may cover the stop).
     let rates: Vec<f64> = text.lines().filter_map(|l| l.trim().strip_prefix("Rx-pps:")).filter_map(|r| r.split_whitespace().next()?.parse().ok()).collect();
     let best = rates.chunks_exact(2).map(|p| p[0] + p[1]).fold(0.0, f64::max);
     if best <= 0.0 {
-        return Err(format!("no rate in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n")));
+        return Err(BenchError::Run(format!("no rate in testpmd's output:\n{}", text.lines().rev().take(20).collect::<Vec<_>>().join("\n"))));
     }
     Ok(best)
 }
 
 /// Fails with what to do unless at least `pages` free hugepages are
 /// reserved and hugetlbfs is mounted (what DPDK needs without --no-huge).
-pub fn hugepages_free(pages: u64) -> Result<(), String> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
+pub fn hugepages_free(pages: u64) -> Result<(), BenchError> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(BenchError::file("/proc/meminfo"))?;
     let free = meminfo.lines().find_map(|l| l.strip_prefix("HugePages_Free:")).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
-    let mounted = std::fs::read_to_string("/proc/mounts").map_err(|e| format!("/proc/mounts: {e}"))?.lines().any(|l| l.split_whitespace().nth(2) == Some("hugetlbfs"));
+    let mounted = std::fs::read_to_string("/proc/mounts").map_err(BenchError::file("/proc/mounts"))?.lines().any(|l| l.split_whitespace().nth(2) == Some("hugetlbfs"));
     if free < pages || !mounted {
-        return Err(format!(
+        return Err(BenchError::Usage(format!(
             "--huge needs {pages} free hugepages on a mounted hugetlbfs ({free} free, hugetlbfs {}): run scripts/hugepages.sh as root, or leave out --huge",
             if mounted { "mounted" } else { "not mounted" }
-        ));
+        )));
     }
     Ok(())
 }

@@ -144,10 +144,10 @@ fn scenario_errors_name_the_field() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("bad.toml");
     std::fs::write(&p, "name = \"x\"\nranks = 2\nsemantics = \"gather\"\nvector_len = 10\n").unwrap();
-    let e = Scenario::load(&p).unwrap_err();
+    let e = Scenario::load(&p).unwrap_err().to_string();
     assert!(e.contains("semantics 'gather'"), "{e}");
     std::fs::write(&p, "name = \"x\"\nranks = 2\nsemantics = \"reduce\"\nvector_len = 10\nrate = 5\n").unwrap();
-    let e = Scenario::load(&p).unwrap_err();
+    let e = Scenario::load(&p).unwrap_err().to_string();
     assert!(e.contains("unknown field"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -28,12 +28,10 @@ pub struct Malformed {
     pub error: Error,
 }
 
-pub const AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
-pub const SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
+pub use crate::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
+/// The captures' ranks: fixed by the capture files, not `fixtures::rank_mac`.
 pub const RANK0_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x10]);
 pub const RANK1_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x11]);
-pub const AM_EP: u16 = 0x00a0;
-pub const SWITCH_EP: u16 = 0x0050;
 pub const IDENTITY: Identity = Identity { job: 0x0102_0304_0506_0708, group: 0x10, group_gen: 1, op: 7, op_gen: 2 };
 
 /// STAGE: SINGLE REDUCE to rank 1, FP32 in, FP32_ARRIVAL, FP32 out, 1000 elements, two ranks.

@@ -6,6 +6,7 @@ pub mod decode;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod engine;
+pub mod fixtures;
 pub mod golden;
 pub mod link;
 pub mod pcap;

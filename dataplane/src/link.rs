@@ -7,6 +7,7 @@
 //! switch prism-rtl's; prism-pktgen re-exports this module as its `link`.
 
 use crate::engine::{Node, Sent};
+use crate::fixtures::SwitchToml;
 use crate::switch::config::SwitchConfig;
 use crate::switch::SwitchCore;
 use crate::wire::{offsets, parse_frame, Class, Limits, ParsedFrame, PrismRepr, ETH_HEADER_LEN, GROUP_DESCRIPTOR_LEN};
@@ -42,18 +43,9 @@ pub trait Link {
 
 /// The switch `--switch sim` runs when no config is given: MTU 9000, two ports,
 /// the AM behind port 0.
-pub const DEFAULT_SIM_CONFIG: &str = r#"
-[node]
-mac = "02:00:00:00:00:50"
-mtu = 9000
-[am]
-mac = "02:00:00:00:00:a0"
-port = 0
-[[ports]]
-device = "sim0"
-[[ports]]
-device = "sim1"
-"#;
+pub fn default_sim_config() -> SwitchToml {
+    SwitchToml::new(&["sim0", "sim1"]).mtu(9000)
+}
 
 /// The in-process engine (`--switch sim`): the same SwitchCore prism-switch runs.
 pub struct SimLink {
@@ -208,7 +200,7 @@ impl Link for AfPacketLink {
                     continue;
                 }
                 // Our own transmissions come back as PACKET_OUTGOING: skip them.
-                if from.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+                if from.sll_pkttype == libc::PACKET_OUTGOING {
                     continue;
                 }
                 return Ok(Some(Rx { port: port as u16, frame: self.buf[..n as usize].to_vec(), at: Instant::now() }));

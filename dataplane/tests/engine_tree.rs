@@ -1,12 +1,11 @@
 //! Switch trees under the deterministic simulator (tests/tree): spine S0 over
 //! leaves L0 and L1 and four ranks, PROGRESS and local retransmission on every
 //! direct stream, links that drop, duplicate, reorder and corrupt. Results are
-//! checked against the independent oracle of arith/tests/oracle: KULISCH_FIXED
+//! checked against the independent oracle (prism-oracle): KULISCH_FIXED
 //! against the exact sum, FP32_ARRIVAL against a replay of the tree in the
 //! order each node applied its inputs.
 
-#[path = "../../arith/tests/oracle/mod.rs"]
-mod oracle;
+use prism_oracle as oracle;
 mod tree;
 
 use oracle::{V, F32};
@@ -236,8 +235,8 @@ fn a_killed_leaf_is_aborted_and_a_new_generation_succeeds() {
     assert!(net.run(&s, 60_000_000_000, |_| false));
     for r in 0..RANKS {
         assert!(net.ranks[r as usize].result_done(&s));
-        for pos in 0..s.vector_len as usize {
-            let (format, bytes) = net.ranks[r as usize].values[pos].as_ref().unwrap();
+        for (pos, value) in net.ranks[r as usize].values[..s.vector_len as usize].iter().enumerate() {
+            let (format, bytes) = value.as_ref().unwrap();
             let want = oracle::of_f32_bits(oracle::round(&oracle::sum(&(0..RANKS).map(|q| term(v[q as usize][pos])).collect::<Vec<_>>()), F32));
             assert_eq!(oracle::decode(*format, bytes), want);
         }

@@ -2,7 +2,7 @@
 //! replay loop of pre-built mbufs for line-rate generation.
 
 use crate::link::{Link, Rx};
-use prism_dataplane::dpdk::{Eal, Mbuf, Mempool, Port, Replayer};
+use prism_dataplane::dpdk::{DpdkError, Eal, Mbuf, Mempool, Port, Replayer};
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -23,18 +23,18 @@ pub struct DpdkLink {
 
 impl DpdkLink {
     /// Initialises EAL with `eal_args` and starts the named devices (one TX queue).
-    pub fn open(eal_args: &[String], devices: &[String], mtu: u16) -> Result<DpdkLink, String> {
+    pub fn open(eal_args: &[String], devices: &[String], mtu: u16) -> Result<DpdkLink, DpdkError> {
         Self::open_with(eal_args, devices, mtu, 1)
     }
 
     /// As `open`, with `tx_queues` TX queues on every port (one per generating core).
-    pub fn open_with(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16) -> Result<DpdkLink, String> {
+    pub fn open_with(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16) -> Result<DpdkLink, DpdkError> {
         Self::open_waiting(eal_args, devices, mtu, tx_queues, LINK_UP_TIMEOUT)
     }
 
     /// As `open_with`, waiting up to `link_timeout` for every port's link
     /// (a NIC's autonegotiation, a memif client's connection to its server).
-    pub fn open_waiting(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, String> {
+    pub fn open_waiting(eal_args: &[String], devices: &[String], mtu: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, DpdkError> {
         Self::open_queues(eal_args, devices, mtu, 1, tx_queues, link_timeout)
     }
 
@@ -43,18 +43,18 @@ impl DpdkLink {
     /// from its owner's TX queue, which on net_memif is the client's RX
     /// queue of the same number (and a memif server refuses a client with
     /// more queues than it has, so the count is the user's to give).
-    pub fn open_queues(eal_args: &[String], devices: &[String], mtu: u16, rx_queues: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, String> {
-        let eal = Eal::init(eal_args).map_err(|e| e.to_string())?;
-        let pool = Mempool::new(&eal, "pktgen", 16383, 256, (mtu as u32 + 14 + 256).max(2176) as u16).map_err(|e| e.to_string())?;
+    pub fn open_queues(eal_args: &[String], devices: &[String], mtu: u16, rx_queues: u16, tx_queues: u16, link_timeout: Duration) -> Result<DpdkLink, DpdkError> {
+        let eal = Eal::init(eal_args)?;
+        let pool = Mempool::new(&eal, "pktgen", 16383, 256, (mtu as u32 + 14 + 256).max(2176) as u16)?;
         let mut ports = Vec::new();
         for d in devices {
-            let p = Port::by_name(&eal, d).map_err(|e| e.to_string())?;
-            p.start(&pool, rx_queues.max(1), tx_queues.max(1), 1024, mtu).map_err(|e| format!("{d}: {e}"))?;
+            let p = Port::by_name(&eal, d)?;
+            p.start(&pool, rx_queues.max(1), tx_queues.max(1), 1024, mtu).map_err(|e| DpdkError::Device { device: d.clone(), source: Box::new(e) })?;
             ports.push(p);
         }
         // All ports started first, then waited for together: their links come up in parallel.
         for p in &ports {
-            p.wait_link_up(link_timeout).map_err(|e| e.to_string())?;
+            p.wait_link_up(link_timeout)?;
         }
         Ok(DpdkLink { ports, rx_queues: rx_queues.max(1), tx_queues: tx_queues.max(1), tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
     }
@@ -167,15 +167,26 @@ pub struct ReplayRate {
     pub gbps: f64,
 }
 
+/// Why `replay` could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("no frames to replay")]
+    NoFrames,
+    #[error("mbuf pool too small for the pre-built frames")]
+    PoolTooSmall,
+    #[error("replay thread panicked")]
+    Panicked,
+}
+
 /// Sends the pre-built `frames` round and round on `port`/`queue` for `duration`,
 /// `burst` at a time, at most `rate_pps` (None: as fast as the device takes them).
 /// Each frame is copied into an mbuf once; sending one is a reference-count
 /// increment (in the C shim, next to the burst), so the loop's cost is mostly the PMD's.
-pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], duration: Duration, burst: usize, rate_pps: Option<f64>) -> Result<ReplayRate, String> {
+pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], duration: Duration, burst: usize, rate_pps: Option<f64>) -> Result<ReplayRate, ReplayError> {
     if frames.is_empty() {
-        return Err("no frames to replay".into());
+        return Err(ReplayError::NoFrames);
     }
-    let mut r = Replayer::new(pool, frames).ok_or("mbuf pool too small for the pre-built frames")?;
+    let mut r = Replayer::new(pool, frames).ok_or(ReplayError::PoolTooSmall)?;
     let bytes_per: f64 = frames.iter().map(|f| f.len() as f64 + 24.0).sum::<f64>() / frames.len() as f64;
     let burst = burst.clamp(1, 64);
     let mut sent = 0u64;
@@ -184,7 +195,7 @@ pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], durati
     loop {
         // The clock is read every 64 bursts: cheap enough, fine enough.
         loops = loops.wrapping_add(1);
-        if loops % 64 == 0 || rate_pps.is_some() {
+        if loops.is_multiple_of(64) || rate_pps.is_some() {
             let t = start.elapsed();
             if t >= duration {
                 break;
@@ -205,12 +216,12 @@ pub fn replay(pool: &Mempool, port: Port, queue: u16, frames: &[Vec<u8>], durati
 /// `replay` on `cores` threads at once, each pinned to its own CPU, registered
 /// as an lcore, and sending its share of the frames on its own TX queue.
 #[allow(clippy::too_many_arguments)]
-pub fn replay_cores(link: &DpdkLink, port: Port, frames: &[Vec<u8>], duration: Duration, burst: usize, rate_pps: Option<f64>, cores: usize) -> Result<ReplayRate, String> {
+pub fn replay_cores(link: &DpdkLink, port: Port, frames: &[Vec<u8>], duration: Duration, burst: usize, rate_pps: Option<f64>, cores: usize) -> Result<ReplayRate, ReplayError> {
     let cores = cores.max(1);
     let ids = prism_dataplane::dpdk::online_cpus();
     let share = frames.len().div_ceil(cores);
     let (pool, eal) = (link.pool(), link.eal());
-    let results: Vec<Result<ReplayRate, String>> = std::thread::scope(|s| {
+    let results: Vec<Result<ReplayRate, ReplayError>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..cores)
             .map(|c| {
                 let mine = &frames[(c * share).min(frames.len())..((c + 1) * share).min(frames.len())];
@@ -225,7 +236,7 @@ pub fn replay_cores(link: &DpdkLink, port: Port, frames: &[Vec<u8>], duration: D
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("replay thread panicked".into()))).collect()
+        hs.into_iter().map(|h| h.join().unwrap_or(Err(ReplayError::Panicked))).collect()
     });
     let mut total = ReplayRate { packets: 0, seconds: 0.0, pps: 0.0, gbps: 0.0 };
     for r in results {

@@ -5,6 +5,7 @@ use prism_dataplane::wire::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
+use std::path::{Path, PathBuf};
 
 /// Synthetic inputs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,18 +22,29 @@ pub enum Pattern {
     Integers,
 }
 
+/// A `--pattern` or `--packetization` that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("pattern '{text}': {source}")]
+    PatternValue { text: String, source: std::num::ParseFloatError },
+    #[error("unknown pattern '{0}' (gradient[:sigma], uniform, full-range, constant[:v], integers)")]
+    UnknownPattern(String),
+    #[error("unknown packetization '{0}' (full, random, multi-group)")]
+    UnknownPacketization(String),
+}
+
 impl std::str::FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         let (name, arg) = s.split_once(':').map_or((s, None), |(a, b)| (a, Some(b)));
-        let num = |d: f32| arg.map_or(Ok(d), |a| a.parse::<f32>().map_err(|e| format!("pattern '{s}': {e}")));
+        let num = |d: f32| arg.map_or(Ok(d), |a| a.parse::<f32>().map_err(|source| ParseError::PatternValue { text: s.into(), source }));
         Ok(match name {
             "gradient" => Pattern::Gradient(num(1e-3)?),
             "uniform" => Pattern::Uniform,
             "full-range" => Pattern::FullRange,
             "constant" => Pattern::Constant(num(1.0)?),
             "integers" => Pattern::Integers,
-            _ => return Err(format!("unknown pattern '{s}' (gradient[:sigma], uniform, full-range, constant[:v], integers)")),
+            _ => return Err(ParseError::UnknownPattern(s.into())),
         })
     }
 }
@@ -49,13 +61,13 @@ pub enum Packetization {
 }
 
 impl std::str::FromStr for Packetization {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "full" => Ok(Packetization::Full),
             "random" => Ok(Packetization::Random),
             "multi-group" => Ok(Packetization::MultiGroup),
-            _ => Err(format!("unknown packetization '{s}' (full, random, multi-group)")),
+            _ => Err(ParseError::UnknownPacketization(s.into())),
         }
     }
 }
@@ -91,14 +103,8 @@ pub struct Job {
     pub stripes: u16,
 }
 
-/// The MAC pktgen uses for rank `r`.
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0x00, 0x00, 0x01, (r >> 8) as u8, r as u8])
-}
-
-/// The switch MAC and the AM MAC every example and benchmark uses.
-pub const DEFAULT_SWITCH_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0x50]);
-pub const DEFAULT_AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
+/// The addresses a job uses unless told otherwise (`prism_dataplane::fixtures`).
+pub use prism_dataplane::fixtures::{rank_mac, AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 
 impl Job {
     /// A job with the usual defaults: FP32 in and out, MTU 1500, gradient-like
@@ -118,9 +124,9 @@ impl Job {
             seed: 1,
             identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 },
             replay_depth: 0,
-            switch_mac: DEFAULT_SWITCH_MAC,
+            switch_mac: SWITCH_MAC,
             rank_ports: vec![0],
-            am_mac: DEFAULT_AM_MAC,
+            am_mac: AM_MAC,
             am_port: 0,
             given: None,
             stripes: 1,
@@ -154,9 +160,9 @@ impl Job {
             .collect()
     }
 
-    /// A CONTROL frame from the job's AM (endpoint 0x00a0) to the switch (0x0050).
+    /// A CONTROL frame from the job's AM (endpoint `AM_EP`) to the switch (`SWITCH_EP`).
     pub fn control(&self, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: 0x00a0, dst_ep: 0x0050, command, frag_index: 0, frag_count: 1, body };
+        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
         let p = PrismRepr::Control(c);
         let mut f = vec![0; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst: self.switch_mac, src: self.am_mac, ethertype: ETHERTYPE }, &mut f);
@@ -318,13 +324,25 @@ impl Job {
     }
 }
 
+/// Why `read_vector` refused a file: unreadable, a `.npy` header it cannot
+/// take (content), or a payload that is not whole values (length).
+#[derive(Debug, thiserror::Error)]
+pub enum VectorError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: {why}", path.display())]
+    Header { path: PathBuf, why: String },
+    #[error("{}: {len} bytes is not a whole number of {width}-byte values", path.display())]
+    Length { path: PathBuf, len: usize, width: usize },
+}
+
 /// Reads one rank's vector: a `.npy` file (dtype `<f4`, `<f2` or `|i1`/`<i1`,
 /// one dimension, C order) or raw little-endian values of `format`.
-pub fn read_vector(path: &std::path::Path, format: NumFormat) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_vector(path: &Path, format: NumFormat) -> Result<Vec<u8>, VectorError> {
+    let bytes = std::fs::read(path).map_err(|source| VectorError::Read { path: path.into(), source })?;
     let w = format.value_bytes();
     let data = if bytes.starts_with(b"\x93NUMPY") {
-        let bad = |why: &str| format!("{}: {why}", path.display());
+        let bad = |why: &str| VectorError::Header { path: path.into(), why: why.into() };
         if bytes.len() < 10 {
             return Err(bad("truncated .npy header"));
         }
@@ -356,7 +374,7 @@ pub fn read_vector(path: &std::path::Path, format: NumFormat) -> Result<Vec<u8>,
         bytes
     };
     if data.is_empty() || data.len() % w != 0 {
-        return Err(format!("{}: {} bytes is not a whole number of {w}-byte values", path.display(), data.len()));
+        return Err(VectorError::Length { path: path.into(), len: data.len(), width: w });
     }
     Ok(data)
 }

@@ -3,34 +3,60 @@
 //! `scripts/tree.sh`. Each switch is its own process with DPDK's
 //! `net_af_packet` on two interfaces; pktgen holds one interface per leaf.
 
-use crate::tree::{leaf_mac, TreeNode, AM_MAC, ROOT_MAC};
+use crate::tree::TreeNode;
+use prism_dataplane::fixtures::{leaf_mac, SwitchToml, AM_MAC, ROOT_MAC};
+use prism_dataplane::switch::config::L2Mode;
 use std::path::{Path, PathBuf};
-use crate::process::Spawned;
+use crate::process::{ProcessError, Spawned};
+use std::io;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// How long a switch may take to bring its ports up and start polling.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
-fn ip(args: &[&str]) -> Result<(), String> {
-    let st = Command::new("ip").args(args).status().map_err(|e| format!("ip: {e} (apt-get install iproute2)"))?;
-    if st.success() { Ok(()) } else { Err(format!("ip {} failed (root needed)", args.join(" "))) }
+/// Why the lab could not be built, changed or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("ip: {0} (apt-get install iproute2)")]
+    NoIp(io::Error),
+    /// An `ip` command (its arguments) failed.
+    #[error("ip {0} failed (root needed)")]
+    Ip(String),
+    #[error("the lab wires two leaves (the root has two ports)")]
+    Leaves,
+    #[error("no such node")]
+    NoSuchNode,
+    #[error("{0} is not running")]
+    NotRunning(String),
+    #[error("{}: {source}", path.display())]
+    File { path: PathBuf, source: io::Error },
+    /// The switch binary could not be started.
+    #[error("{}: {source}", binary.display())]
+    Spawn { binary: PathBuf, source: ProcessError },
+    /// A switch did not get ready or did not stop cleanly.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    /// A switch's final stats are not JSON.
+    #[error(transparent)]
+    Stats(#[from] serde_json::Error),
+}
+
+fn ip(args: &[&str]) -> Result<(), LabError> {
+    let st = Command::new("ip").args(args).status().map_err(LabError::NoIp)?;
+    if st.success() { Ok(()) } else { Err(LabError::Ip(args.join(" "))) }
 }
 
 /// A node's prism-switch configuration in the tree's wiring. Leaves: the AM
 /// and the ranks behind port 0, the root behind port 1 (its CONTROL is
 /// relayed by Layer 2). Root: leaf i behind port i, the AM behind port 0.
 pub fn config_text(node: TreeNode) -> String {
+    let t = SwitchToml::new(&["net_af_packet0", "net_af_packet1"]);
     match node {
-        TreeNode::Leaf(l) => format!(
-            "[node]\nmac = \"{}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n\
-             [l2]\nmode = \"static\"\n[[l2.table]]\nmac = \"{AM_MAC}\"\nport = 0\n[[l2.table]]\nmac = \"{ROOT_MAC}\"\nport = 1\n",
-            leaf_mac(l)
-        ),
-        TreeNode::Root => format!(
-            "[node]\nmac = \"{ROOT_MAC}\"\nmtu = 1500\n[am]\nmac = \"{AM_MAC}\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n[l2]\nmode = \"drop\"\n"
-        ),
+        TreeNode::Leaf(l) => t.mac(leaf_mac(l)).l2(L2Mode::Static, &[(AM_MAC, 0), (ROOT_MAC, 1)]),
+        TreeNode::Root => t.mac(ROOT_MAC).l2(L2Mode::Drop, &[]),
     }
+    .to_string()
 }
 
 /// How to start the switches.
@@ -73,7 +99,7 @@ pub struct Lab {
 
 impl Lab {
     /// Creates the veth pairs and starts the root and `leaves` leaves.
-    pub fn start(tag: &str, leaves: u16, opts: LabOptions) -> Result<Lab, String> {
+    pub fn start(tag: &str, leaves: u16, opts: LabOptions) -> Result<Lab, LabError> {
         let mut pairs = Vec::new();
         let mut pktgen_ifaces = Vec::new();
         let mut procs = Vec::new();
@@ -107,7 +133,7 @@ impl Lab {
             });
         }
         if leaves != 2 {
-            return Err("the lab wires two leaves (the root has two ports)".into());
+            return Err(LabError::Leaves);
         }
         procs.push(Proc {
             node: TreeNode::Root,
@@ -139,12 +165,12 @@ impl Lab {
         Ok(lab)
     }
 
-    fn write_config(&self, i: usize) -> Result<(), String> {
+    fn write_config(&self, i: usize) -> Result<(), LabError> {
         let p = &self.procs[i];
-        std::fs::write(&p.config, config_text(p.node)).map_err(|e| format!("{}: {e}", p.config.display()))
+        std::fs::write(&p.config, config_text(p.node)).map_err(|source| LabError::File { path: p.config.clone(), source })
     }
 
-    fn spawn(&mut self, i: usize) -> Result<(), String> {
+    fn spawn(&mut self, i: usize) -> Result<(), LabError> {
         let opts = self.opts.clone();
         let tag = self.tag.clone();
         let p = &mut self.procs[i];
@@ -173,16 +199,16 @@ impl Lab {
             cmd.args(["--impair", &format!("{spec},seed={}", i + 1)]);
         }
         let _ = std::fs::remove_file(&p.ready);
-        p.child = Some(Spawned::spawn(&mut cmd, &format!("prism-switch ({name})"), &p.log).map_err(|e| format!("{}: {e}", opts.binary.display()))?);
+        p.child = Some(Spawned::spawn(&mut cmd, &format!("prism-switch ({name})"), &p.log).map_err(|source| LabError::Spawn { binary: opts.binary.clone(), source })?);
         Ok(())
     }
 
     /// Waits for a switch's ready file (its ports up, its worker polling).
-    fn wait_ready(&mut self, i: usize) -> Result<(), String> {
+    fn wait_ready(&mut self, i: usize) -> Result<(), LabError> {
         let p = &mut self.procs[i];
         match p.child.as_mut() {
-            Some(c) => c.wait_ready(&p.ready, READY_TIMEOUT).map(|_| ()).map_err(|e| e.to_string()),
-            None => Err(format!("{} is not running", p.node.name())),
+            Some(c) => c.wait_ready(&p.ready, READY_TIMEOUT).map(|_| ()).map_err(LabError::from),
+            None => Err(LabError::NotRunning(p.node.name())),
         }
     }
 
@@ -203,21 +229,21 @@ impl Lab {
     }
 
     /// Starts a fresh process for a killed node.
-    pub fn restart(&mut self, node: TreeNode) -> Result<(), String> {
-        let i = self.index(node).ok_or("no such node")?;
+    pub fn restart(&mut self, node: TreeNode) -> Result<(), LabError> {
+        let i = self.index(node).ok_or(LabError::NoSuchNode)?;
         self.kill(node);
         self.spawn(i)?;
         self.wait_ready(i)
     }
 
     /// SIGTERM to every switch, a clean exit each, and their final stats.
-    pub fn stop(mut self) -> Result<Vec<(TreeNode, serde_json::Value)>, String> {
+    pub fn stop(mut self) -> Result<Vec<(TreeNode, serde_json::Value)>, LabError> {
         let mut out = Vec::new();
         for p in &mut self.procs {
             let Some(c) = p.child.take() else { continue };
-            c.stop(Duration::from_secs(10)).map_err(|e| e.to_string())?;
-            let text = std::fs::read_to_string(&p.stats).map_err(|e| format!("{}: {e}", p.stats.display()))?;
-            out.push((p.node, serde_json::from_str(&text).map_err(|e| e.to_string())?));
+            c.stop(Duration::from_secs(10))?;
+            let text = std::fs::read_to_string(&p.stats).map_err(|source| LabError::File { path: p.stats.clone(), source })?;
+            out.push((p.node, serde_json::from_str(&text)?));
         }
         Ok(out)
     }

@@ -200,7 +200,7 @@ fn job_of(a: &Args) -> Result<Job, String> {
             if !pattern.contains("{rank}") {
                 return Err(format!("--input-file '{pattern}' must contain {{rank}}"));
             }
-            let v: Vec<Vec<u8>> = (0..j.ranks).map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input)).collect::<Result<_, _>>()?;
+            let v: Vec<Vec<u8>> = (0..j.ranks).map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input)).collect::<Result<_, _>>().map_err(|e| format!("--input-file: {e}"))?;
             let len = v[0].len();
             if v.iter().any(|x| x.len() != len) {
                 return Err("--input-file: the ranks' vectors differ in length".into());
@@ -216,7 +216,7 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
     if a.switch == "sim" {
         let cfg = match &a.config {
             Some(p) => SwitchConfig::load(p).map_err(|e| e.to_string())?,
-            None => SwitchConfig::parse(prism_pktgen::link::DEFAULT_SIM_CONFIG).map_err(|e| e.to_string())?,
+            None => SwitchConfig::parse(&prism_pktgen::link::default_sim_config().to_string()).map_err(|e| e.to_string())?,
         };
         let mut l = SimLink::new(&cfg);
         l.corrupt_element = a.corrupt_element;
@@ -228,7 +228,7 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         eal.extend(a.eal.split_whitespace().map(str::to_string));
         let names: Vec<String> = devs.split(',').map(str::to_string).collect();
         let queues = a.queues.unwrap_or(a.stripes);
-        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>);
+        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>).map_err(|e| format!("--switch {}: {e}", a.switch));
     }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();
@@ -291,7 +291,7 @@ fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     let mut eal: Vec<String> = vec!["prism-pktgen".into()];
     eal.extend(a.eal.split_whitespace().map(str::to_string));
     let names: Vec<String> = devs.split(',').map(str::to_string).collect();
-    let link = prism_pktgen::dpdk::DpdkLink::open_with(&eal, &names, a.mtu, a.tx_cores.max(1) as u16)?;
+    let link = prism_pktgen::dpdk::DpdkLink::open_with(&eal, &names, a.mtu, a.tx_cores.max(1) as u16).map_err(|e| format!("--switch {}: {e}", a.switch))?;
     let vectors = job.vectors();
     let mut frames: Vec<Vec<u8>> = Vec::new();
     for r in 0..job.ranks {
@@ -300,7 +300,7 @@ fn blast(a: &Args, job: &Job, secs: f64) -> Result<ExitCode, String> {
     let wire_bytes = frames.iter().map(|f| f.len() as f64 + 24.0).sum::<f64>() / frames.len() as f64;
     let rate = a.rate.or(a.rate_gbps.map(|g| g * 1e9 / 8.0 / wire_bytes));
     let port = link.port(0).ok_or("no DPDK port")?;
-    let r = prism_pktgen::dpdk::replay_cores(&link, port, &frames, Duration::from_secs_f64(secs), a.burst, rate, a.tx_cores)?;
+    let r = prism_pktgen::dpdk::replay_cores(&link, port, &frames, Duration::from_secs_f64(secs), a.burst, rate, a.tx_cores).map_err(|e| format!("--blast: {e}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json!({"packets": r.packets, "seconds": r.seconds, "pps": r.pps, "gbps_on_wire": r.gbps, "frame_bytes": wire_bytes - 24.0})).unwrap_or_default());
     } else {

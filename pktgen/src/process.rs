@@ -13,7 +13,6 @@
 //! Readiness is a file the child writes (`prism-switch --ready-file`), waited
 //! for with a deadline, never a fixed sleep.
 
-use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -21,35 +20,32 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// Why a child did not get ready or did not stop cleanly.
-#[derive(Debug)]
+/// Why a child did not start, get ready or stop cleanly, or a binary to start was not found.
+#[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
+    #[error("{name}: cannot start: {error}")]
     Spawn { name: String, error: io::Error },
     /// It exited before it was ready.
+    #[error("{name} exited with {status} before it was ready; its log ends:\n{log_tail}")]
     Exited { name: String, status: ExitStatus, log_tail: String },
     /// No ready file within the deadline (the child was killed).
+    #[error("{name} was not ready after {:.1} s (killed); its log ends:\n{log_tail}", waited.as_secs_f64())]
     NotReady { name: String, waited: Duration, log_tail: String },
     /// SIGTERM was not enough within the deadline (the child was killed).
+    #[error("{name} had not exited after {:.1} s (killed); its log ends:\n{log_tail}", waited.as_secs_f64())]
     DidNotStop { name: String, waited: Duration, log_tail: String },
     /// It stopped, but not with success.
+    #[error("{name} exited with {status}; its log ends:\n{log_tail}")]
     Failed { name: String, status: ExitStatus, log_tail: String },
+    #[error("{name}: {error}")]
     Io { name: String, error: io::Error },
+    /// `sibling_binary`: the running program's path is unknown.
+    #[error("current_exe: {0}")]
+    CurrentExe(io::Error),
+    /// `sibling_binary`: not next to the running program.
+    #[error("{name} not found next to {}: build it first (`cargo build --workspace`)", exe.display())]
+    NotBuilt { name: String, exe: PathBuf },
 }
-
-impl fmt::Display for ProcessError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProcessError::Spawn { name, error } => write!(f, "{name}: cannot start: {error}"),
-            ProcessError::Exited { name, status, log_tail } => write!(f, "{name} exited with {status} before it was ready; its log ends:\n{log_tail}"),
-            ProcessError::NotReady { name, waited, log_tail } => write!(f, "{name} was not ready after {:.1} s (killed); its log ends:\n{log_tail}", waited.as_secs_f64()),
-            ProcessError::DidNotStop { name, waited, log_tail } => write!(f, "{name} had not exited after {:.1} s (killed); its log ends:\n{log_tail}", waited.as_secs_f64()),
-            ProcessError::Failed { name, status, log_tail } => write!(f, "{name} exited with {status}; its log ends:\n{log_tail}"),
-            ProcessError::Io { name, error } => write!(f, "{name}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for ProcessError {}
 
 /// A running child process, killed (with its whole process group) and reaped on drop.
 pub struct Spawned {
@@ -78,7 +74,7 @@ impl Spawned {
                 }
                 // The parent may have died before the prctl took effect.
                 if libc::getppid() != parent {
-                    return Err(io::Error::new(io::ErrorKind::Other, "parent exited during spawn"));
+                    return Err(io::Error::other("parent exited during spawn"));
                 }
                 Ok(())
             });
@@ -244,12 +240,7 @@ pub fn switch_command(binary: &Path, prefix: &str, cpus: &str, vdevs: &[String],
 
 /// A binary of this workspace next to the running program (target/<profile>/,
 /// also from a test in target/<profile>/deps/), with a clear error when it was not built.
-pub fn sibling_binary(name: &str) -> Result<std::path::PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    exe.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|d| d.join(name))
-        .find(|p| p.exists())
-        .ok_or_else(|| format!("{name} not found next to {}: build it first (`cargo build --workspace`)", exe.display()))
+pub fn sibling_binary(name: &str) -> Result<PathBuf, ProcessError> {
+    let exe = std::env::current_exe().map_err(ProcessError::CurrentExe)?;
+    exe.ancestors().skip(1).take(2).map(|d| d.join(name)).find(|p| p.exists()).ok_or_else(|| ProcessError::NotBuilt { name: name.into(), exe: exe.clone() })
 }

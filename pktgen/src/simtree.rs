@@ -7,7 +7,7 @@ use crate::lab::config_text;
 use crate::link::{Link, Rx};
 use crate::tree::TreeNode;
 use prism_dataplane::engine::Sent;
-use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::switch::config::{ConfigError, SwitchConfig};
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::switch::{Action, SwitchCore};
 use std::collections::VecDeque;
@@ -30,15 +30,15 @@ pub struct SimTreeLink {
 
 impl SimTreeLink {
     /// The root and `leaves` leaves; `edit` may change a node's configuration.
-    pub fn new(leaves: u16, edit: impl Fn(TreeNode, &mut SwitchConfig)) -> Result<SimTreeLink, String> {
+    pub fn new(leaves: u16, edit: impl Fn(TreeNode, &mut SwitchConfig)) -> Result<SimTreeLink, ConfigError> {
         let nodes = std::iter::once(TreeNode::Root).chain((0..leaves).map(TreeNode::Leaf));
         let cores = nodes
             .map(|n| {
-                let mut cfg = SwitchConfig::parse(&config_text(n)).map_err(|e| e.0)?;
+                let mut cfg = SwitchConfig::parse(&config_text(n))?;
                 edit(n, &mut cfg);
                 Ok(SwitchCore::new(&cfg))
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, ConfigError>>()?;
         Ok(SimTreeLink { cores, wire: VecDeque::new(), to_pktgen: VecDeque::new(), start: Instant::now(), lose_to_pktgen: 0, impair: None, held: None })
     }
 

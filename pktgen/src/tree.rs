@@ -18,18 +18,7 @@ use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::wire::*;
 use std::time::{Duration, Instant};
 
-pub const CONTROL_EP: u16 = 0x0050;
-pub const AM_EP: u16 = 0x00a0;
-pub const AM_MAC: Mac = Mac([0x02, 0, 0, 0, 0, 0xa0]);
-pub const ROOT_MAC: Mac = Mac([0x02, 0, 0, 0, 0x02, 0x00]);
-
-pub fn leaf_mac(i: u16) -> Mac {
-    Mac([0x02, 0, 0, 0, 0x01, i as u8])
-}
-
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0, 0, 0x03, (r >> 8) as u8, r as u8])
-}
+use prism_dataplane::fixtures::{leaf_mac, rank_mac, AM_EP, AM_MAC, ROOT_MAC, SWITCH_EP};
 
 /// A node of the tree: the root, or leaf `i`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +185,7 @@ impl TreeJob {
     }
 
     pub fn control(&self, node: TreeNode, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: CONTROL_EP, command, frag_index: 0, frag_count: 1, body };
+        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
         let p = PrismRepr::Control(c);
         let mut f = vec![0; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst: node.mac(), src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
@@ -234,10 +223,10 @@ impl TreeJob {
     /// The exact expected FP32 result per element. KULISCH_FIXED: the exact
     /// sum rounded once. FP32_ARRIVAL with at most two inputs per node: one
     /// rounded addition per node, which no arrival order can change.
-    pub fn expected(&self, v: &[Vec<u32>]) -> Result<Vec<u32>, String> {
+    pub fn expected(&self, v: &[Vec<u32>]) -> Result<Vec<u32>, TreeError> {
         let n = self.ranks() as usize;
         if self.accumulator == AccumulatorPolicy::FP32_ARRIVAL && (self.ranks_per_leaf > 2 || self.leaves > 2) {
-            return Err("FP32_ARRIVAL trees are checked exactly only with at most two inputs per node".into());
+            return Err(TreeError::Unverifiable("FP32_ARRIVAL trees are checked exactly only with at most two inputs per node"));
         }
         Ok((0..self.vector_len as usize)
             .map(|pos| {
@@ -301,6 +290,8 @@ pub enum TreeError {
     NoAnswer { node: String, command: &'static str },
     Refused { node: String, command: &'static str, status: &'static str, detail: u16 },
     Unsupported { node: String },
+    /// The job's results could not be checked exactly (nothing was sent).
+    Unverifiable(&'static str),
     /// The data phase stopped making progress; every node was sent ABORT.
     Stalled { elapsed: Duration, rollback: Vec<String> },
     /// Setup failed; every node already staged was sent ABORT.
@@ -314,6 +305,7 @@ impl std::fmt::Display for TreeError {
             TreeError::NoAnswer { node, command } => write!(f, "{node} did not answer {command} (3 tries)"),
             TreeError::Refused { node, command, status, detail } => write!(f, "{node} refused {command}: {status} (detail {detail})"),
             TreeError::Unsupported { node } => write!(f, "no capability record of {node} covers the tree's whole tuple"),
+            TreeError::Unverifiable(why) => f.write_str(why),
             TreeError::Stalled { elapsed, rollback } => {
                 write!(f, "no progress for the timeout after {:.3} s; ABORT sent everywhere", elapsed.as_secs_f64())?;
                 if rollback.is_empty() { write!(f, ", all rolled back") } else { write!(f, "; not rolled back: {}", rollback.join(", ")) }
@@ -499,7 +491,7 @@ pub fn run_tree(job: &TreeJob, link: &mut dyn Link) -> Result<TreeReport, TreeEr
 /// `run_tree`, telling `observe` how far it got as it goes.
 pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn FnMut(&TreeProgress)) -> Result<TreeReport, TreeError> {
     let v = job.vectors();
-    let want = job.expected(&v).map_err(TreeError::Io)?;
+    let want = job.expected(&v)?;
     let mut am = Am { link, job, txn: job.identity.op_gen.wrapping_mul(1000) };
     am.setup()?;
     let link = &mut *am.link;

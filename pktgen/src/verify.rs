@@ -1,9 +1,7 @@
 //! RESULT reassembly by position and exact verification against an
-//! independent big-integer oracle (the same one the arith tests use).
+//! independent big-integer oracle (prism-oracle, the one the arith tests use).
 
-#[path = "../../arith/tests/oracle/mod.rs"]
-#[allow(clippy::all)]
-pub mod oracle;
+pub use prism_oracle as oracle;
 
 use crate::job::Job;
 use num_bigint::BigInt;
@@ -95,7 +93,7 @@ impl Expected {
         // IEEE binary32 addition of two FP32 values, which the CPU's adder rounds
         // exactly as the protocol requires (nearest, ties to even).
         if job.ranks <= 4 {
-            let xs: Vec<f32> = terms.iter().map(|t| oracle::to_f32(t)).collect();
+            let xs: Vec<f32> = terms.iter().map(oracle::to_f32).collect();
             let mut order: Vec<usize> = (0..xs.len()).collect();
             let mut candidates: Vec<u32> = Vec::new();
             permutations(&mut order, 0, &mut |o| {

@@ -4,6 +4,7 @@
 // Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
 #![cfg(feature = "dpdk")]
 
+use prism_dataplane::fixtures::SwitchToml;
 use prism_pktgen::process::{alive, switch_command, Spawned};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +19,7 @@ fn start_switch(tag: &str) -> Spawned {
     let dir = std::env::temp_dir();
     let cfg = dir.join(format!("prism-harness-{tag}.toml"));
     let ready = dir.join(format!("prism-harness-{tag}.ready"));
-    std::fs::write(&cfg, "[node]\nmac = \"02:00:00:00:00:50\"\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_null0\"\n").unwrap();
+    std::fs::write(&cfg, SwitchToml::new(&["net_null0"]).to_string()).unwrap();
     let mut cmd = switch_command(&switch_binary(), &format!("prism-harness-{tag}"), "0", &["net_null0".to_string()], &cfg, &dir.join(format!("prism-harness-{tag}.json")), &ready);
     let mut sw = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-harness-{tag}.log"))).unwrap();
     let r = sw.wait_ready(&ready, Duration::from_secs(30)).unwrap_or_else(|e| panic!("{e}"));

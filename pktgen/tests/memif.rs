@@ -6,6 +6,7 @@
 // Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
 #![cfg(feature = "dpdk")]
 
+use prism_dataplane::fixtures::SwitchToml;
 use prism_pktgen::process::{switch_command, Spawned};
 use std::path::PathBuf;
 use std::process::Command;
@@ -28,7 +29,7 @@ fn pktgen_over_memif_against_the_switch_is_exact() {
     let residence = dir.join("residence.hlog");
     std::fs::write(
         &cfg,
-        "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_memif0\"\n[[ports]]\ndevice = \"net_memif1\"\n",
+        SwitchToml::new(&["net_memif0", "net_memif1"]).to_string(),
     )
     .unwrap();
     let vdevs = |role: &str| -> Vec<String> { (0..2).map(|i| format!("net_memif{i},role={role},id={i},socket={}", sock.display())).collect() };

@@ -108,8 +108,7 @@ fn a_killed_leaf_fails_the_operation_and_a_new_generation_succeeds() {
             killed_at.set(Some(Instant::now()));
         }
     })
-    .err()
-    .expect("the operation cannot succeed without L1");
+    .expect_err("the operation cannot succeed without L1");
     let killed_at = killed_at.get().expect("L1 was killed during the data phase");
     match &err {
         TreeError::Stalled { rollback, .. } => {

@@ -9,6 +9,7 @@ mod common;
 use common as sim;
 
 use prism_dataplane::wire::*;
+use prism_dataplane::fixtures::SwitchToml;
 use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::*;
 use std::path::PathBuf;
@@ -80,7 +81,7 @@ impl Switch {
         let ready = dir.join(format!("prism-veth-{tag}.ready"));
         std::fs::write(
             &cfg,
-            "[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"net_af_packet0\"\n[[ports]]\ndevice = \"net_af_packet1\"\n",
+            SwitchToml::new(&["net_af_packet0", "net_af_packet1"]).to_string(),
         )
         .unwrap();
         let cpus = if workers > 1 { "0,1".to_string() } else { "0".to_string() };
@@ -178,10 +179,8 @@ impl Switch {
         self.proc.signal(libc::SIGUSR1);
         for _ in 0..500 {
             std::thread::sleep(Duration::from_millis(20));
-            if let Ok(v) = std::fs::read_to_string(&self.stats).map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
-                if let Ok(v) = v {
-                    return v;
-                }
+            if let Ok(Ok(v)) = std::fs::read_to_string(&self.stats).map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
+                return v;
             }
         }
         panic!("no stats dump 10 s after SIGUSR1");

@@ -699,7 +699,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     for p in &ports {
         p.stop();
     }
-    drop(pool);
+    // The pool has no destructor of its own: EAL cleanup frees its memory.
     drop(eal);
     Ok(())
 }

@@ -16,6 +16,8 @@ pub enum DpdkError {
     NoMbuf,
     BadArgument(String),
     LinkDown { port: u16, name: String, waited_ms: u64 },
+    /// What went wrong with the device of this name (as the user gave it).
+    Device { device: String, source: Box<DpdkError> },
 }
 
 pub use crate::switch::queues::PortInfo;
@@ -30,6 +32,7 @@ impl fmt::Display for DpdkError {
             DpdkError::NoMbuf => write!(f, "mbuf pool exhausted"),
             DpdkError::BadArgument(a) => write!(f, "bad argument: {a}"),
             DpdkError::LinkDown { port, name, waited_ms } => write!(f, "port {port} ({name}): link still down after {waited_ms} ms (cable, peer or memif server not there?)"),
+            DpdkError::Device { device, source } => write!(f, "{device}: {source}"),
         }
     }
 }

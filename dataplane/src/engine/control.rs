@@ -31,7 +31,7 @@ impl Hasher for KeyHasher {
         self.write_u64(v as u64);
     }
     fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
     fn write_usize(&mut self, v: usize) {
         self.write_u64(v as u64);
@@ -117,6 +117,9 @@ pub struct Counters {
     pub results_forwarded: u64,
 }
 
+/// A CONTROL request answered: its generation, its bytes, and the replies sent.
+type Answered = ((u16, u32), Vec<u8>, Vec<Vec<u8>>);
+
 /// One PRISM node, without I/O.
 #[derive(Debug)]
 pub struct Node {
@@ -126,7 +129,7 @@ pub struct Node {
     retired: HashMap<OpKey, (u16, u32)>,
     /// Per (key, Transaction ID): the request's generation and bytes, and the ACK sent.
     /// Entries of a key's older generations go when a newer one is staged.
-    txns: HashMap<(OpKey, u32), ((u16, u32), Vec<u8>, Vec<Vec<u8>>)>,
+    txns: HashMap<(OpKey, u32), Answered>,
     pub counters: Counters,
     /// The caller's clock at the last input, nanoseconds.
     now: u64,
@@ -400,7 +403,7 @@ impl Node {
             return Err((AckStatus::UNSUPPORTED, 0));
         }
         let kulisch = x.accumulator == AccumulatorPolicy::KULISCH_FIXED;
-        if kulisch && (x.kulisch_width % 8 != 0 || (x.kulisch_width as u32) < min_kulisch_width(x.terms) || x.kulisch_width > KULISCH_MAX_WIDTH) {
+        if kulisch && (!x.kulisch_width.is_multiple_of(8) || (x.kulisch_width as u32) < min_kulisch_width(x.terms) || x.kulisch_width > KULISCH_MAX_WIDTH) {
             return invalid;
         }
         let tree_child = x.role == Role::LEAF || x.role == Role::INTERNAL;

@@ -972,7 +972,7 @@ mod tests {
             terms: 1,
         };
         let identity = Identity { job: 0x0102_0304_0506_0708, group: 0x090a, group_gen: 0x0b0c, op: 0x0d0e, op_gen: 0x0f10_1112 };
-        let node = Mac([2, 0, 0, 0, 0, 0x50]);
+        let node = crate::fixtures::SWITCH_MAC;
         for depth in [0usize, 4] {
             let mut o = Outgoing::new(b, crate::engine::Replay::new(b.port, depth, 1514, 8, 1 << 20, 1_000), identity, node);
             let mut sink = Stained(Vec::new());

@@ -126,8 +126,9 @@ impl<R> OperationFlows<R> {
 mod tests {
     use super::*;
     use crate::wire::{ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr};
+    use crate::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 
-    const MAC: Mac = Mac([2, 0, 0, 0, 0, 0x50]);
+    const MAC: Mac = SWITCH_MAC;
 
     /// Port 1 refuses every rule, as a device without flow support would.
     #[derive(Default)]
@@ -154,10 +155,10 @@ mod tests {
     }
 
     fn control(op: u16, gen: u32, command: Command, dst: Mac) -> Vec<u8> {
-        let c = ControlRepr { identity: Identity { job: 9, group: 2, group_gen: 1, op, op_gen: gen }, txn: 1, src_ep: 0xa0, dst_ep: 0x50, command, frag_index: 0, frag_count: 1, body: ControlBody::Empty };
+        let c = ControlRepr { identity: Identity { job: 9, group: 2, group_gen: 1, op, op_gen: gen }, txn: 1, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body: ControlBody::Empty };
         let p = PrismRepr::Control(c);
         let mut f = vec![0xa5; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst, src: Mac([2, 0, 0, 0, 0, 0xa0]), ethertype: ETHERTYPE }, &mut f);
+        p.emit_frame(&EthernetRepr { dst, src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
         f
     }
 

@@ -167,9 +167,10 @@ pub fn operation_owner(frame: &[u8], workers: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::wire::{Command, ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr, ETHERTYPE};
+    use crate::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 
     fn core() -> SwitchCore {
-        let cfg = SwitchConfig::parse("[node]\nmac = \"02:00:00:00:00:50\"\nmtu = 1500\n[am]\nmac = \"02:00:00:00:00:a0\"\nport = 0\n[[ports]]\ndevice = \"p0\"\n").expect("config");
+        let cfg = SwitchConfig::parse(&crate::fixtures::SwitchToml::new(&["p0"]).to_string()).expect("config");
         SwitchCore::new(&cfg)
     }
 
@@ -177,8 +178,8 @@ mod tests {
         let c = ControlRepr {
             identity: Identity { job, group: 3, group_gen: 1, op, op_gen: 9 },
             txn: 1,
-            src_ep: 0xa0,
-            dst_ep: 0x50,
+            src_ep: AM_EP,
+            dst_ep: SWITCH_EP,
             command: Command::COMMIT,
             frag_index: 0,
             frag_count: 1,
@@ -186,14 +187,14 @@ mod tests {
         };
         let p = PrismRepr::Control(c);
         let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst, src: Mac([2, 0, 0, 0, 0, 0xa0]), ethertype: ETHERTYPE }, &mut f);
+        p.emit_frame(&EthernetRepr { dst, src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
         f
     }
 
     #[test]
     fn consecutive_operations_of_a_job_go_to_consecutive_cores() {
         let c = core();
-        let mac = Mac([2, 0, 0, 0, 0, 0x50]);
+        let mac = SWITCH_MAC;
         for job in [1u64, 7, 0xdead_beef] {
             for workers in [2usize, 3, 4] {
                 let first = c.owner(&frame(mac, job, 10), workers).expect("a PRISM frame for us has an owner");

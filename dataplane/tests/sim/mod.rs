@@ -6,11 +6,12 @@
 //! when its range ends inside the window and its held packets and bytes stay
 //! within the window limits.
 
-#![allow(dead_code)]
 
 use prism_arith::NumFormat;
 use prism_dataplane::engine::{Node, NodeConfig, Sent};
-use prism_dataplane::golden::{sample_capability, AM_EP, AM_MAC, IDENTITY, SWITCH_EP, SWITCH_MAC};
+pub use prism_dataplane::fixtures::rank_mac;
+use prism_dataplane::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
+use prism_dataplane::golden::{sample_capability, IDENTITY};
 use prism_dataplane::wire::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -39,9 +40,9 @@ impl prism_dataplane::engine::Sink for Lossy {
 
 pub const AM_PORT: u16 = 65535;
 
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0, 0, 0, (r >> 8) as u8 | 0x10, r as u8])
-}
+/// A DATA frame in flight: (arrival time, sequence, rank, first, end, is_dup).
+type InFlight = (u64, u64, u16, u64, u64, bool);
+
 
 /// Every native output for both policies, as SINGLE capability records.
 pub fn caps() -> Vec<CapabilityRecord> {
@@ -313,8 +314,7 @@ pub fn run_data(node: &mut Node, s: &Scenario, v: &[Vec<Value>], op_gen: u32) ->
     let window = single_window_elements(s.mtu) as u64;
     let (max_held, max_bytes) = (16usize, 16 * (s.mtu as usize + 18));
     let id = s.identity(op_gen);
-    // In flight: (arrival time, sequence) -> (rank, first, end, frame, is_dup)
-    let mut wire: BinaryHeap<Reverse<(u64, u64, u16, u64, u64, bool)>> = BinaryHeap::new();
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
     let mut frames: Vec<Vec<u8>> = Vec::new();
     let mut held: Vec<Vec<(u64, usize)>> = vec![Vec::new(); s.ranks as usize];
     let mut outcome = Outcome { arrival: vec![Vec::new(); s.vector_len as usize], ..Default::default() };

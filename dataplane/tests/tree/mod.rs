@@ -9,7 +9,9 @@
 use prism_arith::NumFormat;
 use prism_dataplane::engine::stream::{emit_progress, Credit};
 use prism_dataplane::engine::{Node, NodeConfig, Replay, RxWindow, Sent};
-use prism_dataplane::golden::{sample_capability, AM_EP, AM_MAC, IDENTITY};
+pub use prism_dataplane::fixtures::rank_mac;
+use prism_dataplane::fixtures::{internal_mac, leaf_mac, AM_EP, AM_MAC, ROOT_MAC, SWITCH_EP};
+use prism_dataplane::golden::{sample_capability, IDENTITY};
 use prism_dataplane::wire::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -17,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub const AM_PORT: u16 = 65535;
-pub const NODE_EP: u16 = 0x0050;
+pub const NODE_EP: u16 = SWITCH_EP;
 pub const RANKS: u16 = 4;
 pub const S0: usize = 0;
 pub const L0: usize = 1;
@@ -26,12 +28,14 @@ pub const L1: usize = 2;
 pub const I0: usize = 3;
 pub const RTO_NS: u64 = 200_000;
 
+/// Node `n`'s MAC: the tree roles' addresses of `fixtures`.
 pub fn node_mac(n: usize) -> Mac {
-    Mac([0x02, 0, 0, 0, 0x0b, n as u8])
-}
-
-pub fn rank_mac(r: u16) -> Mac {
-    Mac([0x02, 0, 0, 0, 0x10, r as u8])
+    match n {
+        S0 => ROOT_MAC,
+        L0 => leaf_mac(0),
+        L1 => leaf_mac(1),
+        _ => internal_mac((n - I0) as u16),
+    }
 }
 
 /// The leaf a rank hangs under, and its port there.

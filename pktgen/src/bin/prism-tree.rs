@@ -11,6 +11,7 @@ use prism_pktgen::tree::{run_tree, run_tree_observed, TreeJob, TreeNode, TreeRep
 use prism_pktgen::simtree::SimTreeLink;
 use prism_pktgen::AfPacketLink;
 use serde_json::json;
+use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -84,7 +85,7 @@ fn retransmitted(stats: &[(TreeNode, serde_json::Value)]) -> u64 {
 }
 
 /// One lab, one verified job; (report, switches' retransmissions).
-fn measured(args: &Args, tag: &str, impair: Option<&str>, op: u16) -> Result<(TreeReport, u64), String> {
+fn measured(args: &Args, tag: &str, impair: Option<&str>, op: u16) -> Result<(TreeReport, u64), Box<dyn Error>> {
     let mut j = job(args);
     j.identity.op = op;
     j.impair = impair.map(|s| format!("{s},seed=99").parse()).transpose()?;
@@ -94,9 +95,9 @@ fn measured(args: &Args, tag: &str, impair: Option<&str>, op: u16) -> Result<(Tr
             link.impair(s.parse()?);
         }
         eprintln!("prism-tree: {} elements, in-process tree, {}", j.vector_len, impair.map_or("clean links".to_string(), |s| format!("impaired links ({s})")));
-        let r = run_tree(&j, &mut link).map_err(|e| e.to_string())?;
+        let r = run_tree(&j, &mut link)?;
         if !r.passed() {
-            return Err(format!("results wrong: missing {}, mismatches {:?}", r.missing, r.mismatches));
+            return Err(format!("results wrong: missing {}, mismatches {:?}", r.missing, r.mismatches).into());
         }
         let retx = [TreeNode::Root, TreeNode::Leaf(0), TreeNode::Leaf(1)].iter().map(|&n| link.core(n).node.stream_stats().retransmitted).sum();
         return Ok((r, retx));
@@ -104,23 +105,23 @@ fn measured(args: &Args, tag: &str, impair: Option<&str>, op: u16) -> Result<(Tr
     let binary = args.switch_binary.clone().unwrap_or_else(|| Lab::default_binary(&std::env::current_exe().unwrap_or_default()));
     let opts = LabOptions { binary, impair: impair.map(String::from), rto_us: args.rto_us, idle_sleep_us: args.idle_sleep_us };
     let lab = Lab::start(tag, 2, opts)?;
-    let mut link = AfPacketLink::open(&lab.pktgen_ifaces).map_err(|e| e.to_string())?;
+    let mut link = AfPacketLink::open(&lab.pktgen_ifaces)?;
     eprintln!("prism-tree: {} elements, {}", j.vector_len, impair.map_or("clean links".to_string(), |s| format!("impaired links ({s})")));
-    let r = run_tree(&j, &mut link).map_err(|e| e.to_string())?;
+    let r = run_tree(&j, &mut link)?;
     drop(link);
     let stats = lab.stop()?;
     if !r.passed() {
-        return Err(format!("results wrong: missing {}, mismatches {:?}", r.missing, r.mismatches));
+        return Err(format!("results wrong: missing {}, mismatches {:?}", r.missing, r.mismatches).into());
     }
     Ok((r, retransmitted(&stats)))
 }
 
 /// Kills leaf 1 mid-operation; the time from the kill to a verified result of the retry.
-fn recovery(args: &Args) -> Result<(f64, f64), String> {
+fn recovery(args: &Args) -> Result<(f64, f64), Box<dyn Error>> {
     let binary = args.switch_binary.clone().unwrap_or_else(|| Lab::default_binary(&std::env::current_exe().unwrap_or_default()));
     let opts = LabOptions { binary, impair: None, rto_us: args.rto_us, idle_sleep_us: args.idle_sleep_us };
     let mut lab = Lab::start("ptk", 2, opts)?;
-    let mut link = AfPacketLink::open(&lab.pktgen_ifaces).map_err(|e| e.to_string())?;
+    let mut link = AfPacketLink::open(&lab.pktgen_ifaces)?;
     let mut j = job(args);
     j.identity.op = 3;
     j.timeout = Duration::from_secs(1);
@@ -141,7 +142,7 @@ fn recovery(args: &Args) -> Result<(f64, f64), String> {
     j.identity.op_gen += 1;
     j.timeout = Duration::from_secs(5);
     j.vector_len = j.vector_len.min(100_000);
-    let r = run_tree(&j, &mut link).map_err(|e| e.to_string())?;
+    let r = run_tree(&j, &mut link)?;
     if !r.passed() {
         return Err("the retry's results are wrong".into());
     }

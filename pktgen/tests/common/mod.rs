@@ -5,7 +5,7 @@ use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::wire::*;
 use prism_pktgen::*;
 pub fn config() -> SwitchConfig {
-    SwitchConfig::parse(prism_pktgen::link::DEFAULT_SIM_CONFIG).unwrap()
+    SwitchConfig::parse(&prism_pktgen::link::default_sim_config().to_string()).unwrap()
 }
 
 pub fn job(ranks: u16, semantics: Semantics, acc: AccumulatorPolicy, output: OutputFormat) -> Job {

@@ -1,10 +1,9 @@
 //! Shared by the Kulisch tests: a 320-bit slot as a big integer, big
 //! integers as slot words, and a slot's meaning by the flag rules, in the
-//! independent oracle's terms (arith/tests/oracle).
+//! independent oracle's terms (prism-oracle).
 #![allow(dead_code)]
 
-#[path = "../../../arith/tests/oracle/mod.rs"]
-pub mod oracle;
+pub use prism_oracle as oracle;
 
 use num_bigint::{BigInt, Sign};
 use num_traits::Zero;

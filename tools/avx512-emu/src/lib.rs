@@ -82,7 +82,7 @@ fn value(class: Class, j: usize, i: usize, seed: u64) -> f32 {
         }
         Class::Subnormal => {
             let bits = r.next() as u32;
-            if bits % 8 == 0 {
+            if bits.is_multiple_of(8) {
                 f32::from_bits(bits & 0x8000_0000 | 0x0080_0000 | bits >> 9 & 0xffff)
             } else {
                 f32::from_bits(bits & 0x807f_ffff)
@@ -94,9 +94,9 @@ fn value(class: Class, j: usize, i: usize, seed: u64) -> f32 {
             match j {
                 0 => v,
                 // Half an ulp of v, of either sign: v + h lies halfway between two FP32 values.
-                1 => f32::from_bits(v.to_bits() & 0xff80_0000) * if r.next() % 2 == 0 { 2f32.powi(-24) } else { -(2f32.powi(-24)) },
+                1 => f32::from_bits(v.to_bits() & 0xff80_0000) * if r.next().is_multiple_of(2) { 2f32.powi(-24) } else { -(2f32.powi(-24)) },
                 _ => {
-                    if r.next() % 2 == 0 {
+                    if r.next().is_multiple_of(2) {
                         0.0
                     } else {
                         -0.0

@@ -1,7 +1,7 @@
 //! An independent oracle: values through f64 and big integers, rounding by
-//! binary search over bit patterns. It shares no code with the crate.
-
-#![allow(dead_code)]
+//! binary search over bit patterns. It shares no code with prism-arith (only
+//! its `NumFormat`, to name what `decode` reads). The arith, dataplane and RTL
+//! tests check against it, and pktgen verifies every RESULT with it.
 
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
