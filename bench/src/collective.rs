@@ -213,16 +213,15 @@ fn run_stripe(rig: &Rig<'_>, me: usize, stripe: &Job) -> Result<Vec<(u64, u64, u
                 }
             }
             Arrival::OneQueue => {
-                let mut left = mine.len();
-                let ports: Vec<u16> = mine.iter().map(|(p, _)| *p).collect();
-                while left > 0 {
-                    match rig.inboxes[me].pop() {
-                        Some(m) => {
-                            apply(&mut core, ports[mine.len() - left], m);
-                            left -= 1;
+                // Core 0 hands this stripe's frames over in its own order.
+                for (port, _) in mine {
+                    let m = loop {
+                        match rig.inboxes[me].pop() {
+                            Some(m) => break m,
+                            None => std::hint::spin_loop(),
                         }
-                        None => std::hint::spin_loop(),
-                    }
+                    };
+                    apply(&mut core, *port, m);
                 }
             }
         }

@@ -180,6 +180,10 @@ pub struct Side {
     /// switch measures it: from the receive burst of the completing DATA
     /// to the transmit burst of the RESULT.
     pub residence: Option<Histogram<u64>>,
+    /// Where the software residence time goes, one sample per DATA frame
+    /// that queued RESULTs (ns): from its receive burst to the engine taking
+    /// it, and the engine's work on it.
+    pub residence_parts: Option<[Histogram<u64>; 2]>,
     /// The same in clock cycles, where the switch counts cycles (the RTL:
     /// from the completing DATA's last beat in to the RESULT's first beat out).
     pub residence_cycles: Option<Histogram<u64>>,
@@ -192,13 +196,27 @@ pub struct Side {
     /// the benchmark's cycles per DATA packet and rate of one core, next to
     /// the real binaries' rate; or why it was not measured.
     pub in_process: Option<Result<InProcess, String>>,
+    /// The interruptions of the switch's polling core, measured on it just
+    /// before the switch started (memif runs).
+    pub noise: Option<crate::noise::Noise>,
 }
 
 /// `prism-bench switch`'s in-process figure for a scenario's case.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct InProcess {
     pub cycles_per_packet: f64,
     pub data_pps: f64,
+    /// The switch core's share of the residence time (cycles), one sample
+    /// per DATA frame that completes a range (`residence_in_process`).
+    pub residence_cycles: Histogram<u64>,
+    pub tsc_hz: u64,
+}
+
+impl InProcess {
+    /// A quantile of the in-process residence time, in ns.
+    pub fn residence_ns(&self, q: f64) -> f64 {
+        self.residence_cycles.value_at_quantile(q) as f64 * 1e9 / self.tsc_hz.max(1) as f64
+    }
 }
 
 impl Side {
@@ -216,10 +234,12 @@ impl Side {
             elements: 0,
             busy_ns: 0,
             residence: None,
+            residence_parts: None,
             residence_cycles: None,
             first_residence_cycles: None,
             data_frames: 0,
             in_process: None,
+            noise: None,
         }
     }
 
@@ -379,6 +399,7 @@ struct MemifRig {
     switch: Spawned,
     link: prism_pktgen::dpdk::DpdkLink,
     hlog: PathBuf,
+    noise: crate::noise::Noise,
 }
 
 static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
@@ -394,6 +415,8 @@ impl MemifRig {
         std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).mtu(9000).to_string())
             .map_err(BenchError::file(&cfg))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
+        // The switch's core before the switch takes it: what the machine takes from any poller there.
+        let noise = crate::noise::probe(0, Duration::from_secs(1));
         let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
         cmd.args(["--cpus", "0", "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
         let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
@@ -404,12 +427,13 @@ impl MemifRig {
             .chain([format!("--file-prefix=prism-bench-pg{pid}"), format!("--vdev={}", vdev("client"))])
             .collect();
         let link = prism_pktgen::dpdk::DpdkLink::open_waiting(&eal, &["net_memif0".to_string()], 9000, 1, Duration::from_secs(20))?;
-        Ok(MemifRig { switch, link, hlog })
+        Ok(MemifRig { switch, link, hlog, noise })
     }
 
-    /// The switch's residence histogram so far: SIGUSR1 makes it write the
-    /// log (exact as of the signal), read back here.
-    fn residence(&mut self) -> Result<Histogram<u64>, BenchError> {
+    /// The switch's residence histograms so far (the residence time, the
+    /// wait before the engine, the engine's work): SIGUSR1 makes it write
+    /// the log (exact as of the signal), read back here.
+    fn residence(&mut self) -> Result<[Histogram<u64>; 3], BenchError> {
         if !self.switch.running() {
             return Err(BenchError::Run(format!("the memif switch has exited; its log ends:\n{}", self.switch.log_tail(20))));
         }
@@ -417,8 +441,10 @@ impl MemifRig {
         self.switch.signal(libc::SIGUSR1);
         let start = std::time::Instant::now();
         while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(h) = prism_dataplane::switch::residence::read_hlog(&self.hlog) {
-                return Ok(h);
+            use prism_dataplane::switch::residence::{read_hlog_tagged, TAG_BEFORE_ENGINE, TAG_ENGINE, TAG_RESIDENCE};
+            let read = |tag| read_hlog_tagged(&self.hlog, Some(tag));
+            if let (Ok(r), Ok(b), Ok(e)) = (read(TAG_RESIDENCE), read(TAG_BEFORE_ENGINE), read(TAG_ENGINE)) {
+                return Ok([r, b, e]);
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -502,10 +528,14 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             let first_gen = reserve_generations(sc.operations);
             let before = r.residence()?;
             run_side(sc, &mut sw, &mut r.link, first_gen, progress);
-            let mut after = r.residence()?;
-            after.subtract(&before).map_err(|e| BenchError::Histogram { what: "residence histogram", detail: format!("{e:?}") })?;
-            sw.residence = Some(after);
+            let [mut res, mut wait, mut engine] = r.residence()?;
+            for (h, b) in [(&mut res, &before[0]), (&mut wait, &before[1]), (&mut engine, &before[2])] {
+                h.subtract(b).map_err(|e| BenchError::Histogram { what: "residence histogram", detail: format!("{e:?}") })?;
+            }
+            sw.residence = Some(res);
+            sw.residence_parts = Some([wait, engine]);
             sw.in_process = Some(in_process(sc, &r.link));
+            sw.noise = Some(r.noise.clone());
         }
         Software::Interface(iface) => {
             let mut link = AfPacketLink::open(std::slice::from_ref(iface)).map_err(|source| BenchError::Interface { iface: iface.clone(), source })?;
@@ -536,8 +566,10 @@ fn in_process(sc: &Scenario, link: &prism_pktgen::dpdk::DpdkLink) -> Result<InPr
         return Err(format!("the in-process benchmark's frames are FP32 in and out at MTU 1500; this scenario is {:?} to {} at MTU {}", job.input, job.output.name(), job.mtu));
     }
     let case = crate::switch_throughput::Case { ranks: job.ranks, semantics: job.semantics, accumulator: job.accumulator, pattern: job.pattern };
-    let m = crate::switch_throughput::measure_in_process(link.eal().tsc_hz(), link.pool(), &case, 0.3);
-    Ok(InProcess { cycles_per_packet: m.cycles_per_packet, data_pps: m.mpps * 1e6 })
+    let tsc_hz = link.eal().tsc_hz();
+    let m = crate::switch_throughput::measure_in_process(tsc_hz, link.pool(), &case, 0.3);
+    let residence_cycles = crate::switch_throughput::residence_in_process(tsc_hz, link.pool(), &case, 0.3);
+    Ok(InProcess { cycles_per_packet: m.cycles_per_packet, data_pps: m.mpps * 1e6, residence_cycles, tsc_hz })
 }
 
 /// Runs a scenario on the simulated hardware switch only.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod kept;
 pub mod latency;
 pub mod loads;
+pub mod noise;
 pub mod report;
 pub mod switch_throughput;
 

@@ -62,6 +62,8 @@ fn side_json(s: &Side, operations: u32) -> Value {
         "data_pps": s.data_pps(),
         "residence_samples": s.residence.as_ref().map(|h| h.len()),
         "residence_ns": s.residence.as_ref().map(pmap),
+        "residence_before_engine_ns": s.residence_parts.as_ref().map(|[w, _]| pmap(w)),
+        "residence_engine_ns": s.residence_parts.as_ref().map(|[_, e]| pmap(e)),
         "residence_cycles": s.residence_cycles.as_ref().map(pmap),
         "first_result_residence_cycles": s.first_residence_cycles.as_ref().map(pmap),
     })
@@ -208,8 +210,52 @@ pub fn residence_table(o: &Outcome) -> String {
         if let Some(c) = &s.first_residence_cycles {
             t += &format!("| {} (cycles, first RESULT of each range) | {} | {} |\n", s.name, percentiles(c).iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>().join(" | "), c.len());
         }
+        if let Some([wait, engine]) = &s.residence_parts {
+            for (what, h) in [("receive burst to engine", wait), ("engine, completing frame", engine)] {
+                t += &format!("| {}: {what} | {} | {} |\n", s.name, percentiles(h).iter().map(|(_, v)| format!("{:.2} us", us(*v))).collect::<Vec<_>>().join(" | "), h.len());
+            }
+        }
+        if let Some(Ok(ip)) = &s.in_process {
+            let h = &ip.residence_cycles;
+            let ns = |v: u64| v as f64 * 1e9 / ip.tsc_hz.max(1) as f64;
+            t += &format!("| {} core in process (no link, no driver) | {} | {} |\n", s.name, percentiles(h).iter().map(|(_, v)| format!("{:.2} us", ns(*v) / 1e3)).collect::<Vec<_>>().join(" | "), h.len());
+        }
     }
     t
+}
+
+/// Where the software residence time goes: the switch core's own share
+/// (in process), and what the machine takes from its polling core.
+fn residence_split(s: &Side) -> String {
+    let mut md = String::new();
+    if let (Some(r), Some(Ok(ip))) = (&s.residence, &s.in_process) {
+        md += &format!(
+            "The switch core alone (the same case in this process, the completing DATA frame handed to the core until its RESULTs are queued) takes p50 {:.2} us ({} cycles), p99 {:.2} us; the real binary's p50 is {:.2} us, so {:.2} us of it is the driver, the polling loop and the machine.\n\n",
+            ip.residence_ns(0.5) / 1e3,
+            ip.residence_cycles.value_at_quantile(0.5),
+            ip.residence_ns(0.99) / 1e3,
+            r.value_at_quantile(0.5) as f64 / 1e3,
+            (r.value_at_quantile(0.5) as f64 - ip.residence_ns(0.5)) / 1e3,
+        );
+    }
+    if let (Some(r), Some([wait, engine])) = (&s.residence, &s.residence_parts) {
+        let p = |h: &Histogram<u64>| h.value_at_quantile(0.5) as f64;
+        md += &format!(
+            "In the real binary, p50: {:.2} us from the receive burst to the engine taking the completing frame, {:.2} us of engine work on it, so {:.2} us from its RESULTs queued to the transmit call (p50s do not add exactly).\n\n",
+            p(wait) / 1e3,
+            p(engine) / 1e3,
+            (p(r) - p(wait) - p(engine)) / 1e3
+        );
+    }
+    if let Some(n) = &s.noise {
+        md += &format!("The switch's polling core, probed just before the switch started (a pinned thread spinning on the TSC): {}.", n.describe());
+        if let Some(r) = &s.residence {
+            let p50 = r.value_at_quantile(0.5) as f64;
+            md += &format!(" At that rate a residence interval of {:.2} us (the p50) starts or spans a gap {:.2}% of the time: tail percentiles above that share are the machine's, not the switch's.", p50 / 1e3, n.chance_within(p50) * 100.0);
+        }
+        md += "\n\n";
+    }
+    md
 }
 
 /// Writes everything under `dir`; returns the report's path.
@@ -230,10 +276,18 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         "hardware_with_mac_phy": { "allowance_ns": MAC_PHY_ALLOWANCE_NS, "source": MAC_PHY_ALLOWANCE_SOURCE, "latency_ns": pmap(&hardware_with_allowance(o)) },
         "offered_data_pps": sc.rate_pps,
         "software_in_process": match &o.software.in_process {
-            Some(Ok(ip)) => json!({"cycles_per_data_packet": ip.cycles_per_packet, "data_pps": ip.data_pps, "ratio_to_end_to_end": ip.data_pps / o.software.data_pps().max(1.0)}),
+            Some(Ok(ip)) => json!({
+                "cycles_per_data_packet": ip.cycles_per_packet,
+                "data_pps": ip.data_pps,
+                "ratio_to_end_to_end": ip.data_pps / o.software.data_pps().max(1.0),
+                "residence_cycles": pmap(&ip.residence_cycles),
+                "residence_ns": { "p50": ip.residence_ns(0.5), "p99": ip.residence_ns(0.99) },
+                "residence_samples": ip.residence_cycles.len(),
+            }),
             Some(Err(why)) => json!({"not_measured": why}),
             None => json!(null),
         },
+        "software_core_noise": o.software.noise.as_ref().map(crate::noise::Noise::to_json),
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
     });
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(BenchError::file(dir.join("summary.json")))?;
@@ -246,6 +300,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     md += "Software: from the receive burst of the DATA frame that completes a range to the transmit burst that hands each RESULT frame to the driver, by the switch's own TSC. Hardware: from the cycle of the completing DATA frame's last beat in to the RESULT frame's first beat out (under AUTO output a RESULT also waits for the encoder's lookahead past its range). One sample per RESULT frame on both.\n\n";
     md += &residence_table(o);
     md += "\n";
+    md += &residence_split(&o.software);
     md += "## What is measured\n\n";
     md += "Latency of a RESULT frame: from pktgen's send of the last DATA frame (of any rank) that covers the RESULT's range, to the RESULT's arrival at pktgen. One sample per RESULT frame on every result path. Throughput: elements of the vector reduced per second of operation time (first DATA sent to last RESULT received).\n\n";
     for s in sides {

@@ -97,7 +97,7 @@ pub struct Measured {
 
 /// Runs one case for about `seconds`.
 pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(eal.tsc_hz(), pool, c, seconds, 1)
+    measure_op(eal.tsc_hz(), pool, c, seconds, 1, None)
 }
 
 /// Packets per second of `cores` threads running at the same time, each pinned
@@ -117,7 +117,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
                         core_affinity::set_for_current(p);
                     }
                     let _lcore = LcoreGuard::register(eal);
-                    measure_op(hz, pool, c, seconds, 1 + i as u16).mpps * 1e6
+                    measure_op(hz, pool, c, seconds, 1 + i as u16, None).mpps * 1e6
                 })
             })
             .collect();
@@ -129,10 +129,22 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
 /// `measure` for a caller that has its own EAL (the report's memif rig):
 /// the switch core in this process, on this thread, for about `seconds`.
 pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(tsc_hz, pool, c, seconds, 1)
+    measure_op(tsc_hz, pool, c, seconds, 1, None)
 }
 
-fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> Measured {
+/// The switch core's share of the residence time, in this process: the
+/// cycles from handing a DATA frame that completes a range to the core until
+/// its RESULT frames are in their TX queues, one sample per such frame
+/// (about `seconds` of the case's traffic). No link, no driver, no other
+/// process: what is left of the real binary's residence time is theirs and
+/// the machine's.
+pub fn residence_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> hdrhistogram::Histogram<u64> {
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).expect("histogram bounds");
+    measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h));
+    h
+}
+
+fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>) -> Measured {
     let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
@@ -183,7 +195,13 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16) -> M
             let Some(m) = pool.frame(frame) else { continue };
             // RESULTs are built in TX mbufs, as in prism-switch.
             let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
+            let t1 = if residence.is_some() { rdtsc() } else { 0 };
             core.rx(*port, m.data(), &mut sink);
+            if let Some(h) = residence.as_deref_mut() {
+                if txq.iter().any(|q| !q.is_empty()) {
+                    h.saturating_record(rdtsc().wrapping_sub(t1).max(1));
+                }
+            }
             drop(m);
             for q in &mut txq {
                 results += q.len() as u64;

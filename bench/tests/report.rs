@@ -94,6 +94,16 @@ fn short_scenario_through_both_switches() {
             let cpp = summary["software_in_process"]["cycles_per_data_packet"].as_f64().expect("an in-process figure on memif");
             assert!(cpp > 0.0);
             assert!(md.contains(&format!("{cpp:.0} cycles per DATA packet")), "report.md gives summary.json's {cpp:.0} cycles per DATA packet");
+            // The core's own share of the residence time, and the polling core's interruptions.
+            let ip = &summary["software_in_process"];
+            assert!(ip["residence_samples"].as_u64().unwrap() > 0, "in-process residence samples");
+            let ip50 = ip["residence_ns"]["p50"].as_f64().unwrap();
+            assert!(ip50 > 0.0);
+            let core_row = md.lines().find(|l| l.starts_with("| software core in process")).unwrap_or_else(|| panic!("no in-process residence row in:\n{md}"));
+            assert!(core_row.contains(&format!("| {:.2} us |", ip50 / 1000.0)), "report.md's in-process p50 is summary.json's: {core_row} vs {ip50} ns");
+            let noise = &summary["software_core_noise"];
+            assert!(noise["seconds"].as_f64().unwrap() >= 1.0 && noise["gaps_per_s"].as_f64().is_some(), "{noise}");
+            assert!(md.contains("The switch's polling core, probed just before"), "{md}");
         } else {
             assert!(o.software.residence.is_none());
         }

@@ -348,6 +348,8 @@ struct Worker<'a> {
     mac: [u8; 6],
     /// This core's operation rules on the ports that take them.
     flows: std::cell::RefCell<OperationFlows<FlowRule>>,
+    /// Whether any port takes rules: without, a frame skips the flow bookkeeping.
+    flows_active: bool,
 }
 
 impl Worker<'_> {
@@ -422,7 +424,7 @@ impl Worker<'_> {
             for src in 0..self.n {
                 while let Some((pi, m, rx_tsc)) = self.shared.inbox[self.id * self.n + src].pop() {
                     got += 1;
-                    self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
+                    self.flow_rules(&m);
                     handle(&mut core, self.pool, &mut txq, &mut stamps, &mut st, pi as usize, m, rx_tsc);
                     self.flush_if_result(&mut txq, &mut stamps, &mut st);
                 }
@@ -490,6 +492,13 @@ impl Worker<'_> {
         }
     }
 
+    /// The operation rules a frame this core owns installs or removes.
+    fn flow_rules(&self, m: &Mbuf) {
+        if self.flows_active {
+            self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
+        }
+    }
+
     /// A received frame to the core that owns its operation, or handled here.
     #[allow(clippy::too_many_arguments)]
     fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
@@ -501,7 +510,7 @@ impl Worker<'_> {
                 }
             }
             _ => {
-                self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
+                self.flow_rules(&m);
                 handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc)
             }
         }
@@ -510,12 +519,17 @@ impl Worker<'_> {
 
 /// Gives every frame queued since the last call its stamp: `rx_tsc` for a
 /// RESULT (made by the DATA frame just handled), 0 for anything else.
-fn stamp_new(txq: &[Vec<Mbuf>], stamps: &mut [Vec<u64>], rx_tsc: u64) {
+/// Whether any got a stamp.
+fn stamp_new(txq: &[Vec<Mbuf>], stamps: &mut [Vec<u64>], rx_tsc: u64) -> bool {
+    let mut stamped = false;
     for (q, s) in txq.iter().zip(stamps.iter_mut()) {
         for m in &q[s.len()..] {
-            s.push(if rx_tsc != 0 && class_of(m.data()) == Some(Class::RESULT) { rx_tsc } else { 0 });
+            let result = rx_tsc != 0 && class_of(m.data()) == Some(Class::RESULT);
+            stamped |= result;
+            s.push(if result { rx_tsc } else { 0 });
         }
     }
+    stamped
 }
 
 /// One frame on the core that owns it.
@@ -523,11 +537,14 @@ fn stamp_new(txq: &[Vec<Mbuf>], stamps: &mut [Vec<u64>], rx_tsc: u64) {
 fn handle(core: &mut SwitchCore, pool: &Mempool, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
     // Only a DATA frame can complete a range: RESULTs made by anything else (timers, PROGRESS) are not residence samples.
     let stamp = if class_of(m.data()) == Some(Class::DATA) { rx_tsc } else { 0 };
+    let start_tsc = if stamp != 0 { rdtsc() } else { 0 };
     // Engine replies are built directly in mbufs on their port's TX queue.
     let mut sink = MbufSink { pool, txq, no_mbuf: 0 };
     let action = core.rx(pi as u16, m.data(), &mut sink);
     st.no_mbuf += sink.no_mbuf;
-    stamp_new(txq, stamps, stamp);
+    if stamp_new(txq, stamps, stamp) {
+        st.residence.record_engine(rx_tsc, start_tsc, rdtsc());
+    }
     match action {
         Action::Consumed | Action::Drop(_) => drop(m),
         Action::Forward(p) => txq[p as usize].push(m),
@@ -602,13 +619,15 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
             .map(|w| {
                 let queues: Vec<(usize, u16)> = all_queues.iter().enumerate().filter(|(i, _)| i % n == w).map(|(_, q)| *q).collect();
                 // Per port: this core's queue there, if the device takes rules.
-                let rule_queues = (0..ports.len()).map(|p| if steering[p].is_ok() { queues.iter().find(|(qp, _)| *qp == p).map(|(_, q)| *q) } else { None }).collect();
+                let rule_queues: Vec<Option<u16>> = (0..ports.len()).map(|p| if steering[p].is_ok() { queues.iter().find(|(qp, _)| *qp == p).map(|(_, q)| *q) } else { None }).collect();
+                let flows = OperationFlows::new(cfg.node_mac(), rule_queues);
                 let worker = Worker {
                     id: w,
                     n,
                     ports: &ports,
                     mac: cfg.node_mac().0,
-                    flows: std::cell::RefCell::new(OperationFlows::new(cfg.node_mac(), rule_queues)),
+                    flows_active: flows.active(),
+                    flows: std::cell::RefCell::new(flows),
                     queues,
                     pool: &pool,
                     shared: &shared,
