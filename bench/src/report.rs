@@ -463,10 +463,12 @@ pub fn compare(a: &Path, b: &Path) -> Result<String, BenchError> {
             let vb = y[side]["latency_ns"][&k].as_f64();
             t += &format!("| {side} | {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
         }
-        for k in PERCENTILES.iter().map(|p| format!("p{p}")).chain(["max".to_string()]) {
-            let (va, vb) = (x[side]["residence_ns"][&k].as_f64(), y[side]["residence_ns"][&k].as_f64());
-            if va.is_some() || vb.is_some() {
-                t += &format!("| {side} | residence {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
+        for (view, what) in [("residence_ns", "residence"), ("residence_before_engine_ns", "residence, receive burst to engine,"), ("residence_engine_ns", "residence, engine,")] {
+            for k in PERCENTILES.iter().map(|p| format!("p{p}")).chain(["max".to_string()]) {
+                let (va, vb) = (x[side][view][&k].as_f64(), y[side][view][&k].as_f64());
+                if va.is_some() || vb.is_some() {
+                    t += &format!("| {side} | {what} {k} | {} | {} | {} |\n", cell(va), cell(vb), ratio(va, vb));
+                }
             }
         }
         for (key, what) in [("elements_per_s", "elements/s"), ("data_pps", "DATA frames/s")] {

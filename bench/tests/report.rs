@@ -104,6 +104,13 @@ fn short_scenario_through_both_switches() {
             let noise = &summary["software_core_noise"];
             assert!(noise["seconds"].as_f64().unwrap() >= 1.0 && noise["gaps_per_s"].as_f64().is_some(), "{noise}");
             assert!(md.contains("The switch's polling core, probed just before"), "{md}");
+            // The real binary's split: one sample per range (the frame that completes it).
+            let ranges = want / paths;
+            assert_eq!(summary["software"]["residence_engine_ns"]["p50"].as_u64().map(|v| v > 0), Some(true));
+            for part in ["receive burst to engine", "engine, completing frame"] {
+                let row = md.lines().find(|l| l.starts_with(&format!("| software: {part} |"))).unwrap_or_else(|| panic!("no {part} row in:\n{md}"));
+                assert!(row.ends_with(&format!(" {ranges} |")), "one sample per completing frame: {row}");
+            }
         } else {
             assert!(o.software.residence.is_none());
         }
@@ -145,6 +152,8 @@ fn short_scenario_through_both_switches() {
     let t = report::compare(&dirs[0], &dirs[1]).unwrap();
     assert!(t.contains("| hardware | p99.9 |") && t.contains("elements/s"), "{t}");
     assert!(t.contains("| hardware | residence p50 |") && t.contains("| software | DATA frames/s |") && t.contains("| hardware + MAC/PHY | latency p99 |"), "{t}");
+    // The memif run's residence split, beside the veth run's nothing.
+    assert!(t.contains("| software | residence, engine, p50 |") && t.contains("| software | residence, receive burst to engine, p99 |"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
