@@ -404,6 +404,22 @@ struct MemifRig {
 
 static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
 
+/// The memif rig's CPUs (switch, pktgen), if not 0 and 1.
+static MEMIF_CPUS: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+
+/// Puts the memif rig's switch and pktgen on these CPUs (before its first run).
+pub fn set_memif_cpus(switch: usize, pktgen: usize) -> Result<(), BenchError> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if switch == pktgen || switch >= n || pktgen >= n {
+        return Err(BenchError::Run(format!("--memif-cpus {switch},{pktgen}: two different CPUs below {n} are needed")));
+    }
+    let want = (switch, pktgen);
+    if *MEMIF_CPUS.get_or_init(|| want) != want {
+        return Err(BenchError::Run("the memif rig's CPUs are already set".into()));
+    }
+    Ok(())
+}
+
 impl MemifRig {
     fn start(binary: &Path) -> Result<MemifRig, BenchError> {
         let pid = std::process::id();
@@ -416,12 +432,13 @@ impl MemifRig {
             .map_err(BenchError::file(&cfg))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
         // The switch's core before the switch takes it: what the machine takes from any poller there.
-        let noise = crate::noise::probe(0, Duration::from_secs(1));
-        let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), "0", &[vdev("server")], &cfg, &stats, &ready);
-        cmd.args(["--cpus", "0", "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
+        let (sw_cpu, pg_cpu) = *MEMIF_CPUS.get_or_init(|| (0, 1));
+        let noise = crate::noise::probe(sw_cpu, Duration::from_secs(1));
+        let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), &sw_cpu.to_string(), &[vdev("server")], &cfg, &stats, &ready);
+        cmd.args(["--cpus", &sw_cpu.to_string(), "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
         let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
         switch.wait_ready(&ready, Duration::from_secs(30))?;
-        let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "1", "-m", "256", "--log-level", "lib.eal:error"]
+        let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", &pg_cpu.to_string(), "-m", "256", "--log-level", "lib.eal:error"]
             .iter()
             .map(|s| s.to_string())
             .chain([format!("--file-prefix=prism-bench-pg{pid}"), format!("--vdev={}", vdev("client"))])

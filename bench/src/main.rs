@@ -46,6 +46,22 @@ enum Cmd {
         /// No progress lines.
         #[arg(long)]
         quiet: bool,
+        /// The memif rig's CPUs: the switch's polling core, then pktgen's.
+        #[arg(long, value_delimiter = ',', default_values_t = [0, 1])]
+        memif_cpus: Vec<usize>,
+    },
+    /// How much a spinning, pinned thread loses to the machine on each CPU
+    /// (timer ticks, interrupts, the hypervisor): every gap of 1 us or more
+    /// between two TSC reads. Run it before trusting a latency tail.
+    Noise {
+        /// CPUs to probe, one after the other (default: every CPU).
+        #[arg(long, value_delimiter = ',')]
+        cpus: Vec<usize>,
+        /// Seconds per CPU.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+        #[arg(long)]
+        json: bool,
     },
     /// Two saved reports side by side (their directories or summary.json files).
     Compare { a: std::path::PathBuf, b: std::path::PathBuf },
@@ -120,7 +136,23 @@ struct CollectiveArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Report { scenarios, out, software, loads, quiet } => match report(&scenarios, &out, &software, &loads, quiet) {
+        Cmd::Noise { cpus, seconds, json } => {
+            let cpus = if cpus.is_empty() { (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect() } else { cpus };
+            if !(seconds > 0.0 && seconds <= 3600.0) {
+                eprintln!("prism-bench: --seconds must be in (0, 3600], not {seconds}");
+                return ExitCode::from(1);
+            }
+            let all: Vec<_> = cpus.iter().map(|&c| prism_bench::noise::probe(c, std::time::Duration::from_secs_f64(seconds))).collect();
+            if json {
+                println!("{}", serde_json::Value::Array(all.iter().map(prism_bench::noise::Noise::to_json).collect()));
+            } else {
+                for n in &all {
+                    println!("{}", n.describe());
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Cmd::Report { scenarios, out, software, loads, quiet, memif_cpus } => match memif_cpus_of(&memif_cpus).map_err(Into::into).and_then(|()| report(&scenarios, &out, &software, &loads, quiet)) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(2),
             Err(e) => {
@@ -159,6 +191,14 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+    }
+}
+
+/// `--memif-cpus SWITCH,PKTGEN`, checked and set.
+fn memif_cpus_of(cpus: &[usize]) -> Result<(), prism_bench::BenchError> {
+    match cpus {
+        [sw, pg] => prism_bench::latency::set_memif_cpus(*sw, *pg),
+        _ => Err(prism_bench::BenchError::Run(format!("--memif-cpus takes two CPUs (the switch's, then pktgen's), not {cpus:?}"))),
     }
 }
 
