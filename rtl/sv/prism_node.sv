@@ -117,6 +117,8 @@ module prism_node #(
         if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_node: KULISCH_ENABLE must be 0 or 1");
         if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_node: AUTO_ENABLE must be 0 or 1");
         if (AUTO_ENABLE != 0 && KULISCH_ENABLE == 0) $error("prism_node: AUTO_ENABLE needs KULISCH_ENABLE (AUTO is advertised for both policies)");
+        if (2 ** $clog2(FLANES) != FLANES) $error("prism_node: FLANES must be a power of two (the ring's banks)");
+        if (KLANES > FLANES) $error("prism_node: KLANES must be at most FLANES");
     end
     // The Kulisch slots' width as the ring stores them (1 when there are none).
     localparam int RKW = KULISCH_ENABLE != 0 ? KW : 1;
@@ -356,17 +358,34 @@ module prism_node #(
     logic [15:0] ack_detail;
 
     // The accumulator ring (prism_ring: FP32_ARRIVAL values, and KULISCH_FIXED
-    // integers with their flags) and the lanes on its run of slots.
+    // integers with their flags, in FLANES banks of block RAM: slot s in bank
+    // s mod FLANES) and the lanes on its run of slots. The lanes are in bank
+    // order: lane b adds into bank b's slot of the run, so the ring's wide
+    // words go into the lanes and back without a rotation; the run's values
+    // (32 bits each) are rotated to their banks instead. The ring's read is
+    // registered, so a run is read in its dispatch cycle and enters the lanes
+    // the cycle after, with its values registered beside the read.
+    // Under KULISCH_FIXED a run is KLANES slots, but any FLANES-slot window
+    // of banks may hold it, so there is a Kulisch lane per bank.
     logic [FLANES*32-1:0] lane_acc, lane_sum;
-    logic [KLANES*RKW-1:0] lane_acck, klane_sum;
-    logic [KLANES*5-1:0]  lane_accf, klane_f;
+    logic [FLANES*RKW-1:0] lane_acck, klane_sum;
+    logic [FLANES*5-1:0]  lane_accf, klane_f;
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
-    logic [31:0] lane_in [FLANES];
+    logic [31:0] lane_in [FLANES];   // value j of the run
+    logic [31:0] lane_inb [FLANES];  // bank b's value of the run
+    // Registered with the ring's read: what enters the lanes.
+    logic          f_go, k_go;
+    logic [31:0]   lane_inq [FLANES];
+    logic          kisk_q;
+    logic [7:0]    kst_q;
+    logic [KW-1:0] kint_q;
     // Cycles from a run's read of the ring to the write of its sums: the
-    // FP32 lanes are prism_fp32_add_pipe, the Kulisch lanes
-    // prism_kulisch_lane_pipe (their LATENCY; each checked in simulation
-    // against the lanes' m_valid). The hazard logic follows from these.
+    // ring's registered read, then the FP32 lanes (prism_fp32_add_pipe) or
+    // the Kulisch lanes (prism_kulisch_lane_pipe) (their LATENCY; each
+    // checked in simulation against the lanes' m_valid). The hazard logic
+    // follows from these.
+    localparam int RING_LAT = 1;
     localparam int F_LAT = 9;
     localparam int K_LAT = 3;
     // Hazard queries against the runs in flight (prism_lane_track): 0 the
@@ -380,34 +399,57 @@ module prism_node #(
     logic [RN_W-1:0] f_land_n, k_land_n;
     logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
     logic          f_mv0, k_mv0;     // lane 0's m_valid (the latency checks)
+    // The run's values to their banks: bank b takes value (b - slot) mod
+    // FLANES (a rotation up, one stage a bit of the slot).
+    always_comb begin
+        logic [31:0] x [$clog2(FLANES)+1][FLANES];
+        for (int j = 0; j < FLANES; j++) x[0][j] = lane_in[j];
+        for (int k = 0; k < $clog2(FLANES); k++)
+            for (int i = 0; i < FLANES; i++)
+                x[k+1][i] = lane_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
+        for (int i = 0; i < FLANES; i++) lane_inb[i] = x[$clog2(FLANES)][i];
+    end
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            f_go <= 1'b0;
+            k_go <= 1'b0;
+        end else begin
+            f_go <= f_push;
+            k_go <= k_push;
+        end
+        for (int i = 0; i < FLANES; i++) lane_inq[i] <= lane_inb[i];
+        kisk_q <= g_fmt == FMT_KULISCH;
+        kst_q <= win[7:0];
+        kint_q <= kint;
+    end
     genvar gl;
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
             if (gl == 0) begin : g_first
-                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_push), .a(lane_acc[32*gl +: 32]), .b(lane_in[gl]),
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .b(lane_inq[gl]),
                                          .m_valid(f_mv0), .sum(lane_sum[32*gl +: 32]));
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_push), .a(lane_acc[32*gl +: 32]), .b(lane_in[gl]),
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .b(lane_inq[gl]),
                                          .m_valid(), .sum(lane_sum[32*gl +: 32]));
                 /* verilator lint_on PINCONNECTEMPTY */
             end
         end
         if (KULISCH_ENABLE != 0) begin : g_kul
-        for (gl = 0; gl < KLANES; gl++) begin : g_klane
+        for (gl = 0; gl < FLANES; gl++) begin : g_klane
             if (gl == 0) begin : g_first
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
-                    .clk, .en(1'b1), .s_valid(k_push),
+                    .clk, .en(1'b1), .s_valid(k_go),
                     .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
-                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
                     .m_valid(k_mv0), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
-                    .clk, .en(1'b1), .s_valid(k_push),
+                    .clk, .en(1'b1), .s_valid(k_go),
                     .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
-                    .is_kulisch(g_fmt == FMT_KULISCH), .fp32(lane_in[gl]), .kstate(win[7:0]), .kint(kint),
+                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
                     .m_valid(), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
                 /* verilator lint_on PINCONNECTEMPTY */
@@ -420,7 +462,7 @@ module prism_node #(
             // What only the Kulisch lanes read.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{lane_acck, lane_accf, kint, bl_acck, bl_accf, k_push};
+            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, bl_acck, bl_accf, k_go};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -492,21 +534,28 @@ module prism_node #(
     logic        bl_wait;            // a slot of the line has a sum in flight: the builder waits
     logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
     logic [31:0] bl_val [LANES];
+    // The ring's egress run (the builder's line, or AUTO's slots), the cycle after its read.
     logic [LANES*32-1:0] bl_acc;
     logic [LANES*RKW-1:0] bl_acck;
     logic [LANES*5-1:0]  bl_accf;
     logic [DATA_W-1:0] bl_vals;
-    // Under KULISCH_FIXED a line's values leave prism_kulisch_round_pipe
-    // R_LAT cycles after the builder read (and cleared) their slots: the
-    // line's write and its count follow them down rl_* (the builder goes on
-    // meanwhile; a sender waits for rq_lines, so it never sends a line not
-    // yet written, and a slot retires only after its last line is sent).
+    // The ring's read is registered: an FP32 line is written (and counted in
+    // rq_lines) the cycle after the builder reads its slots (fl_*). Under
+    // KULISCH_FIXED a line's values leave prism_kulisch_round_pipe R_LAT
+    // cycles after that: the line's write and its count follow them down
+    // rl_*, RL stages (the builder goes on meanwhile; a sender waits for
+    // rq_lines, so it never sends a line not yet written, and a slot retires
+    // only after its last line is sent).
     localparam int R_LAT = 6;
+    localparam int RL = RING_LAT + R_LAT;
     logic        bl_go;              // the builder reads a line this cycle
-    logic [R_LAT-1:0] rl_v;
-    logic        rl_s [R_LAT];
-    logic [15:0] rl_line [R_LAT];
-    logic [LANES-1:0] rl_has [R_LAT];
+    logic        fl_v, fl_s;
+    logic [15:0] fl_line;
+    logic [LANES-1:0] fl_has;
+    logic [RL-1:0] rl_v;
+    logic        rl_s [RL];
+    logic [15:0] rl_line [RL];
+    logic [LANES-1:0] rl_has [RL];
     logic [DATA_W-1:0] rl_vals;      // the line leaving the rounding pipes
     logic        r_mv0;              // round pipe 0's m_valid (the latency check)
     genvar gr;
@@ -520,26 +569,34 @@ module prism_node #(
                 end
             end else if (gr == 0) begin : g_first
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(bl_go && ctx_kulisch),
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[0]),
                     .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
                 /* verilator lint_on PINCONNECTEMPTY */
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(bl_go && ctx_kulisch),
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[0]),
                     .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact());
                 /* verilator lint_on PINCONNECTEMPTY */
             end
             assign bl_val[gr] = bl_acc[32*gr +: 32];
-            assign rl_vals[32*gr +: 32] = rl_has[R_LAT-1][gr] ? kr : 32'd0;
+            assign rl_vals[32*gr +: 32] = rl_has[RL-1][gr] ? kr : 32'd0;
         end
     endgenerate
     always_ff @(posedge clk) begin
-        if (rst) rl_v <= '0;
-        else rl_v <= R_LAT'({rl_v, bl_go && ctx_kulisch});
+        if (rst) begin
+            rl_v <= '0;
+            fl_v <= 1'b0;
+        end else begin
+            rl_v <= RL'({rl_v, bl_go && ctx_kulisch});
+            fl_v <= bl_go && !ctx_kulisch;
+        end
+        fl_s <= bl_s;
+        fl_line <= bl_line;
+        fl_has <= bl_has;
         rl_s[0] <= bl_s;
         rl_line[0] <= bl_line;
         rl_has[0] <= bl_has;
-        for (int i = 1; i < R_LAT; i++) begin
+        for (int i = 1; i < RL; i++) begin
             rl_s[i] <= rl_s[i-1];
             rl_line[i] <= rl_line[i-1];
             rl_has[i] <= rl_has[i-1];
@@ -547,7 +604,7 @@ module prism_node #(
     end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && r_mv0 != rl_v[R_LAT-1]) $error("prism_node: R_LAT is not prism_kulisch_round_pipe's latency");
+        if (!rst && r_mv0 != rl_v[RL-1]) $error("prism_node: R_LAT is not prism_kulisch_round_pipe's latency");
 `endif
     always_comb begin
         bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
@@ -567,7 +624,7 @@ module prism_node #(
     end
     always_comb begin
         bl_vals = '0;
-        for (int j = 0; j < LANES; j++) if (bl_has[j]) bl_vals[32*j +: 32] = bl_val[j];
+        for (int j = 0; j < LANES; j++) if (fl_has[j]) bl_vals[32*j +: 32] = bl_val[j];
     end
 
     // Header byte i of slot s's RESULT on path pi.
@@ -671,22 +728,22 @@ module prism_node #(
         end else begin
             // Build (a line waits while one of its slots has a sum in flight).
             if (rq_valid[bl_s] && !rq_built[bl_s] && !bl_wait) begin
-                if (bl_on && !ctx_kulisch) begin
-                    rbuf[bl_s][FB'(bl_line)] <= bl_vals;
-                    rq_lines[bl_s] <= bl_line + 16'd1;
-                end
                 if (!bl_on || bl_end) begin
                     bt_tog[bl_s] <= !bt_tog[bl_s];
                     bl_s <= !bl_s;
                     bl_line <= '0;
                 end else bl_line <= bl_line + 16'd1;
             end
-            // A KULISCH_FIXED line out of the rounding pipes (only those lines
-            // are delayed; the context, and so the kind, changes only when
-            // egress is idle).
-            if (rl_v[R_LAT-1]) begin
-                rbuf[rl_s[R_LAT-1]][FB'(rl_line[R_LAT-1])] <= rl_vals;
-                rq_lines[rl_s[R_LAT-1]] <= rl_line[R_LAT-1] + 16'd1;
+            // An FP32 line out of the ring, or a KULISCH_FIXED line out of
+            // the rounding pipes (the context, and so the kind, changes only
+            // when egress is idle).
+            if (fl_v) begin
+                rbuf[fl_s][FB'(fl_line)] <= bl_vals;
+                rq_lines[fl_s] <= fl_line + 16'd1;
+            end
+            if (rl_v[RL-1]) begin
+                rbuf[rl_s[RL-1]][FB'(rl_line[RL-1])] <= rl_vals;
+                rq_lines[rl_s[RL-1]] <= rl_line[RL-1] + 16'd1;
             end
             // Send.
             for (int p = 0; p < PORTS; p++) begin
@@ -988,12 +1045,22 @@ module prism_node #(
     // Emission.
     logic [8:0]  e_g;                // group being written
     logic [15:0] e_v, e_k, e_off;    // value in group, value in packet, byte offset
+    logic        em_last;            // e_v is its group's last value
     logic        e_desc;             // the group's descriptor is written
 
-    logic [RB-1:0] au_slot [LOOK];   // the ring's AUTO port: the rounder's slots, the emitted value's
+    // AUTO's reads of the ring (its egress run, which the builder does not
+    // use in an AUTO context): the rounder's LOOK slots from ro_ptr, or in
+    // A_EMIT the slot of the value the next cycle writes (the read is
+    // registered, so it is read a cycle ahead). au_* is the data, the cycle
+    // after the read.
+    logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 2)
+    logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
     logic [LOOK*RKW-1:0] au_acck;
     logic [LOOK*5-1:0]  au_accf;
+    assign au_acc = bl_acc[LOOK*32-1:0];
+    assign au_acck = bl_acck[LOOK*RKW-1:0];
+    assign au_accf = bl_accf[LOOK*5-1:0];
     logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
@@ -1005,9 +1072,13 @@ module prism_node #(
             logic [32:0] rs [RING];  // rounded store: {exact, FP32}
             logic [32:0] ro_ptr, rr_lim, ro_avail;
             logic        ro_go;
-            logic [R_LAT-1:0] ro_v;
-            logic [32:0] ro_at [R_LAT];
-            logic [RN_W-1:0] ro_nn [R_LAT];
+            // After the ring's read (RL stages: the read, then the rounding):
+            // FP32_ARRIVAL values are written the cycle after (ro_fv),
+            // KULISCH_FIXED roundings RL cycles after (ro_v).
+            logic        ro_fv;
+            logic [RL-1:0] ro_v;
+            logic [32:0] ro_at [RL];
+            logic [RN_W-1:0] ro_nn [RL];
             logic [31:0] ro_kr [LOOK];
             logic        ro_kx [LOOK];
             logic        ro_mv0;     // rounder 0's m_valid (the latency check)
@@ -1016,17 +1087,28 @@ module prism_node #(
                 ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
                 // Emission has the ring's AUTO port; hz_hit[2] is the query on the rounder's slots.
                 ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[2];
-                ro_pend = ro_v != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+                ro_pend = ro_v != 0 || ro_fv || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+            end
+            // A_EMIT reads a cycle ahead: the slot of the value written next
+            // cycle (after a value, the next value; after a descriptor, its
+            // group's first), when the next cycle writes a value.
+            logic [15:0] e_k_next;
+            logic        e_val_next;
+            always_comb begin
+                e_k_next = e_k + 16'(e_desc && e_g != a_ng);
+                e_val_next = e_g != a_ng && (!e_desc || !em_last);
+                au_qslot = RB'(ro_ptr);
+                au_slot = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
+                au_n = st == A_EMIT ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
             end
             for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
                 logic [32:0] r;
-                assign au_slot[ga] = RB'((st == A_EMIT ? base + {17'b0, e_k} : ro_ptr) + 33'(ga));
                 if (ga == 0) begin : g_first
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[0]),
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                 end else begin : g_rest
                     /* verilator lint_off PINCONNECTEMPTY */
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_go && ctx_kulisch),
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[0]),
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                     /* verilator lint_on PINCONNECTEMPTY */
                 end
@@ -1060,25 +1142,27 @@ module prism_node #(
                 logic        w_en;
                 logic [32:0] w_at;
                 logic [RN_W-1:0] w_n;
-                w_en = ctx_kulisch ? ro_v[R_LAT-1] : ro_go;
-                w_at = ctx_kulisch ? ro_at[R_LAT-1] : ro_ptr;
-                w_n = ctx_kulisch ? ro_nn[R_LAT-1] : ro_n;
+                w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv;
+                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[0];
+                w_n = ctx_kulisch ? ro_nn[RL-1] : ro_nn[0];
                 if (w_en)
                     for (int g = 0; g < LOOK; g++)
                         if (RN_W'(g) < w_n) rs[RB'(w_at + 33'(g))] <= ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
                 ro_at[0] <= ro_ptr;
                 ro_nn[0] <= ro_n;
-                for (int i = 1; i < R_LAT; i++) begin
+                for (int i = 1; i < RL; i++) begin
                     ro_at[i] <= ro_at[i-1];
                     ro_nn[i] <= ro_nn[i-1];
                 end
                 if (rst || st == C_INSTALL) begin
                     ro_v <= '0;
+                    ro_fv <= 1'b0;
                     ro_ptr <= '0;
                     ro_done <= '0;
                     rr_lim <= '0;
                 end else begin
-                    ro_v <= R_LAT'({ro_v, ro_go && ctx_kulisch});
+                    ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
+                    ro_fv <= ro_go && !ctx_kulisch;
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
                     if (w_en) ro_done <= w_at + 33'(w_n);
                     if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
@@ -1086,11 +1170,13 @@ module prism_node #(
             end
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
-                if (!rst && ro_mv0 != ro_v[R_LAT-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
+                if (!rst && ro_mv0 != ro_v[RL-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
 `endif
         end else begin : g_no_auto
+            assign au_slot = '0;
+            assign au_qslot = '0;
+            assign au_n = '0;
             for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
-                assign au_slot[ga] = '0;
                 assign au_v[ga] = '0;
                 assign au_x[ga] = 1'b0;
                 assign au_m[ga] = '0;
@@ -1258,7 +1344,6 @@ module prism_node #(
     logic [8*EM-1:0] em_bytes;
     logic [EM-1:0]   em_mask;
     logic [15:0]     em_w, em_pad;
-    logic            em_last;
     always_comb begin
         logic [2:0] f;
         logic [31:0] d;
@@ -1619,42 +1704,47 @@ module prism_node #(
         if (r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(r)));
     endtask
 
-    // The ring: its writes are keyed on the engine's state here (its own
-    // process; Yosys carries every memory write port of a process through
-    // each of the process's cases).
-    logic [LANES*RB-1:0] bl_slot_v;
-    logic [LOOK*RB-1:0]  au_slot_v;
-    always_comb begin
-        for (int j = 0; j < LANES; j++) bl_slot_v[RB*j +: RB] = bl_slot[j];
-        for (int j = 0; j < LOOK; j++) au_slot_v[RB*j +: RB] = au_slot[j];
-    end
-    prism_ring #(.RING(RING), .KW(RKW), .FLANES(FLANES), .KLANES(KLANES), .LANES(LANES), .LOOK(LOOK)) ring (
+    // The ring. Its egress run is the builder's line, or AUTO's slots in an
+    // AUTO context (the builder builds no RESULT there, and AUTO reads
+    // nothing in another context). Its clears: the builder's of the slots
+    // it reads, STAGE's fresh accumulator, AUTO's of the value it writes.
+    logic [RB-1:0]   eg_slot;
+    logic [RN_W-1:0] eg_n;
+    assign eg_slot = ctx_auto ? au_slot : bl_slot[0];
+    assign eg_n = ctx_auto ? au_n : (bl_go ? RN_W'($countones(bl_in)) : '0);
+    prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
-        .lane_slot, .lane_acc, .lane_acck, .lane_accf,
-        .bl_slot(bl_slot_v), .bl_clear(bl_has), .bl_acc, .bl_acck, .bl_accf,
-        .au_slot(au_slot_v), .au_clear(st == A_EMIT && e_g != a_ng && e_desc), .au_acc, .au_acck, .au_accf,
+        .lane_slot, .lane_n(f_push || k_push ? run_n : '0), .lane_acc, .lane_acck, .lane_accf,
+        .eg_slot, .eg_n, .eg_clear(bl_has), .eg_acc(bl_acc), .eg_acck(bl_acck), .eg_accf(bl_accf),
+        .one_clear(st == A_EMIT && e_g != a_ng && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
         .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
     );
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && bl_go && ctx_auto) $error("prism_node: the builder reads the ring in an AUTO context");
+`endif
 
     // The runs in flight through each lane kind, and the hazard queries
-    // against them (the rule is in the module comment).
-    assign hz_slot = {au_slot[0], bl_slot[0], lane_slot};
+    // against them (the rule is in the module comment). A run is pushed in
+    // the cycle the ring reads it and lands RING_LAT + F_LAT (K_LAT) cycles
+    // later, when its sums are written.
+    assign hz_slot = {au_qslot, bl_slot[0], lane_slot};
     assign hz_n = {ro_n, RN_W'($countones(bl_in)), run_n};
     assign hz_hit = f_hit | k_hit;
     assign run_hold = st == D_RUN && hz_hit[0];
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
     assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
-    prism_lane_track #(.LATENCY(F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
     generate
         if (KULISCH_ENABLE != 0) begin : g_ktrack
-            prism_lane_track #(.LATENCY(K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
+            prism_lane_track #(.LATENCY(RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
                 .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
                 .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)

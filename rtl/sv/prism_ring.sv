@@ -1,118 +1,232 @@
 // prism_ring: prism_node's accumulator ring — RING slots, each an FP32_ARRIVAL
-// value, a KW-bit KULISCH_FIXED integer and its five flags — with the reads
-// the engine needs and every write in one process.
+// value, a KW-bit KULISCH_FIXED integer and its five flags — in banks of
+// synchronous-read memory (prism_ram_sdp: block RAM or UltraRAM).
 //
-// Reads (combinational): the lanes' run of FLANES (KLANES) consecutive slots
-// from `lane_slot`, the RESULT builder's LANES slots and AUTO's LOOK
-// lookahead slots. Writes, in this order within a cycle (a later write to a
-// slot wins): the builder's clears of the slots it read, a fresh accumulator
-// FLANES slots at a time from `clr_slot`, the Kulisch lanes' sums on the
-// `kw_n` slots from `kw_slot` and the FP32 lanes' sums on the `fw_n` slots
-// from `fw_slot` (distinct slots, so distinct banks), and AUTO's clear of
-// the value it just wrote (`au_slot` 0). A lane write is the run the lanes
-// read `LATENCY` cycles earlier (prism_lane_track in prism_node): the write
-// slots are not the read slots of the same cycle.
+// Banks. Slot s is in bank s mod NBANK, row s / NBANK, so a run of up to
+// NBANK consecutive slots from any offset reads (or writes) each bank at most
+// once. Bank b's row for a run from slot s is s / NBANK, plus one when
+// b < s mod NBANK; a barrel rotation by s mod NBANK puts run order (value j
+// of the run is slot s + j) into bank order for a write, and back for a read.
 //
-// A slot at rest is FP32 -0 and a Kulisch zero with no flags. Apart from
-// prism_node so that synthesis can count the ring on its own: at the default
-// sizes it is 4,096 x 357 bits written 64 (48) slots a cycle, which hardware
-// keeps in banked block RAM, not in flip-flops.
+// Reads (registered: the data is on the outputs the cycle after the slots
+// are given): the lanes' run of FLANES (KLANES) slots from `lane_slot`, and
+// the egress run of EG slots from `eg_slot` (the RESULT builder's line or
+// AUTO's rounder and encoder; prism_node never needs both in one context).
+// Each has a copy of its own of every bank, written alike: a block RAM has
+// one read port beside its write port, and the two readers are busy in the
+// same cycles (lanes in D_RUN while the builder streams a packet out), so
+// sharing one copy by turns would cost the engine its rate. `*_n` is how
+// many slots of the run are used (0: no read).
+//
+// Writes. The lanes' sums are the memories' only writes: the `fw_n` FP32
+// sums from `fw_slot` or the `kw_n` Kulisch sums from `kw_slot` (a context
+// runs one kind, so never both in a cycle), one word a bank. A clear does not
+// touch the memories: a flag a slot ("at rest", in flip-flops, read beside
+// the memories and registered with them) says the slot is -0 (FP32) and a
+// Kulisch zero without flags, whatever its memory word holds; a sum written
+// takes the flag down. Clears, in this order within a cycle (a later change
+// to a slot wins): the egress run's slots marked in `eg_clear` (the builder
+// clears what it reads), a fresh accumulator NBANK slots from `clr_slot`
+// (`clr_en`), the lanes' sums, and `one_slot` (`one_clear`, AUTO's clear of
+// the value it just wrote). Every flag is up after reset.
+//
+// prism_node never reads a slot in the cycle a sum for it is written
+// (prism_lane_track holds such reads), so a read never meets its own
+// slot's write; simulation checks it.
 // Slot i of a flat port is at [i*WIDTH +: WIDTH].
+
+`default_nettype none
 
 module prism_ring #(
     parameter int RING = 4096,
     parameter int KW = 320,
-    parameter int FLANES = 64,
-    parameter int KLANES = 48,
-    parameter int LANES = 16,
-    parameter int LOOK = 8,
+    parameter int KULISCH = 1,          // 0: no Kulisch words (lane_acck and friends read 0)
+    parameter int NBANK = 64,
+    parameter int EG = 16,
+    parameter int LANE_STYLE = 0,       // prism_ram_sdp STYLE of the lanes' copy (0 block RAM, 1 UltraRAM)
+    parameter int EG_STYLE = 0,         // and of the egress copy
     parameter int RB = $clog2(RING),
-    parameter int RN_W = $clog2(FLANES + 1)
+    parameter int RN_W = $clog2(NBANK + 1)
 ) (
-    input  logic                  clk,
-    input  logic                  rst,
+    input  wire logic                  clk,
+    input  wire logic                  rst,
 
-    input  logic [RB-1:0]         lane_slot,
-    output logic [FLANES*32-1:0]  lane_acc,
-    output logic [KLANES*KW-1:0]  lane_acck,
-    output logic [KLANES*5-1:0]   lane_accf,
+    // The lanes' run, in bank order (bank b at [b*WIDTH +: WIDTH]).
+    input  wire logic [RB-1:0]         lane_slot,
+    input  wire logic [RN_W-1:0]       lane_n,
+    output logic      [NBANK*32-1:0]   lane_acc,
+    output logic      [NBANK*KW-1:0]   lane_acck,
+    output logic      [NBANK*5-1:0]    lane_accf,
 
-    input  logic [LANES*RB-1:0]   bl_slot,
-    input  logic [LANES-1:0]      bl_clear,
-    output logic [LANES*32-1:0]   bl_acc,
-    output logic [LANES*KW-1:0]   bl_acck,
-    output logic [LANES*5-1:0]    bl_accf,
+    // The egress run, in run order (value j, slot eg_slot + j, at [j*WIDTH +: WIDTH]).
+    input  wire logic [RB-1:0]         eg_slot,
+    input  wire logic [RN_W-1:0]       eg_n,
+    input  wire logic [EG-1:0]         eg_clear,
+    output logic      [EG*32-1:0]      eg_acc,
+    output logic      [EG*KW-1:0]      eg_acck,
+    output logic      [EG*5-1:0]       eg_accf,
 
-    input  logic [LOOK*RB-1:0]    au_slot,
-    input  logic                  au_clear,
-    output logic [LOOK*32-1:0]    au_acc,
-    output logic [LOOK*KW-1:0]    au_acck,
-    output logic [LOOK*5-1:0]     au_accf,
+    input  wire logic                  one_clear,
+    input  wire logic [RB-1:0]         one_slot,
 
-    input  logic                  clr_en,
-    input  logic [RB-1:0]         clr_slot,
+    input  wire logic                  clr_en,
+    input  wire logic [RB-1:0]         clr_slot,
 
-    input  logic                  fw_en,
-    input  logic [RB-1:0]         fw_slot,
-    input  logic [RN_W-1:0]       fw_n,
-    input  logic [FLANES*32-1:0]  lane_sum,
-    input  logic                  kw_en,
-    input  logic [RB-1:0]         kw_slot,
-    input  logic [RN_W-1:0]       kw_n,
-    input  logic [KLANES*KW-1:0]  klane_sum,
-    input  logic [KLANES*5-1:0]   klane_f
+    // The lanes' sums, in bank order.
+    input  wire logic                  fw_en,
+    input  wire logic [RB-1:0]         fw_slot,
+    input  wire logic [RN_W-1:0]       fw_n,
+    input  wire logic [NBANK*32-1:0]   lane_sum,
+    input  wire logic                  kw_en,
+    input  wire logic [RB-1:0]         kw_slot,
+    input  wire logic [RN_W-1:0]       kw_n,
+    input  wire logic [NBANK*KW-1:0]   klane_sum,
+    input  wire logic [NBANK*5-1:0]    klane_f
 );
+    localparam int SB = $clog2(NBANK);          // bank bits
+    localparam int ROWS = RING / NBANK;
+    localparam int RW = ROWS > 1 ? $clog2(ROWS) : 1;
+    localparam int KWX = KULISCH != 0 ? KW + 5 : 1;
+    localparam int W = 32 + KWX;                 // a memory word: {flags, integer, FP32} (a spare bit without Kulisch)
     localparam logic [31:0] NEG_ZERO = 32'h8000_0000;
 
-    logic [31:0]   acc [RING];
-    logic [KW-1:0] acc_k [RING];
-    logic [4:0]    acc_f [RING];
+    initial begin
+        if (RING < 2 * NBANK || 2 ** RB != RING) $error("prism_ring: RING must be a power of two, at least 2 x NBANK");
+        if (NBANK < 2 || 2 ** SB != NBANK) $error("prism_ring: NBANK must be a power of two");
+        if (EG < 1 || EG > NBANK) $error("prism_ring: the egress run is 1 to NBANK slots");
+        if (KULISCH != 0 && KULISCH != 1) $error("prism_ring: KULISCH must be 0 or 1");
+    end
 
+    // Bank b's row, and whether it is in the run, for a run of n slots from s.
+    function automatic logic [RW-1:0] bank_row(input logic [RB-1:0] s, input logic [SB-1:0] b);
+        bank_row = s[RB-1:SB] + RW'(b < s[SB-1:0]);
+    endfunction
+    function automatic logic bank_in(input logic [SB-1:0] s, input logic [RN_W-1:0] n, input logic [SB-1:0] b);
+        logic [SB-1:0] k;
+        k = b - s;
+        bank_in = (RN_W + 1)'(k) < (RN_W + 1)'(n);
+    endfunction
+
+    // ---------------------------------------------------------------- writes
+    logic [RB-1:0]   w_slot;
+    logic [RN_W-1:0] w_n;
+    assign w_slot = fw_en ? fw_slot : kw_slot;
+    assign w_n = fw_en ? fw_n : kw_n;
+    logic [W-1:0]     w_word [NBANK];
+    logic [NBANK-1:0] w_en;
+    logic [RW-1:0]    w_row [NBANK];
+    always_comb
+        for (int b = 0; b < NBANK; b++) begin
+            w_word[b] = '0;
+            w_word[b][31:0] = lane_sum[32*b +: 32];
+            if (KULISCH != 0) w_word[b][W-1:32] = KWX'({klane_f[5*b +: 5], klane_sum[KW*b +: KW]});
+            w_en[b] = (fw_en || kw_en) && bank_in(w_slot[SB-1:0], w_n, SB'(b));
+            w_row[b] = bank_row(w_slot, SB'(b));
+        end
+
+    // ---------------------------------------------------------------- rest flags
+    // Flag s is slot s's. Each change is a row compare per bank (no
+    // run-time bit index).
+    logic [RING-1:0]  rest, rest_d;
+    logic [NBANK-1:0] eg_clear_x;                // eg_clear by the egress run's value index
+    assign eg_clear_x = NBANK'(eg_clear);
     always_comb begin
-        for (int j = 0; j < FLANES; j++) lane_acc[32*j +: 32] = acc[RB'(lane_slot + RB'(j))];
-        for (int j = 0; j < KLANES; j++) begin
-            lane_acck[KW*j +: KW] = acc_k[RB'(lane_slot + RB'(j))];
-            lane_accf[5*j +: 5] = acc_f[RB'(lane_slot + RB'(j))];
+        rest_d = rest;
+        for (int b = 0; b < NBANK; b++) begin
+            logic [RW-1:0] er, cr, orow;
+            logic          ee, oe;
+            er = bank_row(eg_slot, SB'(b));
+            cr = bank_row(clr_slot, SB'(b));
+            orow = one_slot[RB-1:SB];
+            ee = eg_clear_x[SB'(b) - eg_slot[SB-1:0]];
+            oe = one_clear && one_slot[SB-1:0] == SB'(b);
+            for (int r = 0; r < ROWS; r++) begin
+                if ((ee && er == RW'(r)) || (clr_en && cr == RW'(r))) rest_d[NBANK*r + b] = 1'b1;
+                if (w_en[b] && w_row[b] == RW'(r)) rest_d[NBANK*r + b] = 1'b0;
+                if (oe && orow == RW'(r)) rest_d[NBANK*r + b] = 1'b1;
+            end
         end
-        for (int j = 0; j < LANES; j++) begin
-            bl_acc[32*j +: 32] = acc[bl_slot[RB*j +: RB]];
-            bl_acck[KW*j +: KW] = acc_k[bl_slot[RB*j +: RB]];
-            bl_accf[5*j +: 5] = acc_f[bl_slot[RB*j +: RB]];
+    end
+    always_ff @(posedge clk)
+        if (rst) rest <= '1;
+        else rest <= rest_d;
+
+    // ---------------------------------------------------------------- reads
+    // Two copies of the banks, written alike: the lanes' (c 0) and the
+    // egress run's (c 1), each with its registered read and the flags
+    // registered beside it.
+    logic [RB-1:0]   r_slot [2];
+    logic [RN_W-1:0] r_n [2];
+    assign r_slot[0] = lane_slot;
+    assign r_slot[1] = eg_slot;
+    assign r_n[0] = lane_n;
+    assign r_n[1] = eg_n;
+    logic [W-1:0]     q [2][NBANK];
+    logic [NBANK-1:0] q_rest [2];
+    logic [SB-1:0]    q_rot;                     // the egress run's slot mod NBANK, registered with its read
+    genvar gc, gb;
+    generate
+        for (gc = 0; gc < 2; gc++) begin : g_copy
+            logic re;
+            assign re = r_n[gc] != 0;
+            for (gb = 0; gb < NBANK; gb++) begin : g_bank
+                logic [RW-1:0] row;
+                assign row = bank_row(r_slot[gc], SB'(gb));
+                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE)) ram (
+                    .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
+                    .re, .raddr(row), .rdata(q[gc][gb])
+                );
+                always_ff @(posedge clk) if (re) q_rest[gc][gb] <= rest[{row, SB'(gb)}];
+            end
+`ifndef SYNTHESIS
+            // A read never meets a write of its own slot (see above).
+            always_ff @(posedge clk)
+                if (!rst && re)
+                    for (int b = 0; b < NBANK; b++)
+                        if (w_en[b] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b)) && bank_row(r_slot[gc], SB'(b)) == w_row[b])
+                            $error("prism_ring: slot %0d read in the cycle its sum is written", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
+`endif
         end
-        for (int j = 0; j < LOOK; j++) begin
-            au_acc[32*j +: 32] = acc[au_slot[RB*j +: RB]];
-            au_acck[KW*j +: KW] = acc_k[au_slot[RB*j +: RB]];
-            au_accf[5*j +: 5] = acc_f[au_slot[RB*j +: RB]];
+    endgenerate
+    always_ff @(posedge clk) if (eg_n != 0) q_rot <= eg_slot[SB-1:0];
+
+    // The egress run into run order: value j is bank (slot + j) mod NBANK, a
+    // rotation down by the slot mod NBANK, the largest step first (the later
+    // stages need only the first EG + step - 1 banks).
+    logic [W:0] eg_run [EG];                     // {at rest, word}
+    always_comb begin
+        logic [W:0] x [SB+1][NBANK];
+        for (int b = 0; b < NBANK; b++) x[0][b] = {q_rest[1][b], q[1][b]};
+        for (int k = 0; k < SB; k++)
+            for (int j = 0; j < NBANK; j++)
+                x[k+1][j] = q_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
+        for (int j = 0; j < EG; j++) eg_run[j] = x[SB][j];
+    end
+
+    // A slot at rest reads as -0 and a Kulisch zero without flags.
+    always_comb begin
+        for (int b = 0; b < NBANK; b++)
+            lane_acc[32*b +: 32] = q_rest[0][b] ? NEG_ZERO : q[0][b][31:0];
+        for (int j = 0; j < EG; j++)
+            eg_acc[32*j +: 32] = eg_run[j][W] ? NEG_ZERO : eg_run[j][31:0];
+        /* verilator lint_off WIDTHCONCAT */
+        lane_acck = '0;
+        lane_accf = '0;
+        eg_acck = '0;
+        eg_accf = '0;
+        /* verilator lint_on WIDTHCONCAT */
+        if (KULISCH != 0) begin
+            for (int b = 0; b < NBANK; b++)
+                if (!q_rest[0][b]) {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
+            for (int j = 0; j < EG; j++)
+                if (!eg_run[j][W]) {eg_accf[5*j +: 5], eg_acck[KW*j +: KW]} = (KW+5)'(eg_run[j][W-1:32]);
         end
     end
 
+`ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst) begin
-            for (int j = 0; j < LANES; j++)
-                if (bl_clear[j]) begin
-                    acc[bl_slot[RB*j +: RB]] <= NEG_ZERO;
-                    acc_k[bl_slot[RB*j +: RB]] <= '0;
-                    acc_f[bl_slot[RB*j +: RB]] <= '0;
-                end
-            if (clr_en)
-                for (int j = 0; j < FLANES; j++) begin
-                    acc[RB'(clr_slot + RB'(j))] <= NEG_ZERO;
-                    acc_k[RB'(clr_slot + RB'(j))] <= '0;
-                    acc_f[RB'(clr_slot + RB'(j))] <= '0;
-                end
-            if (kw_en)
-                for (int j = 0; j < KLANES; j++)
-                    if (RN_W'(j) < kw_n) begin
-                        acc_k[RB'(kw_slot + RB'(j))] <= klane_sum[KW*j +: KW];
-                        acc_f[RB'(kw_slot + RB'(j))] <= klane_f[5*j +: 5];
-                    end
-            if (fw_en)
-                for (int j = 0; j < FLANES; j++)
-                    if (RN_W'(j) < fw_n) acc[RB'(fw_slot + RB'(j))] <= lane_sum[32*j +: 32];
-            if (au_clear) begin
-                acc[au_slot[0 +: RB]] <= NEG_ZERO;
-                acc_k[au_slot[0 +: RB]] <= '0;
-                acc_f[au_slot[0 +: RB]] <= '0;
-            end
-        end
+        if (!rst && fw_en && kw_en) $error("prism_ring: FP32 and Kulisch sums in the same cycle");
+`endif
 endmodule
+
+`default_nettype wire
