@@ -1,6 +1,7 @@
 //! DATA and RESULT: the 40-byte header and a NumberGroup body.
 
-use super::codes::{flags, offsets as o, Class, DATA_HEADER_LEN, CONTROL_WORD_LEN, MAX_GROUPS, VERSION};
+use super::codes::{descriptor, flags, offsets as o, Class, FormatCode, CONTROL_WORD_LEN, DATA_HEADER_LEN, GROUP_DESCRIPTOR_LEN, MAX_GROUPS, VERSION};
+use prism_arith::NumFormat;
 use super::group::{GroupIter, GroupRepr, ValidGroups};
 use super::{at, packet_view, view_fields, Error, Identity, Reason, Result};
 
@@ -157,6 +158,24 @@ impl<'a> DataRepr<'a> {
         ValidGroups::new(self.body)
     }
 
+    /// The one group of a validated packet whose body is a single FP32
+    /// group (nearly every DATA packet), read by one compare of its
+    /// descriptor word; `None` for any other body (read it with `groups`).
+    #[inline]
+    pub fn single_fp32_group(&self) -> Option<GroupRepr<'a>> {
+        if self.group_count != 1 {
+            return None;
+        }
+        let (desc, values) = self.body.split_first_chunk::<GROUP_DESCRIPTOR_LEN>()?;
+        let count = self.element_count;
+        let want = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
+        if u32::from_be_bytes(*desc) != want {
+            return None;
+        }
+        let values = values.get(..4 * count as usize)?;
+        Some(GroupRepr { format: NumFormat::Fp32, count, values })
+    }
+
     pub fn is_last(&self) -> bool {
         self.flags & flags::LAST != 0
     }
@@ -217,5 +236,42 @@ impl<'a> DataRepr<'a> {
         p.set_stream_id(self.stream_id);
         p.set_reserved(0);
         fill(p.body_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{emit_groups, groups_len};
+
+    fn repr<'a>(body: &'a [u8], count: u16, groups: u8) -> DataRepr<'a> {
+        let identity = Identity { job: 1, group: 2, group_gen: 3, op: 4, op_gen: 5 };
+        DataRepr { class: Class::DATA, identity, src_ep: 1, dst_ep: 2, packet_id: 0, first_element: 0, element_count: count, group_count: groups, flags: 0, stream_id: 1, body }
+    }
+
+    #[test]
+    fn single_fp32_group_is_the_first_group_or_none() {
+        let (f, i, k) = ([7u8; 12], [1u8, 2, 3], [0u8; 36]);
+        let fp32 = GroupRepr { format: NumFormat::Fp32, count: 3, values: &f };
+        let int8 = GroupRepr { format: NumFormat::Int8, count: 3, values: &i };
+        let kul = GroupRepr { format: NumFormat::Kulisch { width_bits: 288 }, count: 1, values: &k };
+        for (groups, fast) in [(vec![fp32], true), (vec![int8], false), (vec![kul], false), (vec![fp32, int8], false), (vec![int8, fp32], false)] {
+            let mut body = vec![0xa5; groups_len(&groups)];
+            emit_groups(&groups, &mut body);
+            let count = groups.iter().map(|g| g.count).sum();
+            let d = repr(&body, count, groups.len() as u8);
+            let got = d.single_fp32_group();
+            assert_eq!(got, if fast { d.groups().next() } else { None }, "{groups:?}");
+            if fast {
+                assert_eq!(got, Some(fp32));
+            }
+        }
+        // A descriptor whose count differs from the header's is not taken.
+        let mut body = vec![0; groups_len(&[fp32])];
+        emit_groups(&[fp32], &mut body);
+        assert_eq!(repr(&body, 2, 1).single_fp32_group(), None);
+        // A body cut short is not read past its end.
+        assert_eq!(repr(&body[..8], 3, 1).single_fp32_group(), None);
+        assert_eq!(repr(&body[..2], 3, 1).single_fp32_group(), None);
     }
 }
