@@ -107,7 +107,14 @@ impl<'a> DataRepr<'a> {
         }
         let body: &'a [u8] = &bytes[HEADER_END..];
         let mut walk = GroupIter::new(body, base + HEADER_END);
-        let (seen, elements) = if groups == 1 && !body.is_empty() {
+        // One FP32 group of exactly the header's count filling the body
+        // (nearly every DATA frame) is valid as it stands: FP32 values need
+        // no check and 4-byte values no padding. One compare of the
+        // descriptor word instead of the walk, which would accept it too.
+        let fp32_desc = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
+        let (seen, elements) = if groups == 1 && body.len() == GROUP_DESCRIPTOR_LEN + 4 * count as usize && body.first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32_desc) {
+            (1, count as u32)
+        } else if groups == 1 && !body.is_empty() {
             // One group (nearly every packet): the walk below, unrolled.
             let g = walk.next_group()?;
             if walk.remaining() > 0 {
@@ -270,6 +277,17 @@ mod tests {
         let mut body = vec![0; groups_len(&[fp32])];
         emit_groups(&[fp32], &mut body);
         assert_eq!(repr(&body, 2, 1).single_fp32_group(), None);
+        // The parse takes such a body by its descriptor: the same packet back,
+        // and the walk's own errors for the bodies it does not take.
+        let mut buf = vec![0; DataRepr::len_with_body(body.len())];
+        repr(&body, 3, 1).emit(&mut buf);
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0), Ok(repr(&body, 3, 1)));
+        let at = HEADER_END + 3;
+        buf[at] = 2; // descriptor count 2 under a header count of 3
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0).map_err(|e| e.reason), Err(Reason::GroupCountMismatch));
+        buf[at] = 3;
+        buf[HEADER_END] = 0x10; // INT8: three values, then a pad byte that is not zero
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0).map_err(|e| e.reason), Err(Reason::PaddingNonZero));
         // A body cut short is not read past its end.
         assert_eq!(repr(&body[..8], 3, 1).single_fp32_group(), None);
         assert_eq!(repr(&body[..2], 3, 1).single_fp32_group(), None);
