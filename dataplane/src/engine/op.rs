@@ -221,7 +221,10 @@ impl Outgoing {
             p.set_body_len(body_len as u16);
             let (body, pad) = rest.split_at_mut(body_len);
             fill(body);
-            pad.fill(0);
+            // Only short frames have padding (no call to memset for none).
+            if !pad.is_empty() {
+                pad.fill(0);
+            }
         });
     }
 }
@@ -460,7 +463,13 @@ impl OpData {
         };
         // A body of one group (nearly every packet) is read once, here, and
         // applied from this copy below; others are walked twice.
-        let single = if d.group_count == 1 { d.groups().next() } else { None };
+        // A single FP32 group (nearly every packet) by one compare of its
+        // descriptor: every policy takes FP32.
+        let single = match d.single_fp32_group() {
+            Some(g) => Some(g),
+            None if d.group_count == 1 => d.groups().next(),
+            None => None,
+        };
         let allowed = |g: &GroupRepr<'_>| !matches!(g.format, NumFormat::Kulisch { width_bits } if kulisch != Some(width_bits));
         let ok = match &single {
             Some(g) => allowed(g),

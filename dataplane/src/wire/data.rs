@@ -1,6 +1,7 @@
 //! DATA and RESULT: the 40-byte header and a NumberGroup body.
 
-use super::codes::{flags, offsets as o, Class, DATA_HEADER_LEN, CONTROL_WORD_LEN, MAX_GROUPS, VERSION};
+use super::codes::{descriptor, flags, offsets as o, Class, FormatCode, CONTROL_WORD_LEN, DATA_HEADER_LEN, GROUP_DESCRIPTOR_LEN, MAX_GROUPS, VERSION};
+use prism_arith::NumFormat;
 use super::group::{GroupIter, GroupRepr, ValidGroups};
 use super::{at, packet_view, view_fields, Error, Identity, Reason, Result};
 
@@ -106,7 +107,14 @@ impl<'a> DataRepr<'a> {
         }
         let body: &'a [u8] = &bytes[HEADER_END..];
         let mut walk = GroupIter::new(body, base + HEADER_END);
-        let (seen, elements) = if groups == 1 && !body.is_empty() {
+        // One FP32 group of exactly the header's count filling the body
+        // (nearly every DATA frame) is valid as it stands: FP32 values need
+        // no check and 4-byte values no padding. One compare of the
+        // descriptor word instead of the walk, which would accept it too.
+        let fp32_desc = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
+        let (seen, elements) = if groups == 1 && body.len() == GROUP_DESCRIPTOR_LEN + 4 * count as usize && body.first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32_desc) {
+            (1, count as u32)
+        } else if groups == 1 && !body.is_empty() {
             // One group (nearly every packet): the walk below, unrolled.
             let g = walk.next_group()?;
             if walk.remaining() > 0 {
@@ -155,6 +163,24 @@ impl<'a> DataRepr<'a> {
     /// The groups of a validated packet.
     pub fn groups(&self) -> impl Iterator<Item = GroupRepr<'a>> + 'a {
         ValidGroups::new(self.body)
+    }
+
+    /// The one group of a validated packet whose body is a single FP32
+    /// group (nearly every DATA packet), read by one compare of its
+    /// descriptor word; `None` for any other body (read it with `groups`).
+    #[inline]
+    pub fn single_fp32_group(&self) -> Option<GroupRepr<'a>> {
+        if self.group_count != 1 {
+            return None;
+        }
+        let (desc, values) = self.body.split_first_chunk::<GROUP_DESCRIPTOR_LEN>()?;
+        let count = self.element_count;
+        let want = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
+        if u32::from_be_bytes(*desc) != want {
+            return None;
+        }
+        let values = values.get(..4 * count as usize)?;
+        Some(GroupRepr { format: NumFormat::Fp32, count, values })
     }
 
     pub fn is_last(&self) -> bool {
@@ -217,5 +243,53 @@ impl<'a> DataRepr<'a> {
         p.set_stream_id(self.stream_id);
         p.set_reserved(0);
         fill(p.body_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{emit_groups, groups_len};
+
+    fn repr<'a>(body: &'a [u8], count: u16, groups: u8) -> DataRepr<'a> {
+        let identity = Identity { job: 1, group: 2, group_gen: 3, op: 4, op_gen: 5 };
+        DataRepr { class: Class::DATA, identity, src_ep: 1, dst_ep: 2, packet_id: 0, first_element: 0, element_count: count, group_count: groups, flags: 0, stream_id: 1, body }
+    }
+
+    #[test]
+    fn single_fp32_group_is_the_first_group_or_none() {
+        let (f, i, k) = ([7u8; 12], [1u8, 2, 3], [0u8; 36]);
+        let fp32 = GroupRepr { format: NumFormat::Fp32, count: 3, values: &f };
+        let int8 = GroupRepr { format: NumFormat::Int8, count: 3, values: &i };
+        let kul = GroupRepr { format: NumFormat::Kulisch { width_bits: 288 }, count: 1, values: &k };
+        for (groups, fast) in [(vec![fp32], true), (vec![int8], false), (vec![kul], false), (vec![fp32, int8], false), (vec![int8, fp32], false)] {
+            let mut body = vec![0xa5; groups_len(&groups)];
+            emit_groups(&groups, &mut body);
+            let count = groups.iter().map(|g| g.count).sum();
+            let d = repr(&body, count, groups.len() as u8);
+            let got = d.single_fp32_group();
+            assert_eq!(got, if fast { d.groups().next() } else { None }, "{groups:?}");
+            if fast {
+                assert_eq!(got, Some(fp32));
+            }
+        }
+        // A descriptor whose count differs from the header's is not taken.
+        let mut body = vec![0; groups_len(&[fp32])];
+        emit_groups(&[fp32], &mut body);
+        assert_eq!(repr(&body, 2, 1).single_fp32_group(), None);
+        // The parse takes such a body by its descriptor: the same packet back,
+        // and the walk's own errors for the bodies it does not take.
+        let mut buf = vec![0; DataRepr::len_with_body(body.len())];
+        repr(&body, 3, 1).emit(&mut buf);
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0), Ok(repr(&body, 3, 1)));
+        let at = HEADER_END + 3;
+        buf[at] = 2; // descriptor count 2 under a header count of 3
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0).map_err(|e| e.reason), Err(Reason::GroupCountMismatch));
+        buf[at] = 3;
+        buf[HEADER_END] = 0x10; // INT8: three values, then a pad byte that is not zero
+        assert_eq!(DataRepr::parse(&DataPacket::new_unchecked(&buf[..]), 0).map_err(|e| e.reason), Err(Reason::PaddingNonZero));
+        // A body cut short is not read past its end.
+        assert_eq!(repr(&body[..8], 3, 1).single_fp32_group(), None);
+        assert_eq!(repr(&body[..2], 3, 1).single_fp32_group(), None);
     }
 }
