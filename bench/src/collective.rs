@@ -14,6 +14,7 @@ use crate::BenchError;
 use prism_dataplane::dpdk::{online_cpus, rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
 use prism_dataplane::switch::config::SwitchConfig;
+use prism_dataplane::switch::stats;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
 use prism_pktgen::Job;
@@ -311,6 +312,6 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
     }
     sw.stop(Duration::from_secs(20))?;
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).map_err(BenchError::file(&stats))?).map_err(|source| BenchError::Json { path: stats.clone(), source })?;
-    let applied_per_core = s["per_worker"].as_array().map(|a| a.iter().map(|w| w["data_applied"].as_u64().unwrap_or(0)).collect()).unwrap_or_default();
+    let applied_per_core = stats::per_worker(&s).map(|w| w.iter().map(|w| w.data_applied).collect()).unwrap_or_default();
     Ok(MemifRate { data_pps: best_pps, elements_per_s: best_eps, applied_per_core, steered: s["steered_to_other_core"].as_u64().unwrap_or(0) })
 }

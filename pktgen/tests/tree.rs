@@ -5,6 +5,8 @@
 // Starts prism-switch (a DPDK program): with the `dpdk` feature only (the default).
 #![cfg(feature = "dpdk")]
 
+use prism_dataplane::engine::Counters;
+use prism_dataplane::switch::stats;
 use prism_dataplane::wire::*;
 use prism_pktgen::lab::{Lab, LabOptions};
 use prism_pktgen::tree::{run_tree, run_tree_observed, TreeError, TreeJob, TreeNode};
@@ -22,9 +24,9 @@ fn lab(tag: &str, impair: Option<&str>) -> Lab {
     Lab::start(&format!("{tag}{}", std::process::id() % 1000), 2, opts).expect("lab")
 }
 
-fn engine(stats: &[(TreeNode, serde_json::Value)], node: TreeNode, key: &str) -> u64 {
+fn engine(stats: &[(TreeNode, serde_json::Value)], node: TreeNode) -> Counters {
     let v = &stats.iter().find(|(n, _)| *n == node).unwrap().1;
-    v["engine"][key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+    stats::engine(v).unwrap_or_else(|e| panic!("{e} in {v}"))
 }
 
 fn streams(stats: &[(TreeNode, serde_json::Value)], key: &str) -> u64 {
@@ -53,14 +55,14 @@ fn reduce_and_allreduce_through_three_switch_processes() {
     }
     let stats = lab.stop().unwrap();
     for leaf in [TreeNode::Leaf(0), TreeNode::Leaf(1)] {
-        assert!(engine(&stats, leaf, "partials_sent") > 0, "leaves send partials");
-        assert!(engine(&stats, leaf, "progress_sent") > 0);
+        assert!(engine(&stats, leaf).partials_sent > 0, "leaves send partials");
+        assert!(engine(&stats, leaf).progress_sent > 0);
     }
-    assert_eq!(engine(&stats, TreeNode::Root, "partials_sent"), 0, "the root has no parent");
-    assert!(engine(&stats, TreeNode::Root, "results_sent") > 0);
+    assert_eq!(engine(&stats, TreeNode::Root).partials_sent, 0, "the root has no parent");
+    assert!(engine(&stats, TreeNode::Root).results_sent > 0);
     // REDUCE to rank 1 goes down L0 only; the ALLREDUCEs go down both.
-    assert!(engine(&stats, TreeNode::Leaf(0), "results_forwarded") > engine(&stats, TreeNode::Leaf(1), "results_forwarded"));
-    assert!(engine(&stats, TreeNode::Leaf(1), "results_forwarded") > 0);
+    assert!(engine(&stats, TreeNode::Leaf(0)).results_forwarded > engine(&stats, TreeNode::Leaf(1)).results_forwarded);
+    assert!(engine(&stats, TreeNode::Leaf(1)).results_forwarded > 0);
 }
 
 #[test]
@@ -85,10 +87,11 @@ fn one_percent_drop_duplicate_corrupt_and_reorder_on_every_link() {
         retx += r.ranks.retransmitted;
     }
     let stats = lab.stop().unwrap();
-    let malformed: u64 = stats.iter().map(|(_, v)| v["engine"]["malformed"].as_object().unwrap().values().map(|x| x.as_u64().unwrap()).sum::<u64>()).sum();
+    let engines: Vec<Counters> = stats.iter().map(|(_, v)| stats::engine(v).unwrap_or_else(|e| panic!("{e} in {v}"))).collect();
+    let malformed: u64 = engines.iter().map(|c| c.malformed.iter().sum::<u64>()).sum();
     assert!(malformed > 0, "cut frames are counted as malformed");
     assert!(retx + streams(&stats, "retransmitted") > 0, "losses were repaired by retransmission");
-    let dups: u64 = stats.iter().map(|(_, v)| v["engine"]["data_duplicates"].as_u64().unwrap()).sum();
+    let dups: u64 = engines.iter().map(|c| c.data_duplicates).sum();
     assert!(dups > 0, "duplicates were recognised, not applied");
 }
 

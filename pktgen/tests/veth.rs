@@ -10,6 +10,7 @@ use common as sim;
 
 use prism_dataplane::wire::*;
 use prism_dataplane::fixtures::SwitchToml;
+use prism_dataplane::switch::stats;
 use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::*;
 use std::path::PathBuf;
@@ -134,8 +135,9 @@ fn reduce_and_allreduce_through_the_dpdk_switch_match_sim() {
         }
     }
     let stats = sw.stop();
-    assert!(stats["engine"]["results_sent"].as_u64().unwrap() > 100);
-    assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+    let engine = stats::engine(&stats).unwrap();
+    assert!(engine.results_sent > 100);
+    assert_eq!(engine.data_rejected.iter().sum::<u64>(), 0);
 }
 
 #[test]
@@ -156,7 +158,7 @@ fn two_polling_cores_split_operations_and_stay_exact() {
     }
     // SIGUSR1: the counters so far, written while the switch keeps running.
     let dumped = sw.dump();
-    assert!(dumped["engine"]["data_applied"].as_u64().unwrap() > 0);
+    assert!(stats::engine(&dumped).unwrap().data_applied > 0);
     let mut j = sim::job(2, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
     j.identity.op = 50;
     assert!(run(&j, &mut link, &RunOptions::default()).unwrap().passed(), "still forwarding after the dump");
@@ -164,12 +166,13 @@ fn two_polling_cores_split_operations_and_stay_exact() {
     assert_eq!(stats["workers"].as_u64(), Some(2));
     assert!(stats["steered_to_other_core"].as_u64().unwrap() > 0, "some frames crossed cores");
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
-    assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 7 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
+    let engine = stats::engine(&stats).unwrap();
+    assert_eq!(engine.accepted, 7 * 5, "CAPS_QUERY, STAGE, COMMIT, COMPLETE, RELEASE per operation");
     // Nothing accepted was lost: every RESULT the engines built went out of a port.
     let tx: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx"].as_u64().unwrap()).sum();
     let dropped: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx_dropped"].as_u64().unwrap()).sum();
     assert_eq!(dropped, 0);
-    assert!(tx >= stats["engine"]["results_sent"].as_u64().unwrap());
+    assert!(tx >= engine.results_sent);
 }
 
 impl Switch {
@@ -189,7 +192,7 @@ impl Switch {
 
 /// Each worker's DATA frames applied, from a stats dump.
 fn applied_per_worker(stats: &serde_json::Value) -> Vec<u64> {
-    stats["per_worker"].as_array().expect("per_worker in the stats").iter().map(|w| w["data_applied"].as_u64().unwrap()).collect()
+    stats::per_worker(stats).expect("per_worker in the stats").iter().map(|w| w.data_applied).collect()
 }
 
 /// One collective striped over two operations runs on both polling cores
@@ -229,7 +232,7 @@ fn one_striped_collective_runs_on_two_polling_cores() {
     }
     let stats = sw.stop();
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
-    assert_eq!(stats["engine"]["data_rejected"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+    assert_eq!(stats::engine(&stats).unwrap().data_rejected.iter().sum::<u64>(), 0);
     // net_af_packet has no rte_flow: the switch says so per port, installs no rule, and steers in software.
     for p in stats["flow_steering"].as_array().expect("flow_steering per port") {
         assert_eq!(p["rte_flow"], false, "{p}");
@@ -262,7 +265,7 @@ fn two_core_switch_on_two_queue_devices_passes_every_run() {
             assert!(r.passed(), "run {run_no}, {ranks} ranks, {semantics:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
         }
         let stats = sw.stop();
-        assert_eq!(stats["engine"]["control_accepted"].as_u64().unwrap(), 2 * 5, "run {run_no}: every CONTROL of both operations");
+        assert_eq!(stats::engine(&stats).unwrap().accepted, 2 * 5, "run {run_no}: every CONTROL of both operations");
         assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
     }
 }
@@ -315,7 +318,8 @@ fn progress_and_replay_through_the_dpdk_switch() {
         assert!(r.passed(), "{acc:?}: missing {} mismatches {:?}", r.missing(), r.mismatches());
     }
     let stats = sw.stop();
-    assert!(stats["engine"]["progress_sent"].as_u64().unwrap() > 0);
-    assert!(stats["engine"]["progress_applied"].as_u64().unwrap() > 0, "the ranks' PROGRESS reached the switch's result paths");
-    assert_eq!(stats["engine"]["progress_rejected"].as_u64(), Some(0));
+    let engine = stats::engine(&stats).unwrap();
+    assert!(engine.progress_sent > 0);
+    assert!(engine.progress_applied > 0, "the ranks' PROGRESS reached the switch's result paths");
+    assert_eq!(engine.progress_rejected, 0);
 }

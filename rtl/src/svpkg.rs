@@ -125,72 +125,11 @@ pub fn generate() -> String {
     for r in DataReject::ALL {
         p(&mut o, &format!("DR_{}", name(r.name())), 8, r.index() as u64);
     }
-    o.push_str("\n  // The node's counter array (prism_rtl::counters_from reads it back)\n");
-    for (n, v) in counter_layout() {
-        let _ = writeln!(o, "  localparam int {n} = {v};");
+    o.push_str("\n  // The node's counter array: the engine's Counters fields it counts, packed (Counters::from_rtl reads it back)\n");
+    for (f, at) in Counters::rtl_layout() {
+        let _ = writeln!(o, "  localparam int CNT_{} = {at};", name(f.name));
     }
+    let _ = writeln!(o, "  localparam int CNT_TOTAL = {};", Counters::RTL_LEN);
     o.push_str("\n  /* verilator lint_on UNUSEDPARAM */\nendpackage\n");
     o
-}
-
-/// Index of each counter in the RTL node's counter array.
-pub mod cnt {
-    use super::*;
-    pub const ACCEPTED: usize = 0;
-    pub const RETRIES: usize = 1;
-    pub const UNTRUSTED: usize = 2;
-    pub const NOT_FOR_US: usize = 3;
-    pub const DATA_APPLIED: usize = 4;
-    pub const DATA_DUPLICATES: usize = 5;
-    pub const PROGRESS_IGNORED: usize = 6;
-    pub const RESULTS_SENT: usize = 7;
-    /// Eight ACK statuses.
-    pub const REFUSED: usize = 8;
-    pub const MALFORMED: usize = 16;
-    pub const DATA_REJECTED: usize = MALFORMED + Reason::COUNT;
-    pub const TOTAL: usize = DATA_REJECTED + DataReject::ALL.len();
-}
-
-#[allow(dead_code)]
-fn counter_layout() -> Vec<(&'static str, usize)> {
-    vec![
-        ("CNT_ACCEPTED", cnt::ACCEPTED),
-        ("CNT_RETRIES", cnt::RETRIES),
-        ("CNT_UNTRUSTED", cnt::UNTRUSTED),
-        ("CNT_NOT_FOR_US", cnt::NOT_FOR_US),
-        ("CNT_DATA_APPLIED", cnt::DATA_APPLIED),
-        ("CNT_DATA_DUPLICATES", cnt::DATA_DUPLICATES),
-        ("CNT_PROGRESS_IGNORED", cnt::PROGRESS_IGNORED),
-        ("CNT_RESULTS_SENT", cnt::RESULTS_SENT),
-        ("CNT_REFUSED", cnt::REFUSED),
-        ("CNT_MALFORMED", cnt::MALFORMED),
-        ("CNT_DATA_REJECTED", cnt::DATA_REJECTED),
-        ("CNT_TOTAL", cnt::TOTAL),
-    ]
-}
-
-/// The engine's counters from the RTL node's counter array.
-#[allow(dead_code)]
-pub fn counters_from(raw: &[u32]) -> Counters {
-    let mut c = Counters {
-        accepted: raw[cnt::ACCEPTED] as u64,
-        retries_answered: raw[cnt::RETRIES] as u64,
-        untrusted_source: raw[cnt::UNTRUSTED] as u64,
-        not_for_us: raw[cnt::NOT_FOR_US] as u64,
-        data_applied: raw[cnt::DATA_APPLIED] as u64,
-        data_duplicates: raw[cnt::DATA_DUPLICATES] as u64,
-        progress_ignored: raw[cnt::PROGRESS_IGNORED] as u64,
-        results_sent: raw[cnt::RESULTS_SENT] as u64,
-        ..Counters::default()
-    };
-    for i in 0..8 {
-        c.refused[i] = raw[cnt::REFUSED + i] as u64;
-    }
-    for i in 0..Reason::COUNT {
-        c.malformed[i] = raw[cnt::MALFORMED + i] as u64;
-    }
-    for i in 0..DataReject::ALL.len() {
-        c.data_rejected[i] = raw[cnt::DATA_REJECTED + i] as u64;
-    }
-    c
 }

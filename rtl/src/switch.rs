@@ -1,6 +1,5 @@
 //! The Verilator model of `prism_switch`, driven frame by frame from Rust.
 
-use crate::svpkg::{cnt, counters_from};
 use prism_dataplane::engine::Counters;
 use std::collections::VecDeque;
 use std::ffi::c_void;
@@ -280,11 +279,11 @@ impl RtlSwitch {
 
     /// The node's counters, as the software engine names them.
     pub fn counters(&self) -> Counters {
-        let mut raw = vec![0u32; cnt::TOTAL];
-        // SAFETY: model is live; raw holds cnt::TOTAL entries.
+        let mut raw = vec![0u32; Counters::RTL_LEN];
+        // SAFETY: model is live; raw holds Counters::RTL_LEN entries.
         let n = unsafe { (self.api.counters)(self.model, raw.as_mut_ptr(), raw.len() as i32) };
-        assert_eq!(n as usize, cnt::TOTAL, "counter layout differs between the RTL and prism_rtl::svpkg");
-        counters_from(&raw)
+        assert_eq!(n as usize, Counters::RTL_LEN, "counter layout differs between the RTL and prism_rtl::svpkg");
+        Counters::from_rtl(&raw)
     }
 }
 

@@ -1860,7 +1860,7 @@ module prism_node #(
             // ---------------------------------------------------- CONTROL
             C_TXN: begin
                 if (f_src_mac != am_mac || rx_port != am_port) begin
-                    count(CNT_UNTRUSTED);
+                    count(CNT_UNTRUSTED_SOURCE);
                     st <= DONE;
                 end else if (f_cmd == CMD_CAPS_QUERY) begin
                     count(CNT_ACCEPTED);
@@ -1868,7 +1868,7 @@ module prism_node #(
                     send(DONE);
                 end else if (t_hit) begin
                     if (t_same) begin
-                        count(CNT_RETRIES);
+                        count(CNT_RETRIES_ANSWERED);
                         build_ack(t_status[t_idx], t_detail[t_idx]);
                     end else begin
                         count(CNT_REFUSED + $signed(32'(ACK_TXN_CONFLICT)));

@@ -170,18 +170,18 @@ package prism_pkg;
   localparam logic [7:0] DR_RESULT_NOT_INPUT = 8'd18;
   localparam logic [7:0] DR_RESULT_BACKPRESSURE = 8'd19;
 
-  // The node's counter array (prism_rtl::counters_from reads it back)
+  // The node's counter array: the engine's Counters fields it counts, packed (Counters::from_rtl reads it back)
   localparam int CNT_ACCEPTED = 0;
-  localparam int CNT_RETRIES = 1;
-  localparam int CNT_UNTRUSTED = 2;
-  localparam int CNT_NOT_FOR_US = 3;
-  localparam int CNT_DATA_APPLIED = 4;
-  localparam int CNT_DATA_DUPLICATES = 5;
-  localparam int CNT_PROGRESS_IGNORED = 6;
-  localparam int CNT_RESULTS_SENT = 7;
-  localparam int CNT_REFUSED = 8;
-  localparam int CNT_MALFORMED = 16;
-  localparam int CNT_DATA_REJECTED = 43;
+  localparam int CNT_RETRIES_ANSWERED = 1;
+  localparam int CNT_MALFORMED = 2;
+  localparam int CNT_UNTRUSTED_SOURCE = 29;
+  localparam int CNT_NOT_FOR_US = 30;
+  localparam int CNT_REFUSED = 31;
+  localparam int CNT_DATA_APPLIED = 39;
+  localparam int CNT_DATA_DUPLICATES = 40;
+  localparam int CNT_DATA_REJECTED = 41;
+  localparam int CNT_PROGRESS_IGNORED = 61;
+  localparam int CNT_RESULTS_SENT = 62;
   localparam int CNT_TOTAL = 63;
 
   /* verilator lint_on UNUSEDPARAM */

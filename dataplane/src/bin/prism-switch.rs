@@ -5,16 +5,15 @@
 use clap::Parser;
 use crossbeam::queue::ArrayQueue;
 use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
-use prism_dataplane::engine::DataReject;
 use prism_dataplane::dpdk::FlowRule;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::flows::{FlowDevice, FlowStats, OperationFlows, OperationKey};
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
 use prism_dataplane::switch::queues::plan_rx_queues;
 use prism_dataplane::switch::residence::{class_of, Residence};
+use prism_dataplane::switch::stats::{self, WorkerShare};
 use prism_dataplane::switch::{signals, Action, L2Drop, SwitchCore};
 use prism_dataplane::wire::Class;
-use prism_dataplane::wire::Reason;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -153,26 +152,7 @@ fn worker_json(core: &SwitchCore, s: &Stats) -> Value {
     };
     json!({
         "ports": s.rx.iter().zip(&s.tx).zip(&s.tx_dropped).map(|((rx, tx), d)| json!({"rx": rx, "tx": tx, "tx_dropped": d})).collect::<Vec<_>>(),
-        "engine": {
-            "control_accepted": c.accepted,
-            "control_retries_answered": c.retries_answered,
-            "control_untrusted_source": c.untrusted_source,
-            "control_refused_by_status": c.refused.to_vec(),
-            "malformed": named(&mut Reason::ALL.iter().map(|r| (r.name(), c.malformed[r.index()]))),
-            "data_applied": c.data_applied,
-            "data_duplicates": c.data_duplicates,
-            "data_rejected": named(&mut DataReject::ALL.iter().map(|r| (r.name(), c.data_rejected[r.index()]))),
-            "results_sent": c.results_sent,
-            "partials_sent": c.partials_sent,
-            "results_received": c.results_received,
-            "results_duplicates": c.results_duplicates,
-            "results_forwarded": c.results_forwarded,
-            "progress_applied": c.progress_applied,
-            "progress_rejected": c.progress_rejected,
-            "progress_ignored": c.progress_ignored,
-            "progress_sent": c.progress_sent,
-            "not_for_us": c.not_for_us,
-        },
+        "engine": c,
         "streams": {
             "sent": streams.sent,
             "retransmitted": streams.retransmitted,
@@ -243,14 +223,8 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Res
             .iter()
             .map(|w| {
                 let rx: u64 = w["ports"].as_array().map_or(0, |a| a.iter().filter_map(|p| p["rx"].as_u64()).sum());
-                let e = &w["engine"];
-                json!({
-                    "rx": rx,
-                    "control_accepted": e["control_accepted"],
-                    "data_applied": e["data_applied"],
-                    "results_sent": e["results_sent"],
-                    "steered_to_other_core": w["steered_to_other_core"],
-                })
+                let c = stats::engine(w).unwrap_or_default();
+                json!(WorkerShare::new(&c, rx, w["steered_to_other_core"].as_u64().unwrap_or(0)))
             })
             .collect();
         m.insert("per_worker".into(), json!(per_worker));
@@ -692,16 +666,16 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                 let sum = |k: &str| t["ports"].as_array().map_or(0, |a| a.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>());
                 let (rx, tx) = (sum("rx"), sum("tx"));
                 let secs = last_line.elapsed().as_secs_f64();
-                let e = &t["engine"];
+                let e = stats::engine(&t).unwrap_or_default();
                 tracing::info!(
                     "rx {:.0} pps, tx {:.0} pps | applied {} dup {} results {} | rejected {} malformed {}",
                     (rx.saturating_sub(line_rx)) as f64 / secs,
                     (tx.saturating_sub(line_tx)) as f64 / secs,
-                    e["data_applied"],
-                    e["data_duplicates"],
-                    e["results_sent"],
-                    e["data_rejected"].as_object().map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum::<u64>()),
-                    e["malformed"].as_object().map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum::<u64>())
+                    e.data_applied,
+                    e.data_duplicates,
+                    e.results_sent,
+                    e.data_rejected.iter().sum::<u64>(),
+                    e.malformed.iter().sum::<u64>()
                 );
                 (line_rx, line_tx, last_line) = (rx, tx, Instant::now());
             }

@@ -1,5 +1,6 @@
 //! The node: CONTROL state machine and DATA dispatch.
 
+use super::counters::Counters;
 use super::op::{Admitted, DataReject, OpData, ProgressRefusal};
 use super::stream::{StreamStats, DEFAULT_RTO_NS};
 use super::Sink;
@@ -82,39 +83,6 @@ struct Op {
 pub struct Sent {
     pub port: u16,
     pub frame: Vec<u8>,
-}
-
-/// Counters, by what happened to each CONTROL frame.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub accepted: u64,
-    pub retries_answered: u64,
-    /// Frames the parser refused, by `Reason::index()`.
-    pub malformed: [u64; Reason::COUNT],
-    pub untrusted_source: u64,
-    pub not_for_us: u64,
-    /// ACKs sent with a failure status, by status code.
-    pub refused: [u64; 8],
-    pub data_applied: u64,
-    pub data_duplicates: u64,
-    /// DATA not applied, by `DataReject::index()`.
-    pub data_rejected: [u64; DataReject::ALL.len()],
-    /// PROGRESS not applied: the operation has no feedback, or is not installed.
-    pub progress_ignored: u64,
-    /// PROGRESS applied to one of the node's outgoing streams.
-    pub progress_applied: u64,
-    /// PROGRESS whose stream or binding did not match.
-    pub progress_rejected: u64,
-    /// PROGRESS frames the node sent (to contributors and to its parent).
-    pub progress_sent: u64,
-    pub results_sent: u64,
-    /// Partial DATA sent to the parent.
-    pub partials_sent: u64,
-    /// RESULT frames from the parent taken, and copies of them seen again.
-    pub results_received: u64,
-    pub results_duplicates: u64,
-    /// RESULT frames forwarded from the parent, summed over result paths.
-    pub results_forwarded: u64,
 }
 
 /// A CONTROL request answered: its generation, its bytes, and the replies sent.

@@ -15,11 +15,13 @@
 //! `handle_timeout`. Time is the caller's, in nanoseconds.
 
 mod control;
+mod counters;
 pub mod digest;
 mod op;
 pub mod stream;
 
-pub use control::{Counters, Node, NodeConfig, OpState, Sent};
+pub use control::{Node, NodeConfig, OpState, Sent};
+pub use counters::{CounterField, Counters};
 
 /// Where the engine writes the frames it sends: the switch hands out mbufs
 /// (the frame is built in place, no copy), tests and simulators collect `Vec`s.

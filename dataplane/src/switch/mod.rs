@@ -7,6 +7,7 @@ pub mod impair;
 pub mod queues;
 pub mod residence;
 pub mod signals;
+pub mod stats;
 
 use crate::engine::{Node, Sink};
 use crate::wire::{EthernetFrame, Mac, ETH_HEADER_LEN};
