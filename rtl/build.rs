@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-// The package comes from the Rust wire module, generated here for the model;
-// `rtl/sv/prism_pkg.sv` is the same text checked in for users (a test compares).
-#[path = "src/svpkg.rs"]
-mod svpkg;
+// The package comes from the Rust wire module (prism_dataplane::svpkg),
+// generated here for the model; `rtl/sv/prism_pkg.sv` is the same text
+// checked in for users (a test compares).
+use prism_dataplane::svpkg;
 
 /// One Verilated model: its top module, its sources (after the package) and its shim.
 struct Model {
@@ -168,7 +168,6 @@ fn build(lib: &str, files: &[PathBuf], includes: &[&Path]) {
 fn main() {
     println!("cargo:rerun-if-changed=sv");
     println!("cargo:rerun-if-changed=csrc");
-    println!("cargo:rerun-if-changed=src/svpkg.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let pkg = out.join("prism_pkg.sv");
     std::fs::write(&pkg, svpkg::generate()).expect("write prism_pkg.sv");

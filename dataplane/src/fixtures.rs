@@ -4,6 +4,8 @@
 //! The golden captures (`golden`, `testdata/`) keep their own rank MACs
 //! (`golden::RANK0_MAC`, `golden::RANK1_MAC`): the capture files fix them.
 
+pub mod sim;
+
 use crate::switch::config::L2Mode;
 use crate::wire::Mac;
 use std::fmt;

@@ -10,5 +10,6 @@ pub mod fixtures;
 pub mod golden;
 pub mod link;
 pub mod pcap;
+pub mod svpkg;
 pub mod switch;
 pub mod wire;

@@ -1,13 +1,12 @@
-//! The node engine under the deterministic simulator (tests/sim), checked
+//! The node engine under the deterministic simulator (fixtures::sim), checked
 //! against the independent oracle (prism-oracle).
 
 use prism_oracle as oracle;
-#[allow(dead_code)]
-mod sim;
 
 use oracle::{V, B16, F16, F32};
 use prism_arith::NumFormat;
 use prism_dataplane::engine::{DataReject, Node};
+use prism_dataplane::fixtures::sim;
 use prism_dataplane::wire::*;
 use sim::*;
 

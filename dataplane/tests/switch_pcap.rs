@@ -5,9 +5,7 @@
 // Runs prism-switch (a DPDK program): with the `dpdk` feature only (the default).
 #![cfg(feature = "dpdk")]
 
-#[allow(dead_code)]
-mod sim;
-
+use prism_dataplane::fixtures::sim;
 use prism_dataplane::golden;
 use prism_dataplane::pcap::{self, Captured};
 use prism_dataplane::switch::config::SwitchConfig;

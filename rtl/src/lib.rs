@@ -4,7 +4,7 @@
 //! of the frame validator (`RxCheck`), of the FP32_ARRIVAL lane adder
 //! (`Fp32Adder`) and of the whole SINGLE switch (`RtlSwitch`), driven from Rust.
 
-pub mod svpkg;
+pub use prism_dataplane::svpkg;
 mod crc;
 mod fp32;
 mod kulisch;

@@ -4,11 +4,8 @@
 //! software node is configured with the capability record the hardware
 //! advertises, one operation context and one port, like the hardware.
 
-#[path = "../../dataplane/tests/sim/mod.rs"]
-#[allow(dead_code)]
-mod sim;
-
 use prism_dataplane::engine::{Node, NodeConfig, Sent};
+use prism_dataplane::fixtures::sim;
 use prism_dataplane::golden::{self, AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 use prism_dataplane::wire::*;
 use prism_rtl::{Egress, RtlSwitch};

@@ -1,8 +1,12 @@
-//! `rtl/sv/prism_pkg.sv`, generated from the Rust wire module so that the RTL
-//! and the software can never disagree on a code or an offset.
+//! `rtl/sv/prism_pkg.sv`, the RTL's SystemVerilog package, generated from
+//! the wire module and the engine's `Counters` so that the RTL and the
+//! software can never disagree on a code, an offset or a counter index.
+//! Here, beside what it is generated from, so that prism-rtl's build script
+//! (which writes it for the Verilated models) and its `prism-rtl-gen` binary
+//! (which writes the checked-in copy) call the one generator.
 
-use prism_dataplane::engine::{Counters, DataReject};
-use prism_dataplane::wire::{self, codes, Reason};
+use crate::engine::{Counters, DataReject};
+use crate::wire::{self, codes, Reason};
 use std::fmt::Write;
 
 fn name(s: &str) -> String {
