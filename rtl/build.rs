@@ -111,7 +111,9 @@ fn verilate(out: &Path, pkg: &str, m: &Model) {
     // A fresh directory: files of an earlier build must not be compiled in.
     let _ = std::fs::remove_dir_all(&mdir);
     let status = Command::new("verilator")
-        .args(["--cc", "--build", "-j", "2", "-Wall", "-O2", "--top-module", m.top, "--Mdir"])
+        // C++ only: the files are compiled once, below, by cc on cargo's
+        // jobserver (`--build` would compile every one a second time).
+        .args(["--cc", "-Wall", "-O2", "--top-module", m.top, "--Mdir"])
         .arg(&mdir)
         .arg(pkg)
         .args(m.sv)

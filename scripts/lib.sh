@@ -54,8 +54,10 @@ need_avx512_emu() {
 # killed after SECONDS with a message saying so. Output goes to a file, not
 # a pipe, so a process that outlives CMD cannot keep this script waiting.
 # Returns CMD's status (124 when it timed out).
+# Each step's wall time goes to stderr and into STEP_TIMES (step_summary).
+STEP_TIMES=()
 run_step() {
-    local secs=$1 log=$2 rc=0
+    local secs=$1 log=$2 rc=0 start=$SECONDS
     shift 2
     : >"$log"
     timeout --kill-after=20 "$secs" "$@" >>"$log" 2>&1 &
@@ -65,7 +67,15 @@ run_step() {
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "error: '$*' did not finish within $secs s: stopped" | tee -a "$log" >&2
     fi
+    local took=$((SECONDS - start))
+    STEP_TIMES+=("$(basename "$log" .log) ${took}s/${secs}s")
+    log "$(basename "$log" .log): ${took} s (limit ${secs} s), exit ${rc}"
     return "$rc"
+}
+
+# step_summary: one line with every step's time against its limit.
+step_summary() {
+    [ ${#STEP_TIMES[@]} -eq 0 ] || echo "steps: ${STEP_TIMES[*]}"
 }
 
 # sweep_leftovers: kills every process still running from this checkout's
