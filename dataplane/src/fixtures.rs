@@ -7,7 +7,7 @@
 pub mod sim;
 
 use crate::switch::config::L2Mode;
-use crate::wire::Mac;
+use crate::wire::{direction, BindingRecord, Command, ControlBody, ControlRepr, EthernetRepr, Identity, Mac, PeerKind, PrismRepr, ETHERTYPE};
 use std::fmt;
 
 /// The switch (a SINGLE node) and its CONTROL endpoint.
@@ -33,6 +33,30 @@ pub fn leaf_mac(i: u16) -> Mac {
 /// A tree's INTERNAL node `i` (between the root and the leaves): `02:00:00:00:03:i`.
 pub fn internal_mac(i: u16) -> Mac {
     Mac([0x02, 0, 0, 0, 0x03, i as u8])
+}
+
+/// Rank `r`'s edge as its switch is staged with it (`0x1000 + r` at the
+/// rank, `0x0100 + r` at the switch): DATA in, and RESULT out if it `receives`.
+pub fn rank_binding(r: u16, receives: bool, port: u16) -> BindingRecord {
+    BindingRecord {
+        directions: direction::DATA_IN | if receives { direction::RESULT_OUT } else { 0 },
+        peer_kind: PeerKind::RANK,
+        stream_id: r,
+        local_ep: 0x0100 + r,
+        peer_ep: 0x1000 + r,
+        peer_mac: rank_mac(r),
+        port,
+        rank: r,
+        terms: 1,
+    }
+}
+
+/// A CONTROL frame from an AM (`am`, endpoint `AM_EP`) to a node (`node`, endpoint `SWITCH_EP`).
+pub fn control_frame(identity: Identity, am: Mac, node: Mac, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
+    let p = PrismRepr::Control(ControlRepr { identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: node, src: am, ethertype: ETHERTYPE }, &mut f);
+    f
 }
 
 /// A prism-switch configuration as the TOML text `--config` reads: the node,
