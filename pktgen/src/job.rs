@@ -162,11 +162,12 @@ impl Job {
 
     /// A CONTROL frame from the job's AM (endpoint `AM_EP`) to the switch (`SWITCH_EP`).
     pub fn control(&self, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
-        let p = PrismRepr::Control(c);
-        let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst: self.switch_mac, src: self.am_mac, ethertype: ETHERTYPE }, &mut f);
-        f
+        prism_dataplane::fixtures::control_frame(self.identity, self.am_mac, self.switch_mac, txn, command, body)
+    }
+
+    /// The switch port rank `r` is behind.
+    pub fn rank_port(&self, r: u16) -> u16 {
+        self.rank_ports[r as usize % self.rank_ports.len()]
     }
 
     pub fn kulisch_width(&self) -> u16 {
@@ -188,19 +189,8 @@ impl Job {
 
     /// The bindings the AM installs (one per rank).
     pub fn bindings(&self) -> Vec<BindingRecord> {
-        (0..self.ranks)
-            .map(|r| BindingRecord {
-                directions: direction::DATA_IN | if self.receivers().contains(&r) { direction::RESULT_OUT } else { 0 },
-                peer_kind: PeerKind::RANK,
-                stream_id: r,
-                local_ep: 0x0100 + r,
-                peer_ep: 0x1000 + r,
-                peer_mac: rank_mac(r),
-                port: self.rank_ports[r as usize % self.rank_ports.len()],
-                rank: r,
-                terms: 1,
-            })
-            .collect()
+        let receivers = self.receivers();
+        (0..self.ranks).map(|r| prism_dataplane::fixtures::rank_binding(r, receivers.contains(&r), self.rank_port(r))).collect()
     }
 
     pub fn window_elements(&self) -> u32 {
