@@ -7,7 +7,10 @@
 pub mod sim;
 
 use crate::switch::config::L2Mode;
-use crate::wire::{direction, BindingRecord, Command, ControlBody, ControlRepr, EthernetRepr, Identity, Mac, PeerKind, PrismRepr, ETHERTYPE};
+use crate::wire::{
+    direction, single_window_elements, AccumulatorPolicy, BindingRecord, Command, ContextRecord, ControlBody, ControlRepr, EthernetRepr, FormatCode, Identity, Mac, OutputFormat, PartialPolicy, PeerKind,
+    PrismRepr, Role, Semantics, ETHERTYPE, NO_RANK,
+};
 use std::fmt;
 
 /// The switch (a SINGLE node) and its CONTROL endpoint.
@@ -48,6 +51,34 @@ pub fn rank_binding(r: u16, receives: bool, port: u16) -> BindingRecord {
         port,
         rank: r,
         terms: 1,
+    }
+}
+
+/// The Kulisch accumulator width `terms` need under KULISCH_FIXED (0 under any other policy).
+pub fn kulisch_width(accumulator: AccumulatorPolicy, terms: u32) -> u16 {
+    if accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(terms) as u16 } else { 0 }
+}
+
+/// A SINGLE node's context for `ranks` ranks, one binding each, FP32 in:
+/// the usual window (16 packets of the MTU a contributor) and no replay.
+pub fn single_context(semantics: Semantics, accumulator: AccumulatorPolicy, output: OutputFormat, ranks: u16, dest_rank: u16, vector_len: u32, mtu: u16) -> ContextRecord {
+    ContextRecord {
+        role: Role::SINGLE,
+        semantics,
+        input_format: FormatCode::FP32,
+        accumulator,
+        partial: PartialPolicy::NONE,
+        output,
+        kulisch_width: kulisch_width(accumulator, ranks as u32),
+        vector_len,
+        dest_rank: if semantics == Semantics::REDUCE { dest_rank } else { NO_RANK },
+        mtu,
+        terms: ranks as u32,
+        window_elements: single_window_elements(mtu) as u32,
+        window_intervals: 16,
+        replay_depth: 0,
+        window_bytes: 16 * (mtu as u32 + 18),
+        binding_count: ranks,
     }
 }
 

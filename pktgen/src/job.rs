@@ -171,11 +171,7 @@ impl Job {
     }
 
     pub fn kulisch_width(&self) -> u16 {
-        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED {
-            prism_arith::min_kulisch_width(self.ranks as u32) as u16
-        } else {
-            0
-        }
+        prism_dataplane::fixtures::kulisch_width(self.accumulator, self.ranks as u32)
     }
 
     /// Ranks that receive RESULT.
@@ -198,24 +194,8 @@ impl Job {
     }
 
     pub fn context(&self) -> ContextRecord {
-        ContextRecord {
-            role: Role::SINGLE,
-            semantics: self.semantics,
-            input_format: FormatCode::FP32,
-            accumulator: self.accumulator,
-            partial: PartialPolicy::NONE,
-            output: self.output,
-            kulisch_width: self.kulisch_width(),
-            vector_len: self.vector_len,
-            dest_rank: if self.semantics == Semantics::REDUCE { self.dest_rank } else { NO_RANK },
-            mtu: self.mtu,
-            terms: self.ranks as u32,
-            window_elements: self.window_elements(),
-            window_intervals: 16,
-            replay_depth: self.replay_depth,
-            window_bytes: 16 * (self.mtu as u32 + 18),
-            binding_count: self.ranks,
-        }
+        let single = prism_dataplane::fixtures::single_context(self.semantics, self.accumulator, self.output, self.ranks, self.dest_rank, self.vector_len, self.mtu);
+        ContextRecord { replay_depth: self.replay_depth, ..single }
     }
 
     /// Each rank's vector as wire values of the input format.

@@ -106,7 +106,7 @@ impl TreeJob {
         self.semantics == Semantics::ALLREDUCE || r == self.dest_rank
     }
     pub fn kulisch_width(&self) -> u16 {
-        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(self.ranks() as u32) as u16 } else { 0 }
+        prism_dataplane::fixtures::kulisch_width(self.accumulator, self.ranks() as u32)
     }
     pub fn nodes(&self) -> Vec<TreeNode> {
         std::iter::once(TreeNode::Root).chain((0..self.leaves).map(TreeNode::Leaf)).collect()
