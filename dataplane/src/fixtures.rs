@@ -7,7 +7,10 @@
 pub mod sim;
 
 use crate::switch::config::L2Mode;
-use crate::wire::Mac;
+use crate::wire::{
+    direction, single_window_elements, AccumulatorPolicy, BindingRecord, Command, ContextRecord, ControlBody, ControlRepr, EthernetRepr, FormatCode, Identity, Mac, OutputFormat, PartialPolicy, PeerKind,
+    PrismRepr, Role, Semantics, ETHERTYPE, NO_RANK,
+};
 use std::fmt;
 
 /// The switch (a SINGLE node) and its CONTROL endpoint.
@@ -33,6 +36,58 @@ pub fn leaf_mac(i: u16) -> Mac {
 /// A tree's INTERNAL node `i` (between the root and the leaves): `02:00:00:00:03:i`.
 pub fn internal_mac(i: u16) -> Mac {
     Mac([0x02, 0, 0, 0, 0x03, i as u8])
+}
+
+/// Rank `r`'s edge as its switch is staged with it (`0x1000 + r` at the
+/// rank, `0x0100 + r` at the switch): DATA in, and RESULT out if it `receives`.
+pub fn rank_binding(r: u16, receives: bool, port: u16) -> BindingRecord {
+    BindingRecord {
+        directions: direction::DATA_IN | if receives { direction::RESULT_OUT } else { 0 },
+        peer_kind: PeerKind::RANK,
+        stream_id: r,
+        local_ep: 0x0100 + r,
+        peer_ep: 0x1000 + r,
+        peer_mac: rank_mac(r),
+        port,
+        rank: r,
+        terms: 1,
+    }
+}
+
+/// The Kulisch accumulator width `terms` need under KULISCH_FIXED (0 under any other policy).
+pub fn kulisch_width(accumulator: AccumulatorPolicy, terms: u32) -> u16 {
+    if accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(terms) as u16 } else { 0 }
+}
+
+/// A SINGLE node's context for `ranks` ranks, one binding each, FP32 in:
+/// the usual window (16 packets of the MTU a contributor) and no replay.
+pub fn single_context(semantics: Semantics, accumulator: AccumulatorPolicy, output: OutputFormat, ranks: u16, dest_rank: u16, vector_len: u32, mtu: u16) -> ContextRecord {
+    ContextRecord {
+        role: Role::SINGLE,
+        semantics,
+        input_format: FormatCode::FP32,
+        accumulator,
+        partial: PartialPolicy::NONE,
+        output,
+        kulisch_width: kulisch_width(accumulator, ranks as u32),
+        vector_len,
+        dest_rank: if semantics == Semantics::REDUCE { dest_rank } else { NO_RANK },
+        mtu,
+        terms: ranks as u32,
+        window_elements: single_window_elements(mtu) as u32,
+        window_intervals: 16,
+        replay_depth: 0,
+        window_bytes: 16 * (mtu as u32 + 18),
+        binding_count: ranks,
+    }
+}
+
+/// A CONTROL frame from an AM (`am`, endpoint `AM_EP`) to a node (`node`, endpoint `SWITCH_EP`).
+pub fn control_frame(identity: Identity, am: Mac, node: Mac, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
+    let p = PrismRepr::Control(ControlRepr { identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body });
+    let mut f = vec![0; p.frame_len()];
+    p.emit_frame(&EthernetRepr { dst: node, src: am, ethertype: ETHERTYPE }, &mut f);
+    f
 }
 
 /// A prism-switch configuration as the TOML text `--config` reads: the node,

@@ -162,19 +162,16 @@ impl Job {
 
     /// A CONTROL frame from the job's AM (endpoint `AM_EP`) to the switch (`SWITCH_EP`).
     pub fn control(&self, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
-        let p = PrismRepr::Control(c);
-        let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst: self.switch_mac, src: self.am_mac, ethertype: ETHERTYPE }, &mut f);
-        f
+        prism_dataplane::fixtures::control_frame(self.identity, self.am_mac, self.switch_mac, txn, command, body)
+    }
+
+    /// The switch port rank `r` is behind.
+    pub fn rank_port(&self, r: u16) -> u16 {
+        self.rank_ports[r as usize % self.rank_ports.len()]
     }
 
     pub fn kulisch_width(&self) -> u16 {
-        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED {
-            prism_arith::min_kulisch_width(self.ranks as u32) as u16
-        } else {
-            0
-        }
+        prism_dataplane::fixtures::kulisch_width(self.accumulator, self.ranks as u32)
     }
 
     /// Ranks that receive RESULT.
@@ -188,19 +185,8 @@ impl Job {
 
     /// The bindings the AM installs (one per rank).
     pub fn bindings(&self) -> Vec<BindingRecord> {
-        (0..self.ranks)
-            .map(|r| BindingRecord {
-                directions: direction::DATA_IN | if self.receivers().contains(&r) { direction::RESULT_OUT } else { 0 },
-                peer_kind: PeerKind::RANK,
-                stream_id: r,
-                local_ep: 0x0100 + r,
-                peer_ep: 0x1000 + r,
-                peer_mac: rank_mac(r),
-                port: self.rank_ports[r as usize % self.rank_ports.len()],
-                rank: r,
-                terms: 1,
-            })
-            .collect()
+        let receivers = self.receivers();
+        (0..self.ranks).map(|r| prism_dataplane::fixtures::rank_binding(r, receivers.contains(&r), self.rank_port(r))).collect()
     }
 
     pub fn window_elements(&self) -> u32 {
@@ -208,24 +194,8 @@ impl Job {
     }
 
     pub fn context(&self) -> ContextRecord {
-        ContextRecord {
-            role: Role::SINGLE,
-            semantics: self.semantics,
-            input_format: FormatCode::FP32,
-            accumulator: self.accumulator,
-            partial: PartialPolicy::NONE,
-            output: self.output,
-            kulisch_width: self.kulisch_width(),
-            vector_len: self.vector_len,
-            dest_rank: if self.semantics == Semantics::REDUCE { self.dest_rank } else { NO_RANK },
-            mtu: self.mtu,
-            terms: self.ranks as u32,
-            window_elements: self.window_elements(),
-            window_intervals: 16,
-            replay_depth: self.replay_depth,
-            window_bytes: 16 * (self.mtu as u32 + 18),
-            binding_count: self.ranks,
-        }
+        let single = prism_dataplane::fixtures::single_context(self.semantics, self.accumulator, self.output, self.ranks, self.dest_rank, self.vector_len, self.mtu);
+        ContextRecord { replay_depth: self.replay_depth, ..single }
     }
 
     /// Each rank's vector as wire values of the input format.

@@ -1,5 +1,6 @@
 //! prism-pktgen as a library: jobs, links to switches, the run, verification.
 
+pub mod am;
 pub mod args;
 pub mod feedback;
 pub mod job;

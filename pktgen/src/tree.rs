@@ -9,16 +9,19 @@
 //! - leaf `i`: port 0 to pktgen (its ranks and the AM), port 1 up to the root;
 //! - root: port `i` down to leaf `i`; its AM port is 0 (behind leaf 0).
 
+use crate::am::control::{find_record, Control, Peer, Retry};
+use crate::am::ranks::{drive, Drive, Flow, Operation, Rank, Receiver};
+use crate::am::{AmError, Session};
 use crate::feedback;
 use crate::link::Link;
 use crate::verify::oracle::{self, V, F32};
 use prism_dataplane::engine::stream::StreamStats;
-use prism_dataplane::engine::{Replay, RxWindow, Sent};
-use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
+use prism_dataplane::engine::Replay;
+use prism_dataplane::switch::impair::ImpairSpec;
 use prism_dataplane::wire::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use prism_dataplane::fixtures::{leaf_mac, rank_mac, AM_EP, AM_MAC, ROOT_MAC, SWITCH_EP};
+use prism_dataplane::fixtures::{control_frame, leaf_mac, rank_binding, rank_mac, AM_MAC, ROOT_MAC};
 
 /// A node of the tree: the root, or leaf `i`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +106,7 @@ impl TreeJob {
         self.semantics == Semantics::ALLREDUCE || r == self.dest_rank
     }
     pub fn kulisch_width(&self) -> u16 {
-        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(self.ranks() as u32) as u16 } else { 0 }
+        prism_dataplane::fixtures::kulisch_width(self.accumulator, self.ranks() as u32)
     }
     pub fn nodes(&self) -> Vec<TreeNode> {
         std::iter::once(TreeNode::Root).chain((0..self.leaves).map(TreeNode::Leaf)).collect()
@@ -154,20 +157,7 @@ impl TreeJob {
                 (self.context(Role::ROOT, b.len()), b)
             }
             TreeNode::Leaf(i) => {
-                let mut b: Vec<BindingRecord> = (0..self.ranks())
-                    .filter(|&r| self.leaf_of(r) == i)
-                    .map(|r| BindingRecord {
-                        directions: direction::DATA_IN | if self.gets_result(r) { direction::RESULT_OUT } else { 0 },
-                        peer_kind: PeerKind::RANK,
-                        stream_id: r,
-                        local_ep: 0x0100 + r,
-                        peer_ep: 0x1000 + r,
-                        peer_mac: rank_mac(r),
-                        port: 0,
-                        rank: r,
-                        terms: 1,
-                    })
-                    .collect();
+                let mut b: Vec<BindingRecord> = (0..self.ranks()).filter(|&r| self.leaf_of(r) == i).map(|r| rank_binding(r, self.gets_result(r), 0)).collect();
                 b.push(BindingRecord {
                     directions: direction::DATA_OUT | if leaf_results(i) { direction::RESULT_IN } else { 0 },
                     peer_kind: PeerKind::SWITCH,
@@ -185,11 +175,7 @@ impl TreeJob {
     }
 
     pub fn control(&self, node: TreeNode, txn: u32, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-        let c = ControlRepr { identity: self.identity, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body };
-        let p = PrismRepr::Control(c);
-        let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst: node.mac(), src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
-        f
+        control_frame(self.identity, AM_MAC, node.mac(), txn, command, body)
     }
 
     /// Each rank's FP32 values (bit patterns), from the seed.
@@ -284,43 +270,55 @@ impl TreeJob {
 }
 
 /// Why a tree job failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TreeError {
+    #[error("I/O: {0}")]
     Io(String),
+    #[error("{node} did not answer {command} ({} tries)", RETRY.tries)]
     NoAnswer { node: String, command: &'static str },
+    #[error("{node} refused {command}: {status} (detail {detail})")]
     Refused { node: String, command: &'static str, status: &'static str, detail: u16 },
+    #[error("no capability record of {node} covers the tree's whole tuple")]
     Unsupported { node: String },
     /// The job's results could not be checked exactly (nothing was sent).
+    #[error("{0}")]
     Unverifiable(&'static str),
     /// The data phase stopped making progress; every node was sent ABORT.
+    #[error("no progress for the timeout after {:.3} s; ABORT sent everywhere{}", elapsed.as_secs_f64(), not_rolled_back(rollback, ", all rolled back"))]
     Stalled { elapsed: Duration, rollback: Vec<String> },
     /// Setup failed; every node already staged was sent ABORT.
+    #[error("setup failed: {cause}{}{}", aborted(staged), not_rolled_back(rollback, ""))]
     Setup { cause: Box<TreeError>, staged: Vec<String>, rollback: Vec<String> },
 }
 
-impl std::fmt::Display for TreeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TreeError::Io(e) => write!(f, "I/O: {e}"),
-            TreeError::NoAnswer { node, command } => write!(f, "{node} did not answer {command} (3 tries)"),
-            TreeError::Refused { node, command, status, detail } => write!(f, "{node} refused {command}: {status} (detail {detail})"),
-            TreeError::Unsupported { node } => write!(f, "no capability record of {node} covers the tree's whole tuple"),
-            TreeError::Unverifiable(why) => f.write_str(why),
-            TreeError::Stalled { elapsed, rollback } => {
-                write!(f, "no progress for the timeout after {:.3} s; ABORT sent everywhere", elapsed.as_secs_f64())?;
-                if rollback.is_empty() { write!(f, ", all rolled back") } else { write!(f, "; not rolled back: {}", rollback.join(", ")) }
-            }
-            TreeError::Setup { cause, staged, rollback } => {
-                write!(f, "setup failed: {cause}")?;
-                if !staged.is_empty() {
-                    write!(f, "; ABORT sent to {}", staged.join(", "))?;
-                }
-                if rollback.is_empty() { Ok(()) } else { write!(f, "; not rolled back: {}", rollback.join(", ")) }
-            }
+fn not_rolled_back(rollback: &[String], clean: &str) -> String {
+    if rollback.is_empty() { clean.into() } else { format!("; not rolled back: {}", rollback.join(", ")) }
+}
+
+fn aborted(staged: &[String]) -> String {
+    if staged.is_empty() { String::new() } else { format!("; ABORT sent to {}", staged.join(", ")) }
+}
+
+/// The data phase's failures: the link's.
+impl From<AmError> for TreeError {
+    fn from(e: AmError) -> Self {
+        match e {
+            AmError::Io(e) => TreeError::Io(e),
+            other => TreeError::Io(other.to_string()),
         }
     }
 }
-impl std::error::Error for TreeError {}
+
+impl TreeError {
+    /// What the AM's request to `node` came to.
+    fn at(node: TreeNode, e: AmError) -> TreeError {
+        match e {
+            AmError::Io(e) => TreeError::Io(e),
+            AmError::NoAnswer { command, .. } => TreeError::NoAnswer { node: node.name(), command },
+            AmError::Refused { command, status, detail } => TreeError::Refused { node: node.name(), command, status, detail },
+        }
+    }
+}
 
 /// What a tree job did.
 #[derive(Debug, Clone, Default)]
@@ -345,59 +343,36 @@ impl TreeReport {
     }
 }
 
-/// The AM's side of the link: requests with retries (same Transaction ID and bytes).
-struct Am<'a> {
-    link: &'a mut dyn Link,
-    job: &'a TreeJob,
+/// How the tree's CONTROL is retried.
+const RETRY: Retry = Retry { tries: 3, spacing: Duration::from_millis(300) };
+
+/// The AM of every node of the tree. Each request has a Transaction ID of
+/// its own: a COMPLETE asked again after BAD_STATE must not be answered
+/// from the node's record of the last one.
+struct TreeAm<'j> {
+    job: &'j TreeJob,
+    control: Control,
     txn: u32,
 }
 
-impl Am<'_> {
-    /// Sends `frame` up to three times; the ACK (or CAPS_RESPONSE pages) that answers it.
-    fn request(&mut self, node: TreeNode, command: Command, body: ControlBody<'_>) -> Result<Vec<Vec<u8>>, TreeError> {
-        self.txn += 1;
-        let txn = self.txn;
-        let frame = self.job.control(node, txn, command, body);
-        let name = node.name();
-        for _ in 0..3 {
-            self.link.send(node.link_port(), &frame).map_err(|e| TreeError::Io(e.to_string()))?;
-            let deadline = Instant::now() + Duration::from_millis(300);
-            let mut pages: Vec<Vec<u8>> = Vec::new();
-            while Instant::now() < deadline {
-                let Some(rx) = self.link.recv(Duration::from_millis(20)).map_err(|e| TreeError::Io(e.to_string()))? else { continue };
-                let Ok(p) = parse_frame(&rx.frame, &Limits::default()) else { continue };
-                let Some(PrismRepr::Control(c)) = p.prism else { continue };
-                if p.eth.dst != AM_MAC || p.eth.src != node.mac() || c.txn != txn || c.identity != self.job.identity {
-                    continue;
-                }
-                if c.command == Command::CAPS_RESPONSE {
-                    let count = c.frag_count as usize;
-                    if !pages.iter().any(|f| f == &rx.frame) {
-                        pages.push(rx.frame.clone());
-                    }
-                    if pages.len() == count {
-                        return Ok(pages);
-                    }
-                    continue;
-                }
-                if c.status() != AckStatus::OK {
-                    let detail = match c.body {
-                        ControlBody::Ack { body, .. } => body.detail,
-                        _ => 0,
-                    };
-                    return Err(TreeError::Refused { node: name, command: command.name(), status: c.status().name(), detail });
-                }
-                return Ok(vec![rx.frame.clone()]);
-            }
-        }
-        Err(TreeError::NoAnswer { node: name, command: command.name() })
+impl<'j> TreeAm<'j> {
+    /// Transaction IDs from `op_gen * 1000 + base`, so that setup (0),
+    /// completion (500) and an abort from outside (900) never share one.
+    fn new(job: &'j TreeJob, base: u32) -> Self {
+        TreeAm { job, control: Control { identity: job.identity, am_mac: AM_MAC, retry: RETRY }, txn: job.identity.op_gen.wrapping_mul(1000).wrapping_add(base) }
+    }
+
+    /// The ACK (or CAPS_RESPONSE pages) that answers one request to `node`.
+    fn request(&mut self, s: &mut Session<'_>, node: TreeNode, command: Command, body: ControlBody<'_>) -> Result<Vec<Vec<u8>>, TreeError> {
+        self.txn = self.txn.wrapping_add(1);
+        self.control.transact(s, Peer { mac: node.mac(), port: node.link_port() }, self.txn, command, body).map_err(|e| TreeError::at(node, e))
     }
 
     /// ABORT on every node given; what did not roll back.
-    fn abort_all(&mut self, nodes: &[TreeNode]) -> Vec<String> {
+    fn abort_all(&mut self, s: &mut Session<'_>, nodes: &[TreeNode]) -> Vec<String> {
         let mut failed = Vec::new();
         for &n in nodes {
-            if let Err(e) = self.request(n, Command::ABORT, ControlBody::Empty) {
+            if let Err(e) = self.request(s, n, Command::ABORT, ControlBody::Empty) {
                 failed.push(format!("{}: {e}", n.name()));
             }
         }
@@ -406,70 +381,64 @@ impl Am<'_> {
 
     /// CAPS_QUERY everywhere with whole-tuple matching, STAGE everywhere,
     /// COMMIT everywhere; on any failure, ABORT of everything staged.
-    fn setup(&mut self) -> Result<(), TreeError> {
+    fn setup(&mut self, s: &mut Session<'_>) -> Result<(), TreeError> {
         let job = self.job;
         for node in job.nodes() {
-            let pages = self.request(node, Command::CAPS_QUERY, ControlBody::Empty)?;
-            let role = if node == TreeNode::Root { caps_bits::ROLE_ROOT } else { caps_bits::ROLE_LEAF };
+            let pages = self.request(s, node, Command::CAPS_QUERY, ControlBody::Empty)?;
             let (x, b) = job.stage(node);
-            let covered = pages.iter().any(|f| {
-                let Ok(p) = parse_frame(f, &Limits { mtu: 9000 }) else { return false };
-                let Some(PrismRepr::Control(c)) = p.prism else { return false };
-                let ControlBody::Caps(recs) = c.body else { return false };
-                let found = recs.iter().any(|r| {
-                    r.input_format == x.input_format
-                        && r.accumulator == x.accumulator
-                        && r.partial == x.partial
-                        && r.output == x.output
-                        && r.roles & role != 0
-                        && r.mtus & caps_bits::MTU_1500 != 0
-                        && x.vector_len <= r.max_vector
-                        && x.terms <= r.max_terms
-                        && b.len() as u16 <= r.max_contributors.saturating_add(1)
-                        && x.replay_depth <= r.replay_depth
-                        && (x.kulisch_width == 0 || (r.kulisch_min..=r.kulisch_max).contains(&x.kulisch_width))
-                });
-                found
-            });
-            if !covered {
+            // Every stream of the tree has PROGRESS: the node must keep the replay asked for.
+            let fits = |r: &CapabilityRecord| r.covers(&x) && x.window_elements <= r.window_elements && b.len() as u16 <= r.max_contributors.saturating_add(1) && x.replay_depth <= r.replay_depth;
+            if find_record(&pages, fits).is_none() {
                 return Err(TreeError::Unsupported { node: node.name() });
             }
         }
         let mut staged = Vec::new();
-        let fail = |am: &mut Self, staged: &[TreeNode], e: TreeError| {
-            let rollback = am.abort_all(staged);
+        let fail = |am: &mut Self, s: &mut Session<'_>, staged: &[TreeNode], e: TreeError| {
+            let rollback = am.abort_all(s, staged);
             TreeError::Setup { cause: Box::new(e), staged: staged.iter().map(|n| n.name()).collect(), rollback }
         };
         for node in job.nodes() {
             let (context, bindings) = job.stage(node);
-            match self.request(node, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) }) {
+            match self.request(s, node, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) }) {
                 Ok(_) => staged.push(node),
                 // A STAGE that may have been applied without its ACK reaching us is rolled back too.
                 Err(e @ TreeError::NoAnswer { .. }) => {
                     staged.push(node);
-                    return Err(fail(self, &staged, e));
+                    return Err(fail(self, s, &staged, e));
                 }
-                Err(e) => return Err(fail(self, &staged, e)),
+                Err(e) => return Err(fail(self, s, &staged, e)),
             }
         }
         for node in job.nodes() {
-            if let Err(e) = self.request(node, Command::COMMIT, ControlBody::Empty) {
-                return Err(fail(self, &staged, e));
+            if let Err(e) = self.request(s, node, Command::COMMIT, ControlBody::Empty) {
+                return Err(fail(self, s, &staged, e));
             }
         }
         Ok(())
     }
-}
 
-/// One rank of the tree job.
-struct Rank {
-    r: u16,
-    pending: Vec<(u64, u64, Vec<u8>)>,
-    replay: Replay,
-    results: RxWindow,
-    got: Vec<bool>,
-    to_leaf: BindingRecord,
-    inexact: bool,
+    /// Every node finishes on its own time: COMPLETE is asked until accepted
+    /// (or the timeout), then RELEASE. What failed, per node.
+    fn finish(&mut self, s: &mut Session<'_>) -> Result<Vec<String>, TreeError> {
+        let mut failed = Vec::new();
+        for node in self.job.nodes() {
+            let until = s.now() + self.job.timeout;
+            loop {
+                match self.request(s, node, Command::COMPLETE, ControlBody::Empty) {
+                    Ok(_) => break,
+                    Err(TreeError::Refused { status: "BAD_STATE", .. }) if s.now() < until => s.idle(Duration::from_millis(20)).map_err(|e| TreeError::at(node, e))?,
+                    Err(e) => {
+                        failed.push(format!("{} COMPLETE: {e}", node.name()));
+                        break;
+                    }
+                }
+            }
+            if let Err(e) = self.request(s, node, Command::RELEASE, ControlBody::Empty) {
+                failed.push(format!("{} RELEASE: {e}", node.name()));
+            }
+        }
+        Ok(failed)
+    }
 }
 
 /// Where a running tree job stands (given to the observer about every 10 ms).
@@ -488,159 +457,61 @@ pub fn run_tree(job: &TreeJob, link: &mut dyn Link) -> Result<TreeReport, TreeEr
     run_tree_observed(job, link, &mut |_| {})
 }
 
-/// `run_tree`, telling `observe` how far it got as it goes.
+/// `run_tree`, telling `observe` how far it got as it goes (about every 10 ms).
 pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn FnMut(&TreeProgress)) -> Result<TreeReport, TreeError> {
     let v = job.vectors();
     let want = job.expected(&v)?;
-    let mut am = Am { link, job, txn: job.identity.op_gen.wrapping_mul(1000) };
-    am.setup()?;
-    let link = &mut *am.link;
-    let start = Instant::now();
-    let ns = |t: Instant| t.duration_since(start).as_nanos() as u64;
-    let mut ranks: Vec<Rank> = (0..job.ranks())
+    let mut s = Session::new(link, false);
+    TreeAm::new(job, 0).setup(&mut s)?;
+    let ranks = (0..job.ranks())
         .map(|r| {
-            let mut pending = job.packets(r, &v[r as usize]);
-            pending.reverse();
-            Rank {
-                r,
-                pending,
-                replay: Replay::new(job.leaf_of(r), job.replay_depth as usize, 1518, job.window_intervals as u32, job.window_bytes(), job.rto.as_nanos() as u64),
-                results: RxWindow::new(64),
-                got: vec![false; job.vector_len as usize],
-                to_leaf: feedback::to_switch(r, leaf_mac(job.leaf_of(r)), job.leaf_of(r)),
-                inexact: false,
-            }
+            let leaf = job.leaf_of(r);
+            let stream = Replay::new(leaf, job.replay_depth as usize, 1518, job.window_intervals as u32, job.window_bytes(), job.rto.as_nanos() as u64);
+            let receiver = job.gets_result(r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, leaf_mac(leaf), leaf)));
+            Rank::new(r, leaf, job.packets(r, &v[r as usize]), stream, receiver)
         })
         .collect();
-    let mut report = TreeReport::default();
-    let mut impair = job.impair.map(Impairment::new);
-    let mut out: Vec<Sent> = Vec::new();
-    let flush = |link: &mut dyn Link, out: &mut Vec<Sent>| -> Result<(), TreeError> {
-        for s in out.drain(..) {
-            link.send(s.port, &s.frame).map_err(|e| TreeError::Io(e.to_string()))?;
-        }
-        Ok(())
-    };
-    let fill = |rank: &mut Rank, now: u64, out: &mut Vec<Sent>| {
-        while rank.replay.has_room() && !rank.pending.is_empty() {
-            let (first, end, f) = rank.pending.pop().unwrap_or_default();
-            feedback::queue(&mut rank.replay, now, out, first, end, &f);
-        }
-    };
-    for rank in &mut ranks {
-        fill(rank, 0, &mut out);
+    let mut ops = [Operation { identity: job.identity, flow: Flow::Feedback, ranks }];
+    let mut tell = |st: &crate::am::ranks::Status| observe(&TreeProgress { elapsed: st.elapsed, data_acked: st.data_acked, result_frames: st.result_frames });
+    let how = Drive { rate_pps: None, timeout: job.timeout, limits: Limits::default(), impair: job.impair, observe_every: Duration::from_millis(10), observe: &mut tell };
+    let outcome = drive(&mut s, &mut ops, how).map_err(TreeError::from)?;
+    let [op] = ops;
+    let elapsed = outcome.end.saturating_duration_since(outcome.data_start);
+    if outcome.timed_out {
+        let rollback = TreeAm::new(job, 900).abort_all(&mut s, &job.nodes());
+        return Err(TreeError::Stalled { elapsed, rollback });
     }
-    flush(link, &mut out)?;
-    let mut last_progress = Instant::now();
-    let mut held: Option<Vec<u8>> = None;
-    let done = |ranks: &[Rank]| ranks.iter().all(|k| k.pending.is_empty() && k.replay.is_idle() && (!job.gets_result(k.r) || k.inexact || k.results.committed() >= job.vector_len as u64));
-    let mut last_observed = Instant::now();
-    while !done(&ranks) {
-        if last_observed.elapsed() >= Duration::from_millis(10) {
-            last_observed = Instant::now();
-            let data_acked = ranks.iter().map(|k| k.replay.stats.acked).sum();
-            observe(&TreeProgress { elapsed: start.elapsed(), data_acked, result_frames: report.result_frames });
+    let mut report = TreeReport { elapsed, elements_per_s: job.vector_len as f64 / elapsed.as_secs_f64().max(1e-9), ..TreeReport::default() };
+    for rank in &op.ranks {
+        report.ranks.add(&rank.stream.stats);
+        let Some(x) = &rank.receiver else { continue };
+        report.result_frames += x.results.len() as u64;
+        report.result_duplicates += x.duplicates;
+        report.inexact |= x.reassembly.inexact;
+        if !x.reassembly.inexact {
+            report.missing += x.reassembly.received.iter().filter(|&&c| c == 0).count() as u64;
         }
-        if last_progress.elapsed() > job.timeout {
-            let rollback = am_abort(link, job);
-            return Err(TreeError::Stalled { elapsed: start.elapsed(), rollback });
-        }
-        let now = ns(Instant::now());
-        for rank in &mut ranks {
-            if rank.replay.deadline().is_some_and(|d| d <= now) {
-                rank.replay.on_timeout(now, &mut out);
-            }
-        }
-        flush(link, &mut out)?;
-        let rx = link.recv(Duration::from_millis(1)).map_err(|e| TreeError::Io(e.to_string()))?;
-        let mut frames: Vec<Vec<u8>> = Vec::new();
-        match rx {
-            Some(rx) => match impair.as_mut().map_or(Verdict::Deliver, |i| i.decide(rx.frame.len())) {
-                Verdict::Deliver => {
-                    frames.push(rx.frame);
-                    frames.extend(held.take());
-                }
-                Verdict::Drop => {}
-                Verdict::Duplicate => frames.extend([rx.frame.clone(), rx.frame]),
-                Verdict::Cut(n) => frames.push(rx.frame[..n].to_vec()),
-                Verdict::Hold => frames.extend(held.replace(rx.frame)),
-            },
-            None => frames.extend(held.take()),
-        }
-        let now = ns(Instant::now());
-        for f in frames {
-            let Ok(p) = parse_frame(&f, &Limits::default()) else { continue };
-            let Some(rank) = ranks.iter_mut().find(|k| rank_mac(k.r) == p.eth.dst) else { continue };
-            match p.prism {
-                Some(PrismRepr::Progress(pr)) if pr.identity == job.identity && pr.stream_id == rank.r => {
-                    let before = rank.replay.stats.acked;
-                    rank.replay.on_progress(now, &pr, &mut out);
-                    if rank.replay.stats.acked > before {
-                        last_progress = Instant::now();
+        for frame in &x.results {
+            let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits::default()) else { continue };
+            let mut pos = d.first_element as usize;
+            for g in d.groups() {
+                for val in g.values.chunks_exact(g.format.value_bytes()) {
+                    let got = oracle::decode(g.format, val);
+                    let exp = oracle::of_f32_bits(want[pos]);
+                    if got != exp && report.mismatches.len() < 16 {
+                        report.mismatches.push(format!("rank {} element {pos}: got {got:?}, want {exp:?}", rank.id));
                     }
-                    fill(rank, now, &mut out);
-                }
-                Some(PrismRepr::Data(d)) if d.class == Class::RESULT && d.identity == job.identity && d.stream_id == rank.r => {
-                    let status = feedback::take_result(&mut rank.results, &d);
-                    if d.is_inexact() {
-                        rank.inexact = true;
-                        report.inexact = true;
-                    } else if status == ProgressStatus::ACCEPTED {
-                        report.result_frames += 1;
-                        last_progress = Instant::now();
-                        let mut pos = d.first_element as usize;
-                        for g in d.groups() {
-                            for val in g.values.chunks_exact(g.format.value_bytes()) {
-                                let got = oracle::decode(g.format, val);
-                                let exp = oracle::of_f32_bits(want[pos]);
-                                if got != exp && report.mismatches.len() < 16 {
-                                    report.mismatches.push(format!("rank {} element {pos}: got {got:?}, want {exp:?}", rank.r));
-                                }
-                                rank.got[pos] = true;
-                                pos += 1;
-                            }
-                        }
-                    } else if status == ProgressStatus::DUPLICATE {
-                        report.result_duplicates += 1;
-                    }
-                    feedback::answer(&mut out, job.identity, rank_mac(rank.r), &rank.to_leaf, &mut rank.results, d.packet_id, status);
-                }
-                _ => {}
-            }
-        }
-        flush(link, &mut out)?;
-    }
-    report.elapsed = start.elapsed();
-    report.elements_per_s = job.vector_len as f64 / report.elapsed.as_secs_f64().max(1e-9);
-    for rank in &ranks {
-        report.ranks.add(&rank.replay.stats);
-        if job.gets_result(rank.r) && !rank.inexact {
-            report.missing += rank.got.iter().filter(|g| !**g).count() as u64;
-        }
-    }
-    // Every node finishes on its own time: COMPLETE is asked until accepted, then RELEASE.
-    let mut am = Am { link, job, txn: job.identity.op_gen.wrapping_mul(1000) + 500 };
-    for node in job.nodes() {
-        let until = Instant::now() + job.timeout;
-        loop {
-            match am.request(node, Command::COMPLETE, ControlBody::Empty) {
-                Ok(_) => break,
-                Err(TreeError::Refused { status: "BAD_STATE", .. }) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => {
-                    report.rollback.push(format!("{} COMPLETE: {e}", node.name()));
-                    break;
+                    pos += 1;
                 }
             }
         }
-        if let Err(e) = am.request(node, Command::RELEASE, ControlBody::Empty) {
-            report.rollback.push(format!("{} RELEASE: {e}", node.name()));
-        }
     }
+    report.rollback = TreeAm::new(job, 500).finish(&mut s)?;
     Ok(report)
 }
 
 /// ABORT on every node of the job; what could not be rolled back.
 pub fn am_abort(link: &mut dyn Link, job: &TreeJob) -> Vec<String> {
-    let mut am = Am { link, job, txn: job.identity.op_gen.wrapping_mul(1000) + 900 };
-    am.abort_all(&job.nodes())
+    let mut s = Session::new(link, false);
+    TreeAm::new(job, 900).abort_all(&mut s, &job.nodes())
 }

@@ -180,13 +180,13 @@ impl Reassembly {
 
     /// Notes one RESULT packet's positions (cheap: used for pacing while running).
     /// The values are checked later by `check`.
-    pub fn note(&mut self, job: &Job, d: &DataRepr<'_>) -> bool {
+    pub fn note(&mut self, d: &DataRepr<'_>) -> bool {
         self.frames += 1;
         if d.is_inexact() {
             self.inexact = true;
             return false;
         }
-        if d.end_element() > job.vector_len as u64 {
+        if d.end_element() > self.received.len() as u64 {
             self.malformed += 1;
             return false;
         }

@@ -433,27 +433,7 @@ impl Node {
         if !terms_ok || contributors == 0 || !paths_ok {
             return Err((AckStatus::INVALID_BINDING, 0));
         }
-        let mtu_bit = match x.mtu {
-            576 => caps_bits::MTU_576,
-            1500 => caps_bits::MTU_1500,
-            _ => caps_bits::MTU_9000,
-        };
-        let role_bit = 1u8 << (u8::from(x.role) - 1);
-        let sem_bit = 1u8 << (u8::from(x.semantics) - 1);
-        let covered = self.cfg.caps.iter().any(|r| {
-            r.input_format == x.input_format
-                && r.accumulator == x.accumulator
-                && r.partial == x.partial
-                && r.output == x.output
-                && r.roles & role_bit != 0
-                && r.semantics & sem_bit != 0
-                && r.mtus & mtu_bit != 0
-                && x.vector_len <= r.max_vector
-                && x.terms <= r.max_terms
-                && contributors <= r.max_contributors
-                && paths <= r.max_result_paths
-                && (!kulisch || (r.kulisch_min..=r.kulisch_max).contains(&x.kulisch_width))
-        });
+        let covered = self.cfg.caps.iter().any(|r| r.covers(x) && contributors <= r.max_contributors && paths <= r.max_result_paths);
         if !covered {
             return Err((AckStatus::UNSUPPORTED, 0));
         }

@@ -167,8 +167,8 @@ pub fn operation_owner(frame: &[u8], workers: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{Command, ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr, ETHERTYPE};
-    use crate::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
+    use crate::wire::{Command, ControlBody, Identity};
+    use crate::fixtures::{AM_MAC, SWITCH_MAC};
 
     fn core() -> SwitchCore {
         let cfg = SwitchConfig::parse(&crate::fixtures::SwitchToml::new(&["p0"]).to_string()).expect("config");
@@ -176,20 +176,7 @@ mod tests {
     }
 
     fn frame(dst: Mac, job: u64, op: u16) -> Vec<u8> {
-        let c = ControlRepr {
-            identity: Identity { job, group: 3, group_gen: 1, op, op_gen: 9 },
-            txn: 1,
-            src_ep: AM_EP,
-            dst_ep: SWITCH_EP,
-            command: Command::COMMIT,
-            frag_index: 0,
-            frag_count: 1,
-            body: ControlBody::Empty,
-        };
-        let p = PrismRepr::Control(c);
-        let mut f = vec![0; p.frame_len()];
-        p.emit_frame(&EthernetRepr { dst, src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
-        f
+        crate::fixtures::control_frame(Identity { job, group: 3, group_gen: 1, op, op_gen: 9 }, AM_MAC, dst, 1, Command::COMMIT, ControlBody::Empty)
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::codes::{
     offsets as o, AccumulatorPolicy, AckStatus, Command, FormatCode, OutputFormat, PartialPolicy,
     PeerKind, Role, Semantics, ACK_BODY_LEN, BINDING_RECORD_LEN, CAPABILITY_RECORD_LEN,
-    CONTEXT_RECORD_LEN, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, VERSION, direction,
+    CONTEXT_RECORD_LEN, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, VERSION, caps_bits, direction,
 };
 use super::{at, packet_view, view_fields, Error, FieldIo, Identity, Mac, Reason, Record, Records, Result};
 
@@ -193,6 +193,31 @@ pub struct CapabilityRecord {
     pub window_intervals: u16,
     pub replay_depth: u16,
     pub window_bytes: u32,
+}
+
+impl CapabilityRecord {
+    /// Whether the record covers a context's tuple, role, semantics, MTU,
+    /// vector length, terms and (under KULISCH_FIXED) accumulator width:
+    /// what an AM matches before STAGE, and a node checks on STAGE.
+    pub fn covers(&self, x: &ContextRecord) -> bool {
+        // Roles and semantics are bit `code - 1` of their masks.
+        let bit = |code: u8| code.checked_sub(1).and_then(|b| 1u8.checked_shl(b as u32)).unwrap_or(0);
+        let mtu_bit = match x.mtu {
+            576 => caps_bits::MTU_576,
+            1500 => caps_bits::MTU_1500,
+            _ => caps_bits::MTU_9000,
+        };
+        self.input_format == x.input_format
+            && self.accumulator == x.accumulator
+            && self.partial == x.partial
+            && self.output == x.output
+            && self.roles & bit(u8::from(x.role)) != 0
+            && self.semantics & bit(u8::from(x.semantics)) != 0
+            && self.mtus & mtu_bit != 0
+            && x.vector_len <= self.max_vector
+            && x.terms <= self.max_terms
+            && (x.accumulator != AccumulatorPolicy::KULISCH_FIXED || (self.kulisch_min..=self.kulisch_max).contains(&x.kulisch_width))
+    }
 }
 
 impl Record for CapabilityRecord {

@@ -10,7 +10,7 @@ use prism_arith::NumFormat;
 use prism_dataplane::engine::stream::{emit_progress, Credit};
 use prism_dataplane::engine::{Node, NodeConfig, Replay, RxWindow, Sent};
 pub use prism_dataplane::fixtures::rank_mac;
-use prism_dataplane::fixtures::{internal_mac, leaf_mac, AM_EP, AM_MAC, ROOT_MAC, SWITCH_EP};
+use prism_dataplane::fixtures::{internal_mac, leaf_mac, AM_MAC, ROOT_MAC, SWITCH_EP};
 use prism_dataplane::golden::{sample_capability, IDENTITY};
 use prism_dataplane::wire::*;
 use rand::rngs::StdRng;
@@ -117,7 +117,7 @@ impl TreeScenario {
         self
     }
     pub fn kulisch_width(&self) -> u16 {
-        if self.accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(RANKS as u32) as u16 } else { 0 }
+        prism_dataplane::fixtures::kulisch_width(self.accumulator, RANKS as u32)
     }
     pub fn identity(&self, op_gen: u32) -> Identity {
         Identity { op_gen, ..IDENTITY }
@@ -250,11 +250,7 @@ fn stage(s: &TreeScenario, op_gen: u32, txn: u32, node: usize, context: ContextR
 }
 
 pub fn control_frame(identity: Identity, txn: u32, node: usize, command: Command, body: ControlBody<'_>) -> Vec<u8> {
-    let c = ControlRepr { identity, txn, src_ep: AM_EP, dst_ep: NODE_EP, command, frag_index: 0, frag_count: 1, body };
-    let p = PrismRepr::Control(c);
-    let mut f = vec![0; p.frame_len()];
-    p.emit_frame(&EthernetRepr { dst: node_mac(node), src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
-    f
+    prism_dataplane::fixtures::control_frame(identity, AM_MAC, node_mac(node), txn, command, body)
 }
 
 pub fn ack_status(frames: &[Sent]) -> AckStatus {

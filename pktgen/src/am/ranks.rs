@@ -1,0 +1,392 @@
+//! The ranks of the operations an AM runs, SINGLE or tree alike: one `Rank`
+//! each (its DATA, its stream, its side of the RESULT path), and one loop
+//! (`drive`) that sends within the window or the switch's credit and the
+//! pace, takes PROGRESS and RESULT, and stops when every operation is done
+//! or nothing moved for the timeout.
+
+use super::{AmError, Session};
+use crate::feedback;
+use crate::link::Rx;
+use crate::verify::Reassembly;
+use hdrhistogram::Histogram;
+use prism_dataplane::engine::{Replay, RxWindow, Sent};
+use prism_dataplane::fixtures::rank_mac;
+use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
+use prism_dataplane::wire::*;
+use std::time::{Duration, Instant};
+
+/// A DATA frame of a rank: its first and end element, its bytes.
+pub type Packet = (u64, u64, Vec<u8>);
+
+/// One rank of an operation.
+pub struct Rank {
+    pub id: u16,
+    /// The link port its DATA leaves on.
+    port: u16,
+    packets: Vec<Packet>,
+    /// The first packet not yet sent, and when each one before it first went out.
+    next: usize,
+    sent_at: Vec<Instant>,
+    /// Without feedback: the first packet not yet below the window, and the bytes from it to `next`.
+    held_lo: usize,
+    held_bytes: usize,
+    /// With feedback: the DATA stream (replay, credit, timer).
+    pub stream: Replay,
+    /// The rank's RESULT path, if it receives.
+    pub receiver: Option<Receiver>,
+}
+
+impl Rank {
+    pub fn new(id: u16, port: u16, packets: Vec<Packet>, stream: Replay, receiver: Option<Receiver>) -> Rank {
+        let sent_at = Vec::with_capacity(packets.len());
+        Rank { id, port, packets, next: 0, sent_at, held_lo: 0, held_bytes: 0, stream, receiver }
+    }
+
+    /// How many DATA frames the rank has to send.
+    pub fn data_frames(&self) -> usize {
+        self.packets.len()
+    }
+}
+
+/// A receiving rank's RESULT path.
+pub struct Receiver {
+    window: RxWindow,
+    /// The edge PROGRESS for its RESULTs goes back on.
+    to_switch: BindingRecord,
+    pub reassembly: Reassembly,
+    /// RESULT frames taken, verified after the run so that checking never delays the traffic.
+    pub results: Vec<Vec<u8>>,
+    /// RESULT frames that were copies of ones taken (with feedback).
+    pub duplicates: u64,
+}
+
+impl Receiver {
+    pub fn new(vector_len: u32, to_switch: BindingRecord) -> Receiver {
+        Receiver { window: RxWindow::new(64), to_switch, reassembly: Reassembly::new(vector_len), results: Vec::new(), duplicates: 0 }
+    }
+}
+
+/// How an operation's ranks are held back.
+#[derive(Debug, Clone, Copy)]
+pub enum Flow {
+    /// No PROGRESS: each rank sends within `elements` past the base every
+    /// receiver has, and within the switch's packet and byte limits.
+    Window { elements: u64, intervals: usize, bytes: usize },
+    /// PROGRESS: each rank's stream sends within the switch's credit and retransmits.
+    Feedback,
+}
+
+/// One operation's ranks.
+pub struct Operation {
+    pub identity: Identity,
+    pub flow: Flow,
+    pub ranks: Vec<Rank>,
+}
+
+impl AsMut<Operation> for Operation {
+    fn as_mut(&mut self) -> &mut Operation {
+        self
+    }
+}
+
+/// The pace over every operation: DATA frames first sent so far.
+struct Pace {
+    rate_pps: Option<f64>,
+    data_start: Instant,
+    sent_data: u64,
+}
+
+impl Pace {
+    fn allows(&self, now: Instant) -> bool {
+        match self.rate_pps {
+            None => true,
+            Some(pps) => self.sent_data < (now.saturating_duration_since(self.data_start).as_secs_f64() * pps) as u64 + 1,
+        }
+    }
+    /// How long the run may wait for frames: until its next DATA frame is
+    /// due when the pace is what holds it (at most 1 ms), else 1 ms (the
+    /// window holds it, and only frames from the switch can open it).
+    fn until_next(&self, now: Instant) -> Duration {
+        let most = Duration::from_millis(1);
+        let Some(pps) = self.rate_pps.filter(|_| !self.allows(now)) else { return most };
+        let due = self.data_start + Duration::from_secs_f64(self.sent_data as f64 / pps);
+        // At least a nanosecond: `due` is rounded to one, and a zero wait on
+        // a simulated link would never move its clock to the next frame.
+        due.saturating_duration_since(now).clamp(Duration::from_nanos(1), most)
+    }
+    fn clock_ns(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.data_start).as_nanos() as u64
+    }
+}
+
+/// What went out in one sending pass.
+#[derive(Default)]
+struct Sending {
+    /// Any frame, retransmissions too: the loop then does not wait for frames.
+    any: bool,
+    /// A DATA frame sent for the first time: the run moved on.
+    new_data: bool,
+}
+
+impl Operation {
+    /// Sends what the window (or the streams' credit) and the pace allow.
+    fn send(&mut self, s: &mut Session<'_>, pace: &mut Pace, out: &mut Vec<Sent>) -> Result<Sending, AmError> {
+        let mut sending = Sending::default();
+        match self.flow {
+            Flow::Feedback => {
+                // Ranks queue what their replay depth allows; the streams send within the switch's credit.
+                let clock = pace.clock_ns(s.now());
+                for rank in &mut self.ranks {
+                    if rank.stream.deadline().is_some_and(|d| d <= clock) {
+                        rank.stream.on_timeout(clock, out);
+                    }
+                    while rank.stream.has_room() && rank.next < rank.packets.len() && pace.allows(s.now()) {
+                        let (first, end, f) = &rank.packets[rank.next];
+                        rank.sent_at.push(s.now());
+                        feedback::queue(&mut rank.stream, clock, out, *first, *end, f);
+                        rank.next += 1;
+                        pace.sent_data += 1;
+                        sending.new_data = true;
+                    }
+                }
+                sending.any = !out.is_empty();
+                s.flush(out)?;
+            }
+            Flow::Window { elements, intervals, bytes } => {
+                // The window's base as RESULTs show it: every receiver has everything below.
+                let base = self.ranks.iter().filter_map(|k| k.receiver.as_ref()).map(|x| x.reassembly.contiguous()).min().unwrap_or(0);
+                for rank in &mut self.ranks {
+                    while rank.held_lo < rank.next && rank.packets[rank.held_lo].1 <= base {
+                        rank.held_bytes -= rank.packets[rank.held_lo].2.len();
+                        rank.held_lo += 1;
+                    }
+                    while let Some((_, end, frame)) = rank.packets.get(rank.next) {
+                        let held = rank.next - rank.held_lo;
+                        if *end > base + elements || held >= intervals || rank.held_bytes + frame.len() > bytes || !pace.allows(s.now()) {
+                            break;
+                        }
+                        rank.held_bytes += frame.len();
+                        rank.sent_at.push(s.now());
+                        s.send(rank.port, frame)?;
+                        rank.next += 1;
+                        pace.sent_data += 1;
+                        sending = Sending { any: true, new_data: true };
+                    }
+                }
+            }
+        }
+        Ok(sending)
+    }
+
+    /// A PROGRESS for one of the streams: whether it acknowledged something
+    /// (None: not for any of this operation's streams).
+    fn on_progress(&mut self, clock: u64, eth: &EthernetRepr, pr: &ProgressRepr<'_>, out: &mut Vec<Sent>) -> Option<bool> {
+        if !matches!(self.flow, Flow::Feedback) {
+            return None;
+        }
+        let rank = self.ranks.iter_mut().find(|k| k.id == pr.stream_id && rank_mac(k.id) == eth.dst)?;
+        let acked = rank.stream.stats.acked;
+        rank.stream.on_progress(clock, pr, out);
+        Some(rank.stream.stats.acked > acked)
+    }
+
+    /// A RESULT: whether its receiver took it (None: no receiver of the
+    /// operation takes the frame).
+    fn on_result(&mut self, rx: &Rx, eth: &EthernetRepr, d: &DataRepr<'_>, latency: &mut Histogram<u64>, out: &mut Vec<Sent>) -> Option<bool> {
+        let feedback = matches!(self.flow, Flow::Feedback);
+        let i = self.ranks.iter().position(|k| k.receiver.is_some() && k.id == d.stream_id && rank_mac(k.id) == eth.dst)?;
+        let id = self.ranks[i].id;
+        let x = self.ranks[i].receiver.as_mut()?;
+        let accepted = if feedback { feedback::take_result(&mut x.window, d) } else { ProgressStatus::ACCEPTED };
+        if accepted == ProgressStatus::DUPLICATE {
+            x.duplicates += 1;
+        }
+        if accepted == ProgressStatus::ACCEPTED && x.reassembly.note(d) {
+            x.results.push(rx.frame.clone());
+        }
+        if feedback {
+            // PROGRESS back to the switch on this result path.
+            feedback::answer(out, self.identity, rank_mac(id), &x.to_switch, &mut x.window, d.packet_id, accepted);
+        }
+        if accepted == ProgressStatus::ACCEPTED {
+            // Latency: from the last DATA (any rank) covering this range.
+            if let Some(t) = self.last_data_sent(d.first_element as u64, d.end_element()) {
+                let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
+            }
+        }
+        Some(accepted == ProgressStatus::ACCEPTED)
+    }
+
+    /// When the last DATA frame (any rank) that covers part of `[a, b)` was first sent.
+    fn last_data_sent(&self, a: u64, b: u64) -> Option<Instant> {
+        self.ranks
+            .iter()
+            .filter_map(|k| {
+                let sent = &k.packets[..k.sent_at.len()];
+                let i = sent.partition_point(|p| p.1 <= a);
+                (i..sent.len()).take_while(|&i| sent[i].0 < b).map(|i| k.sent_at[i]).max()
+            })
+            .max()
+    }
+
+    /// Every receiver has every element (or learnt the result is inexact)
+    /// and, with feedback, every rank's DATA is sent and acknowledged.
+    pub fn done(&self) -> bool {
+        let received = self.ranks.iter().filter_map(|k| k.receiver.as_ref()).all(|x| x.reassembly.complete());
+        match self.flow {
+            Flow::Window { .. } => received,
+            Flow::Feedback => received && self.ranks.iter().all(|k| k.stream.is_idle() && k.next == k.packets.len()),
+        }
+    }
+}
+
+/// How `drive` runs.
+pub struct Drive<'a> {
+    /// DATA frames per second over every operation (None: as the window allows).
+    pub rate_pps: Option<f64>,
+    /// Give up after this long without anything moving on.
+    pub timeout: Duration,
+    pub limits: Limits,
+    /// Impairment of the frames the ranks receive.
+    pub impair: Option<ImpairSpec>,
+    /// `observe` is told where the run stands this often.
+    pub observe_every: Duration,
+    pub observe: &'a mut dyn FnMut(&Status),
+}
+
+/// Where a running job stands.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Status {
+    pub elapsed: Duration,
+    /// DATA frames sent for the first time, and again.
+    pub data_sent: u64,
+    pub retransmitted: u64,
+    /// DATA frames PROGRESS acknowledged.
+    pub data_acked: u64,
+    /// RESULT frames taken, over every receiver.
+    pub result_frames: u64,
+    /// Frames received on the link.
+    pub frames_received: u64,
+}
+
+/// How a data phase ended.
+pub struct Outcome {
+    pub data_start: Instant,
+    pub end: Instant,
+    /// When the last RESULT was taken (`data_start` if none).
+    pub last_result: Instant,
+    /// Frames no operation took.
+    pub ignored: u64,
+    /// Nothing moved on for the timeout.
+    pub timed_out: bool,
+    /// Last contributing DATA sent to RESULT received, ns, one sample per RESULT taken.
+    pub latency: Histogram<u64>,
+}
+
+/// The frames the ranks receive, through the impairment if there is one.
+struct Arrivals {
+    impairment: Option<Impairment>,
+    held: Option<Rx>,
+}
+
+impl Arrivals {
+    /// What `rx` delivers (`None`: nothing arrived, so a held frame goes on).
+    fn deliver(&mut self, rx: Option<Rx>, into: &mut Vec<Rx>) {
+        let Some(rx) = rx else {
+            into.extend(self.held.take());
+            return;
+        };
+        match self.impairment.as_mut().map_or(Verdict::Deliver, |i| i.decide(rx.frame.len())) {
+            Verdict::Deliver => {
+                into.push(rx);
+                into.extend(self.held.take());
+            }
+            Verdict::Drop => {}
+            Verdict::Duplicate => into.extend([rx.clone(), rx]),
+            Verdict::Cut(n) => into.push(Rx { frame: rx.frame[..n].to_vec(), ..rx }),
+            Verdict::Hold => into.extend(self.held.replace(rx)),
+        }
+    }
+}
+
+/// The data phase of `ops` (each set up and granted its start): until every
+/// one is done, or nothing moved on for `how.timeout`.
+pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive<'_>) -> Result<Outcome, AmError> {
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| AmError::Io(format!("latency histogram: {e}")))?;
+    let data_start = s.now();
+    let mut pace = Pace { rate_pps: how.rate_pps, data_start, sent_data: 0 };
+    let mut arrivals = Arrivals { impairment: how.impair.map(Impairment::new), held: None };
+    let (mut last_result, mut last_progress, mut last_observed) = (data_start, data_start, data_start);
+    let (mut ignored, mut timed_out) = (0u64, false);
+    let mut out: Vec<Sent> = Vec::new();
+    let mut frames: Vec<Rx> = Vec::new();
+    loop {
+        let now = s.now();
+        if now.saturating_duration_since(last_observed) >= how.observe_every {
+            last_observed = now;
+            (how.observe)(&status(ops, s, &pace, now));
+        }
+        let mut moved = false;
+        let mut sent_any = false;
+        for op in ops.iter_mut() {
+            let sending = op.as_mut().send(s, &mut pace, &mut out)?;
+            sent_any |= sending.any;
+            moved |= sending.new_data;
+        }
+        let wait = if sent_any { Duration::ZERO } else { pace.until_next(s.now()) };
+        loop {
+            let rx = s.recv(wait)?;
+            let nothing = rx.is_none();
+            arrivals.deliver(rx, &mut frames);
+            for rx in frames.drain(..) {
+                let clock = pace.clock_ns(s.now());
+                let Ok(ParsedFrame { eth, prism: Some(p) }) = parse_frame(&rx.frame, &how.limits) else {
+                    ignored += 1;
+                    continue;
+                };
+                // Some(moved on), or None: no operation of this run takes the frame.
+                let mut candidates = ops.iter_mut().map(AsMut::as_mut);
+                let taken = match &p {
+                    PrismRepr::Progress(pr) => candidates.find(|o| o.identity == pr.identity).and_then(|o| o.on_progress(clock, &eth, pr, &mut out)),
+                    PrismRepr::Data(d) if d.class == Class::RESULT => {
+                        let accepted = candidates.find(|o| o.identity == d.identity).and_then(|o| o.on_result(&rx, &eth, d, &mut latency, &mut out));
+                        if accepted == Some(true) {
+                            last_result = rx.at;
+                        }
+                        accepted
+                    }
+                    _ => None,
+                };
+                match taken {
+                    Some(m) => moved |= m,
+                    None => ignored += 1,
+                }
+                s.flush(&mut out)?;
+            }
+            if nothing {
+                break;
+            }
+        }
+        if ops.iter_mut().all(|o| o.as_mut().done()) {
+            break;
+        }
+        let now = s.now();
+        if moved {
+            last_progress = now;
+        } else if now.saturating_duration_since(last_progress) > how.timeout {
+            timed_out = true;
+            break;
+        }
+    }
+    Ok(Outcome { data_start, end: s.now(), last_result, ignored, timed_out, latency })
+}
+
+fn status<O: AsMut<Operation>>(ops: &mut [O], s: &Session<'_>, pace: &Pace, now: Instant) -> Status {
+    let mut st = Status { elapsed: now.saturating_duration_since(pace.data_start), data_sent: pace.sent_data, frames_received: s.received, ..Status::default() };
+    for rank in ops.iter_mut().flat_map(|o| &o.as_mut().ranks) {
+        st.retransmitted += rank.stream.stats.retransmitted;
+        st.data_acked += rank.stream.stats.acked;
+        st.result_frames += rank.receiver.as_ref().map_or(0, |x| x.results.len() as u64);
+    }
+    st
+}
