@@ -97,7 +97,7 @@ pub fn probe(cpu: usize, duration: Duration) -> Noise {
         if let Some(id) = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| c.id == cpu)) {
             core_affinity::set_for_current(id);
         }
-        let mut gaps = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("histogram bounds");
+        let mut gaps = crate::histogram(10_000_000_000);
         let hz = tsc_hz(Duration::from_millis(50)).max(1) as u128;
         let threshold = (THRESHOLD_NS as u128 * hz / 1_000_000_000) as u64;
         let mut lost = 0u64;
@@ -123,7 +123,7 @@ pub fn probe(cpu: usize, duration: Duration) -> Noise {
         }
         (gaps, lost, start.elapsed().as_secs_f64())
     });
-    let (gaps, lost_ns, seconds) = handle.join().unwrap_or_else(|_| (Histogram::new(3).expect("histogram"), 0, duration.as_secs_f64()));
+    let (gaps, lost_ns, seconds) = handle.join().unwrap_or_else(|_| (crate::histogram(10_000_000_000), 0, duration.as_secs_f64()));
     Noise { cpu, seconds, gaps, lost_ns }
 }
 

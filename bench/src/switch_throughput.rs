@@ -139,11 +139,13 @@ pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -
 /// process: what is left of the real binary's residence time is theirs and
 /// the machine's.
 pub fn residence_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> hdrhistogram::Histogram<u64> {
-    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).expect("histogram bounds");
+    let mut h = crate::histogram(1 << 40);
     measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h));
     h
 }
 
+// The switch config is this module's constant (`config`), which a test parses.
+#[allow(clippy::expect_used)]
 fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>) -> Measured {
     let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
@@ -391,4 +393,13 @@ pub fn hugepages_free(pages: u64) -> Result<(), BenchError> {
 /// Pause between runs so that testpmd and this process do not share the cores.
 pub fn settle() {
     std::thread::sleep(Duration::from_millis(300));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bench_switch_config_parses() {
+        let cfg = prism_dataplane::switch::config::SwitchConfig::parse(&super::config().to_string());
+        assert!(cfg.is_ok(), "{:?}", cfg.err());
+    }
 }

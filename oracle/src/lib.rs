@@ -3,6 +3,10 @@
 //! its `NumFormat`, to name what `decode` reads). The arith, dataplane and RTL
 //! tests check against it, and pktgen verifies every RESULT with it.
 
+// Library code reports bad input as errors: no unwrap, expect or panic
+// outside tests (issue 29's lint policy; clippy runs with -D warnings).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 

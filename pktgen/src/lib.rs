@@ -1,5 +1,9 @@
 //! prism-pktgen as a library: jobs, links to switches, the run, verification.
 
+// Library code reports bad input as errors: no unwrap, expect or panic
+// outside tests (issue 29's lint policy; clippy runs with -D warnings).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod am;
 pub mod args;
 pub mod feedback;
