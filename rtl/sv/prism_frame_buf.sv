@@ -16,14 +16,14 @@
 //
 // The read (registered: the view is on m_view the cycle after rd_buf and
 // rd_off are given, when rd_en is 1; it holds otherwise). Bank b reads its
-// line in [rd_off / 64, rd_off / 64 + NBANK), so the lines from rd_off / 64
-// on are in banks (rd_off / 64 + k) mod NBANK. After the read, line k of
-// the view is one select over the port's and the line's bank (the line
-// rotation explicit), and the NBANK_VIEW lines are shifted down by
-// rd_off mod 64 bytes. Line indices wrap at FB_LINES, as a line-indexed
-// array would. m_head is lines 0 and 1 of the buffer when rd_off is below
-// 64 (the header at dispatch: the engine's first read of a frame is at its
-// body's first descriptor).
+// line in [rd_off / 64, rd_off / 64 + NBANK); the port's banks side by side
+// are then a circular window of NBANK lines, and view byte i is its byte
+// (rd_off + i) mod (64 NBANK): one rotation by rd_off mod (64 NBANK) bytes
+// (the line rotation and the byte shift in one), the largest step first
+// (the later stages keep only VIEW_BYTES + step - 1 bytes). Line indices
+// wrap at FB_LINES, as a line-indexed array would. m_head is lines 0 and 1
+// of the buffer when rd_off is below 64 (the header at dispatch: the
+// engine's first read of a frame is at its body's first descriptor).
 //
 // The engine reads only buffers that are busy (whole frames), and ingress
 // writes only a buffer that is not, so a read never meets a write of its
@@ -73,6 +73,8 @@ module prism_frame_buf #(
     localparam int SB = $clog2(NBANK);
     localparam int ROWS = BPP * FB_LINES / NBANK;
     localparam int RW = $clog2(ROWS);
+    localparam int CB = NBANK * LB;                       // bytes in the banks' circular window
+    localparam int SH = LS + SB;                          // rotation bits
 
     initial begin
         if (DATA_W < 16 || 2 ** LS != LB || LB * 8 != DATA_W) $error("prism_frame_buf: DATA_W must be a power of two number of bytes, at least 2");
@@ -148,48 +150,35 @@ module prism_frame_buf #(
         end
     endgenerate
 
-    // Registered with the read: its port, line mod NBANK and byte in the line.
+    // Registered with the read: its port and rotation.
     logic [PW-1:0] q_port;
-    logic [SB-1:0] q_line;
-    logic [LS-1:0] q_byte;
+    logic [SH-1:0] q_rot;
     always_ff @(posedge clk)
         if (rd_en) begin
             q_port <= r_port;
-            q_line <= r_line[SB-1:0];
-            q_byte <= rd_off[LS-1:0];
+            q_rot <= rd_off[SH-1:0];
         end
 
     // ---------------------------------------------------------------- view
-    // Three selects, each a small run-time index (Yosys maps those to
-    // LUT6 + MUXF7/MUXF8, about 1.25 to 1.5 levels each): line k of the view
-    // (the read's line + k) is bank (line + k) mod NBANK of the read's port,
-    // one select over 2^PW x NBANK banks (the line rotation and the port
-    // together); then the lines are shifted down by the byte in the line,
-    // 8 bytes a step (bits 5:3), then a byte a step (bits 2:0).
-    localparam int HB = LS / 2;                          // the byte shift's low bits
-    localparam int NV = NBANK_VIEW * LB;                 // bytes of the view's lines
-    localparam int T = VIEW_BYTES + (1 << HB) - 1;       // bytes after the coarse shift
-    logic [DATA_W-1:0] qf [(2 ** PW) * NBANK];           // bank b of port p at [p*NBANK + b]
-    always_comb
-        for (int p = 0; p < 2 ** PW; p++)
-            for (int b = 0; b < NBANK; b++) qf[NBANK*p + b] = q[p < PORTS ? p : 0][b];
-    logic [NBANK_VIEW*DATA_W-1:0] ln;                    // line k at [k*DATA_W +: DATA_W]
-    always_comb
-        for (int k = 0; k < NBANK_VIEW; k++) ln[DATA_W*k +: DATA_W] = qf[{q_port, SB'(q_line + SB'(k))}];
-    assign m_head = ln[2*DATA_W-1:0];
-    logic [7:0] coarse [T][2 ** (LS - HB)];              // byte i of the coarse shift by j steps of 2^HB
-    logic [7:0] fine [VIEW_BYTES][2 ** HB];              // view byte i for a fine shift of j
-    logic [7:0] t [T];
+    logic [8*CB-1:0] cat;                    // the read port's banks, bank b at [b*DATA_W +: DATA_W]
     always_comb begin
-        for (int i = 0; i < T; i++) begin
-            for (int j = 0; j < 2 ** (LS - HB); j++)
-                coarse[i][j] = i + (j << HB) < NV ? ln[8 * (i + (j << HB)) +: 8] : 8'd0;
-            t[i] = coarse[i][q_byte[LS-1:HB]];
-        end
-        for (int i = 0; i < VIEW_BYTES; i++) begin
-            for (int j = 0; j < 2 ** HB; j++) fine[i][j] = t[i + j];
-            m_view[8*i +: 8] = fine[i][q_byte[HB-1:0]];
-        end
+        for (int b = 0; b < NBANK; b++) cat[DATA_W*b +: DATA_W] = q[0][b];
+        for (int p = 1; p < PORTS; p++)
+            if (q_port == PW'(p))
+                for (int b = 0; b < NBANK; b++) cat[DATA_W*b +: DATA_W] = q[p][b];
+    end
+    assign m_head = cat[2*DATA_W-1:0];
+    // View byte i = cat byte (q_rot + i) mod CB: stage k rotates down by
+    // 2^(SH-1-k) bytes when that bit of q_rot is set.
+    always_comb begin
+        logic [7:0] x [SH+1][CB];
+        for (int i = 0; i < CB; i++) x[0][i] = cat[8*i +: 8];
+        for (int k = 0; k < SH; k++)
+            for (int i = 0; i < CB; i++)
+                if (i < VIEW_BYTES + (1 << (SH - 1 - k)) - 1)
+                    x[k+1][i] = q_rot[SH-1-k] ? x[k][(i + (1 << (SH - 1 - k))) % CB] : x[k][i];
+                else x[k+1][i] = 8'd0;
+        for (int i = 0; i < VIEW_BYTES; i++) m_view[8*i +: 8] = x[SH][i];
     end
 
     // What the read does not use of the offset (it wraps at FB_LINES lines).
