@@ -41,8 +41,13 @@ printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rou
 fail=0
 for m in $modules; do
     sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$m.sv" > "$tmp/$m.sv"
+    # The modules it instantiates, synthesised with it (their memories inferred).
+    deps=""
+    case "$m" in
+        prism_ring|prism_frame_buf) deps="sv/prism_ram_sdp.sv" ;;
+    esac
     start=$(date +%s)
-    if ! yosys -q -p "read_verilog -sv $tmp/$m.sv; synth_xilinx -family xcup -flatten -top $m; write_json $tmp/$m.json" > "$tmp/$m.log" 2>&1; then
+    if ! yosys -q -p "read_verilog -sv $deps $tmp/$m.sv; synth_xilinx -family xcup -flatten -top $m; write_json $tmp/$m.json" > "$tmp/$m.log" 2>&1; then
         tail -20 "$tmp/$m.log" >&2
         echo "yosys failed on $m" >&2
         exit 1

@@ -136,7 +136,6 @@ module prism_node #(
     localparam int PSLOTS = 2 ** PI_W;
     localparam int HW = $clog2(MAX_HELD);
     localparam int LANES = DATA_W / 32;          // RESULT values a line
-    localparam int FB_VIEW = FLANES * 4 / 64;     // frame-buffer lines under the FP32 lanes' view
     localparam int RN_W = $clog2(FLANES + 1);
     localparam int RB = $clog2(RING);
 
@@ -193,10 +192,9 @@ module prism_node #(
     localparam int PW = PORTS > 1 ? $clog2(PORTS) : 1;
     localparam int NB = BPP * (2 ** PW);
     localparam int NBW = PW + BW;
-    logic [DATA_W-1:0] fbuf [NB][FB_LINES];
-    logic [BW-1:0]     in_slot [PORTS];    // buffer being filled, per port
+    logic [BW-1:0]     in_slot [PORTS];    // buffer being filled, per port (prism_frame_buf's)
     logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
-    logic [15:0]       in_beat [PORTS];
+    logic [15:0]       in_beat [PORTS];    // and its next beat
     logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
     // The frame digest (CRC-32C of the hashed range): each port's masked
     // beat is registered (cr_*), then prism_crc32c_512 (2 stages) gives the
@@ -208,7 +206,8 @@ module prism_node #(
     logic [31:0]       cd_crc [PORTS];
     logic [BW-1:0]     c_slot [PORTS];     // buffer the port's next digest is for
     logic              b_crcd [NB];        // the buffer's digest is in b_crc
-    logic              b_busy [NB], b_ready [NB];
+    logic [NB-1:0]     b_busy;             // a whole frame in the buffer, not yet freed (prism_frame_buf's)
+    logic              b_ready [NB];
     logic [15:0]       b_len [NB];
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
@@ -224,9 +223,13 @@ module prism_node #(
     localparam int QW = $clog2(NB);
     logic [NBW-1:0]    order [NB];
     logic [QW:0]       o_head, o_tail;     // o_head is the engine's, o_tail ingress's
-    logic [NBW-1:0]    proc_buf;
+    logic [QW:0]       o_head_n;           // o_head's next value (the frame buffer is read a cycle ahead)
+    logic              fin;                // the engine is done with the frame (finish_frame)
+    logic [NBW-1:0]    proc_buf, proc_buf_n;
     logic [PW-1:0]     cur_port;           // port of the frame being handled
     assign proc_buf = order[o_head[QW-1:0]];
+    assign o_head_n = o_head + (QW + 1)'(fin);
+    assign proc_buf_n = order[o_head_n[QW-1:0]];
     assign cur_port = proc_buf[NBW-1:BW];
     logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector, as h_valid)
 
@@ -245,24 +248,37 @@ module prism_node #(
         next_ok = h != o_tail && b_go[order[h[QW-1:0]]];
     end
 
-    // The frame's first two beats: the engine reads the header fields it checks.
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [2*DATA_W-1:0] hdr;
-    /* verilator lint_on UNUSEDSIGNAL */
-    assign hdr = {fbuf[proc_buf][1], fbuf[proc_buf][0]};
-
-    // A view of the buffered frame from any byte offset: FLANES * 4 bytes
-    // for the FP32 lanes, its first 64 bytes (win) for everything else.
-    logic [15:0]       win_off;
+    // The frame buffers (prism_frame_buf: block RAM, a registered read).
+    // The engine's one read is a view of the frame being handled from byte
+    // `off`: FLANES * 4 bytes for the FP32 lanes, its first 64 bytes (win)
+    // for everything else. The read is registered, so it is given the next
+    // cycle's buffer and offset (proc_buf_n, off_n: every change of `off`
+    // is computed in off_n's process, below); a frame is entered at
+    // DISPATCH with `off` at its body (DATA_BODY), and that first read
+    // also gives its first two beats, the header the engine checks: `hdr`
+    // in DISPATCH, registered (hdr_q) for the frame's later states.
+    logic [15:0]       off, off_n;         // byte offset of the view, and its next value
     logic [DATA_W-1:0] win;
     logic [32*FLANES-1:0] wv;
-    always_comb begin
-        logic [DATA_W*(FB_VIEW+1)-1:0] lines;
-        for (int k = 0; k <= FB_VIEW; k++)
-            lines[DATA_W*k +: DATA_W] = fbuf[proc_buf][FB'(win_off[15:6] + 10'(k))];
-        wv = (32*FLANES)'(lines >> {win_off[5:0], 3'b000});
-        win = wv[DATA_W-1:0];
-    end
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [2*DATA_W-1:0] hdr, hdr_q, fb_head;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [PORTS*BW-1:0] fb_slot;
+    logic [PORTS*16-1:0] fb_beat;
+    always_comb
+        for (int p = 0; p < PORTS; p++) begin
+            in_slot[p] = fb_slot[BW*p +: BW];
+            in_beat[p] = fb_beat[16*p +: 16];
+        end
+    prism_frame_buf #(.DATA_W(DATA_W), .PORTS(PORTS), .BPP(BPP), .LINES(LINES), .FB_LINES(FB_LINES), .VIEW_BYTES(4 * FLANES)) fbuf (
+        .clk, .rst,
+        .s_axis_tdata, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
+        .fill_slot(fb_slot), .fill_beat(fb_beat), .busy(b_busy), .free_en(free_buf), .free_buf(free_id),
+        .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_head(fb_head)
+    );
+    assign win = wv[DATA_W-1:0];
+    assign hdr = st == DISPATCH ? fb_head : hdr_q;
+    always_ff @(posedge clk) if (st == DISPATCH) hdr_q <= fb_head;
 
     // Fields of the frame being handled.
     logic [7:0]  f_class, f_cmd;
@@ -468,7 +484,6 @@ module prism_node #(
     endgenerate
 
     // DATA walk.
-    logic [15:0] off;                // byte offset of the walk
     logic [7:0]  groups_left;
     logic [15:0] vals_left;
     logic [3:0]  g_fmt;
@@ -783,7 +798,6 @@ module prism_node #(
     always_comb begin
         m_idle = st == IDLE && tx_idle && !lanes_busy && !ro_pend;
         for (int p = 0; p < PORTS; p++) begin
-            s_axis_tready[p] = !b_busy[{PW'(p), in_slot[p]}];
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
         end
@@ -808,8 +822,6 @@ module prism_node #(
             run_n = RN_W'(1);
             run_bytes = 16'd2 + {7'b0, g_kw};
         end
-        // In DISPATCH the view is already on a DATA frame's first descriptor.
-        win_off = st == DISPATCH ? DATA_BODY : off;
         for (int j = 0; j < FLANES; j++) begin
             logic [31:0] raw;
             case (g_w)
@@ -932,7 +944,7 @@ module prism_node #(
     logic [7:0]  bd_dir, bd_kind;
     logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
     logic [47:0] bd_mac;
-    logic        bd_dup;
+    logic        bd_dup, bd_bad;
     always_comb begin
         bd_dir    = win[7:0];
         bd_kind   = win[15:8];
@@ -946,6 +958,11 @@ module prism_node #(
         bd_dup = 1'b0;
         for (int i = 0; i < MAX_BINDINGS; i++)
             if (16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep)) bd_dup = 1'b1;
+        // The binding is refused (C_BIND).
+        bd_bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
+        if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bd_bad = 1'b1;
+        if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bd_bad = 1'b1;
+        if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bd_bad = 1'b1;
     end
 
     // DATA: the frame's contributor and its held packets.
@@ -1483,8 +1500,11 @@ module prism_node #(
         k_bad <= 1'b0;
         free_buf <= 1'b1;
         free_id <= proc_buf;
-        o_head <= o_head + (QW + 1)'(1);
+        o_head <= o_head_n;
         st <= next_ok ? DISPATCH : IDLE;
+`ifndef SYNTHESIS
+        if (!fin) $error("prism_node: a frame finished where fin does not say so");
+`endif
     endtask
 
     // The window moves to `rel_e`: packets wholly below it are released.
@@ -1556,14 +1576,11 @@ module prism_node #(
         if (rst) begin
             o_tail <= '0;
             for (int p = 0; p < PORTS; p++) begin
-                in_slot[p] <= '0;
                 v_slot[p] <= '0;
-                in_beat[p] <= '0;
                 c_slot[p] <= '0;
             end
             cr_valid <= '0;
             for (int b = 0; b < NB; b++) begin
-                b_busy[b] <= 1'b0;
                 b_ready[b] <= 1'b0;
                 b_crcd[b] <= 1'b0;
             end
@@ -1599,16 +1616,11 @@ module prism_node #(
                     end
                     cr_data[p] <= masked;
                     cr_last[p] <= s_axis_tlast[p];
-                    if ($signed(32'(in_beat[p])) < LINES) fbuf[id][FB'(in_beat[p])] <= s_axis_tdata[DATA_W*p +: DATA_W];
+                    // The beat itself goes into the buffer (prism_frame_buf).
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
                         b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
-                        b_busy[id] <= 1'b1;
-                        in_slot[p] <= in_slot[p] + BW'(1);
-                        in_beat[p] <= '0;
-                    end else begin
-                        in_beat[p] <= in_beat[p] + 16'd1;
                     end
                 end
                 // A verdict, for the oldest frame without one (the validator
@@ -1630,7 +1642,6 @@ module prism_node #(
             end
             o_tail <= tail;
             if (free_buf) begin
-                b_busy[free_id] <= 1'b0;
                 b_ready[free_id] <= 1'b0;
                 b_crcd[free_id] <= 1'b0;
             end
@@ -1639,21 +1650,45 @@ module prism_node #(
 
     // The engine's DATA checks, window and held packets in one cycle; an
     // admitted packet goes to the lanes (its first descriptor is in view).
+    // Their verdict, wired (the view's next offset depends on it too): the
+    // reason the frame is rejected (8'hFF none), or a terminal INEXACT, a
+    // duplicate, or admitted.
+    logic [7:0] dop_r;
+    logic       dop_inexact, dop_dup, dop_acc;
+    always_comb begin
+        dop_r = 8'hFF;
+        dop_inexact = 1'b0;
+        dop_dup = 1'b0;
+        dop_acc = 1'b0;
+        if (f_class == CLASS_RESULT) dop_r = DR_RESULT_NOT_INPUT;
+        else if (!ctx_key_match) dop_r = DR_NO_OPERATION;
+        else if (ctx_gen != f_gen) dop_r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
+        else if (!ctx_active) dop_r = DR_NOT_ACTIVE;
+        else if (ctx_failed) dop_r = DR_OPERATION_FAILED;
+        else if (base >= {1'b0, ctx_vlen}) dop_r = DR_OPERATION_DONE;
+        else if (!c_found) dop_r = DR_UNKNOWN_STREAM;
+        else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) dop_r = DR_ENDPOINT_MISMATCH;
+        else if (rx_port != c_port[c_idx]) dop_r = DR_WRONG_PORT;
+        else if (f_src_mac != c_mac[c_idx]) dop_r = DR_WRONG_SOURCE_MAC;
+        else if ((f_flags & FLAG_INEXACT) != 0) dop_inexact = 1'b1;
+        else if (f_end > {1'b0, ctx_vlen}) dop_r = DR_RANGE_OUTSIDE_VECTOR;
+        else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) dop_r = DR_LAST_FLAG_MISMATCH;
+        else if (k_bad) dop_r = DR_FORMAT_NOT_ALLOWED;
+        // The window and the contributor's held packets, in the same cycle.
+        else if (hd_hit) begin
+            if (hd_same) dop_dup = 1'b1;
+            else dop_r = DR_CHANGED_RETRANSMIT;
+        end
+        else if ({1'b0, f_first} < base) dop_r = DR_BELOW_WINDOW;
+        else if (f_end > base + {1'b0, ctx_wel}) dop_r = DR_BEYOND_WINDOW;
+        else if (hd_overlap) dop_r = DR_OVERLAP;
+        else if (hd_count >= ctx_wint) dop_r = DR_INTERVALS_EXHAUSTED;
+        else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
+        else dop_acc = 1'b1;
+    end
     task automatic data_op();
-        logic [7:0] r;
-        r = 8'hFF;
         st <= DONE;
-        if (f_class == CLASS_RESULT) r = DR_RESULT_NOT_INPUT;
-        else if (!ctx_key_match) r = DR_NO_OPERATION;
-        else if (ctx_gen != f_gen) r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
-        else if (!ctx_active) r = DR_NOT_ACTIVE;
-        else if (ctx_failed) r = DR_OPERATION_FAILED;
-        else if (base >= {1'b0, ctx_vlen}) r = DR_OPERATION_DONE;
-        else if (!c_found) r = DR_UNKNOWN_STREAM;
-        else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) r = DR_ENDPOINT_MISMATCH;
-        else if (rx_port != c_port[c_idx]) r = DR_WRONG_PORT;
-        else if (f_src_mac != c_mac[c_idx]) r = DR_WRONG_SOURCE_MAC;
-        else if ((f_flags & FLAG_INEXACT) != 0) begin
+        if (dop_inexact) begin
             // A child's terminal INEXACT fails the whole operation (once egress is idle).
             if (!tx_idle) st <= D_OP;
             else begin
@@ -1662,20 +1697,8 @@ module prism_node #(
                 send_result(33'd0, 33'd0, 1'b1);
             end
         end
-        else if (f_end > {1'b0, ctx_vlen}) r = DR_RANGE_OUTSIDE_VECTOR;
-        else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) r = DR_LAST_FLAG_MISMATCH;
-        else if (k_bad) r = DR_FORMAT_NOT_ALLOWED;
-        // The window and the contributor's held packets, in the same cycle.
-        else if (hd_hit) begin
-            if (hd_same) count(CNT_DATA_DUPLICATES);
-            else r = DR_CHANGED_RETRANSMIT;
-        end
-        else if ({1'b0, f_first} < base) r = DR_BELOW_WINDOW;
-        else if (f_end > base + {1'b0, ctx_wel}) r = DR_BEYOND_WINDOW;
-        else if (hd_overlap) r = DR_OVERLAP;
-        else if (hd_count >= ctx_wint) r = DR_INTERVALS_EXHAUSTED;
-        else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) r = DR_BYTES_EXHAUSTED;
-        else begin
+        else if (dop_dup) count(CNT_DATA_DUPLICATES);
+        else if (dop_acc) begin
             count(CNT_DATA_APPLIED);
             h_valid <= h_valid | hv_set;
             h_pid[c_idx][hd_free] <= f_pid;
@@ -1687,21 +1710,19 @@ module prism_node #(
             c_covered[c_idx] <= cov_new;
             pos <= {1'b0, f_first};
             if (b_walk[proc_buf]) begin
-                // The Kulisch walk moved the view: read the first descriptor again.
-                off <= DATA_BODY;
+                // The Kulisch walk moved the view: read the first descriptor again (off_n).
                 groups_left <= f_groups;
                 st <= D_DESC;
             end else begin
-                // The view is on the first descriptor already: straight to the lanes.
+                // The view is on the first descriptor already: straight to the lanes (off_n past it).
                 g_fmt <= 4'(`PN_B32(win, 0) >> 28);
                 g_kw <= 9'(`PN_B32(win, 0) >> 16);
                 vals_left <= `PN_B16(win, 2);
                 groups_left <= f_groups - 8'd1;
-                off <= DATA_BODY + 16'd4;
                 st <= D_RUN;
             end
         end
-        if (r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(r)));
+        if (dop_r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(dop_r)));
     endtask
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
@@ -1766,6 +1787,62 @@ module prism_node #(
         end
 `endif
 
+    // The engine is done with the frame this cycle (finish_frame: DONE, or
+    // the readiness check with no packet to send).
+    assign fin = st == DONE || (st == D_READY && !ctx_auto && !(ready_now > base && ready_now >= rc_e));
+
+    // Every change of the view's offset, a cycle ahead of the engine's
+    // process (the frame buffer's read is registered, so the read is given
+    // off_n). A state whose next state does not read the view sets it to
+    // DATA_BODY, where DISPATCH reads a frame's header and first descriptor.
+    always_comb begin
+        logic [15:0] n, w;
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [31:0] d;
+        /* verilator lint_on UNUSEDSIGNAL */
+        logic [32:0] hf, he2;
+        off_n = off;
+        n = k_left > 16'd64 ? 16'd64 : k_left;
+        d = `PN_B32(win, 0);
+        w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
+        hf = {1'b0, `PN_B32(win, 0)};
+        he2 = hf + {1'b0, `PN_B32(win, 4)};
+        case (st)
+            IDLE, D_READY, A_PLAN, A_EMIT, DONE: off_n = DATA_BODY;
+            DISPATCH:
+                // (A CONTROL frame waiting here stays at DATA_BODY.)
+                if (b_ok[proc_buf] && b_prism[proc_buf] && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend))) begin
+                    if (f_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
+                    else if (f_class == CLASS_DATA || f_class == CLASS_RESULT)
+                        off_n = !b_walk[proc_buf] && f_dst_mac == node_mac && dop_acc ? DATA_BODY + 16'd4 : DATA_BODY;
+                    else off_n = f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
+                end
+            PREWALK:
+                if (f_class == CLASS_PROGRESS) begin
+                    if (bi != `PN_B16(hdr, 56) && !(`PN_B32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000)) off_n = off + HOLE_LEN;
+                end else if (f_cmd == CMD_STAGE) begin
+                    if (bi != f_bcount && (win[7:0] & DIR_RESERVED) == 0) off_n = off + BINDING_LEN;
+                end else if (f_cmd == CMD_CAPS_RESPONSE) begin
+                    if (!(off >= CONTROL_BODY + f_body_len) && win[8*7 +: 8] == 0) off_n = off + CAPS_RECORD_LEN;
+                end
+            // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
+            C_APPLY: off_n = 16'd84;
+            C_BIND: if (bi != f_bcount && !bd_bad) off_n = off + BINDING_LEN;
+            D_KWALK:
+                if (k_left != 0) off_n = off + n;
+                else if (vals_left != 0) off_n = off + 16'd1;
+                else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
+                else if (groups_left != 0)
+                    off_n = d[31:28] == FMT_KULISCH ? off + 16'd4 : off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
+            D_OP: if (dop_acc) off_n = b_walk[proc_buf] ? DATA_BODY : DATA_BODY + 16'd4;
+            D_DESC: if (groups_left != 0) off_n = off + 16'd4;
+            D_RUN:
+                if (!run_hold) off_n = vals_left == 16'(run_n) ? (off + run_bytes + 16'd3) & ~16'd3 : off + run_bytes;
+            default: ;
+        endcase
+    end
+    always_ff @(posedge clk) off <= off_n;
+
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
@@ -1804,12 +1881,10 @@ module prism_node #(
                 else if (f_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
-                    off <= PROGRESS_HOLES;
                     pos <= {1'b0, `PN_B32(hdr, 44)};
                     st <= PREWALK;
                 end else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
-                    off <= DATA_BODY;
                     groups_left <= f_groups;
                     k_left <= '0;
                     vals_left <= '0;
@@ -1820,7 +1895,6 @@ module prism_node #(
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
-                    off <= f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
                     st <= PREWALK;
                 end
             end
@@ -1838,7 +1912,6 @@ module prism_node #(
                     end else begin
                         pos <= he2 + 33'd1;
                         bi <= bi + 16'd1;
-                        off <= off + HOLE_LEN;
                     end
                 end else if (f_cmd == CMD_STAGE) begin
                     if (bi == f_bcount) st <= ROUTE;
@@ -1847,14 +1920,13 @@ module prism_node #(
                         st <= DONE;
                     end else begin
                         bi <= bi + 16'd1;
-                        off <= off + BINDING_LEN;
                     end
                 end else if (f_cmd == CMD_CAPS_RESPONSE) begin
                     if (off >= CONTROL_BODY + f_body_len) st <= ROUTE;
                     else if (win[8*7 +: 8] != 0) begin
                         count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
                         st <= DONE;
-                    end else off <= off + CAPS_RECORD_LEN;
+                    end
                 end else st <= ROUTE;
             end
             // ---------------------------------------------------- CONTROL
@@ -1891,7 +1963,6 @@ module prism_node #(
                             ack_status <= ACK_INVALID;
                         else begin
                             bi <= '0;
-                            off <= 16'd84;
                             terms_sum <= '0;
                             contribs <= '0;
                             paths <= '0;
@@ -1928,12 +1999,7 @@ module prism_node #(
             C_BIND: begin
                 if (bi == f_bcount) st <= C_BIND_END;
                 else begin
-                    logic bad;
-                    bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
-                    if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bad = 1'b1;
-                    if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bad = 1'b1;
-                    if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bad = 1'b1;
-                    if (bad) begin
+                    if (bd_bad) begin
                         ack_status <= ACK_INVALID_BINDING;
                         ack_detail <= bi + 16'd1;
                         st <= C_REPLY;
@@ -1963,7 +2029,6 @@ module prism_node #(
                             end
                         end
                         bi <= bi + 16'd1;
-                        off <= off + BINDING_LEN;
                     end
                 end
             end
@@ -2063,7 +2128,6 @@ module prism_node #(
                     nz = k_nz;
                     for (int i = 0; i < 64; i++) if (16'(i) < n && win[8*i +: 8] != 0) nz = 1'b1;
                     k_nz <= nz;
-                    off <= off + n;
                     k_left <= k_left - n;
                     if (k_left == n) begin
                         vals_left <= vals_left - 16'd1;
@@ -2076,23 +2140,20 @@ module prism_node #(
                     k_state <= win[7:0];
                     k_nz <= 1'b0;
                     k_left <= {7'b0, g_kw} + 16'd1;
-                    off <= off + 16'd1;
-                end else if (off[1:0] != 0) off <= (off + 16'd3) & ~16'd3;
-                else if (groups_left == 0) st <= ROUTE;
+                end else if (off[1:0] != 0) begin
+                    // Aligned to the next descriptor (off_n).
+                end else if (groups_left == 0) st <= ROUTE;
                 else begin
                     /* verilator lint_off UNUSEDSIGNAL */
                     logic [31:0] d;
                     /* verilator lint_on UNUSEDSIGNAL */
-                    logic [15:0] w;
                     d = `PN_B32(win, 0);
-                    w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
                         if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
                         vals_left <= d[15:0];
-                        off <= off + 16'd4;
-                    end else off <= off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
+                    end
                 end
             end
             ROUTE: begin
@@ -2114,7 +2175,6 @@ module prism_node #(
                     g_kw <= d[24:16];
                     vals_left <= d[15:0];
                     groups_left <= groups_left - 8'd1;
-                    off <= off + 16'd4;
                     st <= D_RUN;
                 end
             end
@@ -2123,10 +2183,7 @@ module prism_node #(
                 // (K_LAT) cycles later (the ring's process, below).
                 pos <= pos + 33'(run_n);
                 vals_left <= vals_left - 16'(run_n);
-                if (vals_left == 16'(run_n)) begin
-                    off <= (off + run_bytes + 16'd3) & ~16'd3;
-                    st <= groups_left == 0 ? D_READY : D_DESC;
-                end else off <= off + run_bytes;
+                if (vals_left == 16'(run_n)) st <= groups_left == 0 ? D_READY : D_DESC;
             end
             D_READY: ready_check();
             // ---------------------------------------------------- AUTO

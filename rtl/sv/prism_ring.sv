@@ -21,8 +21,9 @@
 // Writes. The lanes' sums are the memories' only writes: the `fw_n` FP32
 // sums from `fw_slot` or the `kw_n` Kulisch sums from `kw_slot` (a context
 // runs one kind, so never both in a cycle), one word a bank. A clear does not
-// touch the memories: a flag a slot ("at rest", in flip-flops, read beside
-// the memories and registered with them) says the slot is -0 (FP32) and a
+// touch the memories: a flag a slot ("at rest", in flip-flops, ROWS of them
+// a bank beside the bank's memories, read beside them and registered with
+// them) says the slot is -0 (FP32) and a
 // Kulisch zero without flags, whatever its memory word holds; a sum written
 // takes the flag down. Clears, in this order within a cycle (a later change
 // to a slot wins): the egress run's slots marked in `eg_clear` (the builder
@@ -125,31 +126,38 @@ module prism_ring #(
         end
 
     // ---------------------------------------------------------------- rest flags
-    // Flag s is slot s's. Each change is a row compare per bank (no
-    // run-time bit index).
-    logic [RING-1:0]  rest, rest_d;
+    // A vector of ROWS flags a bank, beside its memories (bit r: the slot in
+    // row r). Each change is a one-hot row mask: a slot's row decoded once
+    // (s / NBANK, shared by the banks), rotated up by one in the banks below
+    // s mod NBANK (bank_row's +1 without its carry), so a flag's next value
+    // is a few gates of masks, not a row compare.
+    function automatic logic bank_next(input logic [SB-1:0] s, input logic [SB-1:0] b);
+        bank_next = b < s;                       // bank b's slot of a run from s mod NBANK is in the next row
+    endfunction
+    function automatic logic [ROWS-1:0] row_mask(input logic [RB-1:0] s, input logic [SB-1:0] b);
+        logic [ROWS-1:0] d;
+        d = ROWS'(1) << s[RB-1:SB];
+        row_mask = bank_next(s[SB-1:0], b) ? {d[ROWS-2:0], d[ROWS-1]} : d;
+    endfunction
     logic [NBANK-1:0] eg_clear_x;                // eg_clear by the egress run's value index
     assign eg_clear_x = NBANK'(eg_clear);
-    always_comb begin
-        rest_d = rest;
-        for (int b = 0; b < NBANK; b++) begin
-            logic [RW-1:0] er, cr, orow;
-            logic          ee, oe;
-            er = bank_row(eg_slot, SB'(b));
-            cr = bank_row(clr_slot, SB'(b));
-            orow = one_slot[RB-1:SB];
-            ee = eg_clear_x[SB'(b) - eg_slot[SB-1:0]];
-            oe = one_clear && one_slot[SB-1:0] == SB'(b);
-            for (int r = 0; r < ROWS; r++) begin
-                if ((ee && er == RW'(r)) || (clr_en && cr == RW'(r))) rest_d[NBANK*r + b] = 1'b1;
-                if (w_en[b] && w_row[b] == RW'(r)) rest_d[NBANK*r + b] = 1'b0;
-                if (oe && orow == RW'(r)) rest_d[NBANK*r + b] = 1'b1;
-            end
+    logic [ROWS-1:0]  rest [NBANK];
+    genvar gr;
+    generate
+        for (gr = 0; gr < NBANK; gr++) begin : g_rest
+            logic            ee, oe;
+            logic [ROWS-1:0] set, clr, one;
+            assign ee = eg_clear_x[SB'(gr) - eg_slot[SB-1:0]];
+            assign oe = one_clear && one_slot[SB-1:0] == SB'(gr);
+            assign set = (ee ? row_mask(eg_slot, SB'(gr)) : '0) | (clr_en ? row_mask(clr_slot, SB'(gr)) : '0);
+            assign clr = w_en[gr] ? row_mask(w_slot, SB'(gr)) : '0;
+            assign one = oe ? ROWS'(1) << one_slot[RB-1:SB] : '0;
+            // In this order within a cycle: clears, the lanes' sums, AUTO's clear.
+            always_ff @(posedge clk)
+                if (rst) rest[gr] <= '1;
+                else rest[gr] <= ((rest[gr] | set) & ~clr) | one;
         end
-    end
-    always_ff @(posedge clk)
-        if (rst) rest <= '1;
-        else rest <= rest_d;
+    endgenerate
 
     // ---------------------------------------------------------------- reads
     // Two copies of the banks, written alike: the lanes' (c 0) and the
@@ -176,7 +184,12 @@ module prism_ring #(
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .rdata(q[gc][gb])
                 );
-                always_ff @(posedge clk) if (re) q_rest[gc][gb] <= rest[{row, SB'(gb)}];
+                // The row's flag: row s / NBANK, or the next one (rest rotated down).
+                logic [ROWS-1:0] fl, fl_next;
+                assign fl = rest[gb];
+                assign fl_next = {fl[0], fl[ROWS-1:1]};
+                always_ff @(posedge clk)
+                    if (re) q_rest[gc][gb] <= bank_next(r_slot[gc][SB-1:0], SB'(gb)) ? fl_next[r_slot[gc][RB-1:SB]] : fl[r_slot[gc][RB-1:SB]];
             end
 `ifndef SYNTHESIS
             // A read never meets a write of its own slot (see above).
