@@ -4,6 +4,10 @@
 //! of the frame validator (`RxCheck`), of the FP32_ARRIVAL lane adder
 //! (`Fp32Adder`) and of the whole SINGLE switch (`RtlSwitch`), driven from Rust.
 
+// Library code reports bad input as errors: no unwrap, expect or panic
+// outside tests (issue 29's lint policy; clippy runs with -D warnings).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub use prism_dataplane::svpkg;
 mod crc;
 mod fp32;
