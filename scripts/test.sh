@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_rust
 need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosys python3
 log_dir=$(mktemp -d)
-trap '[ -n "${timing_pid:-}" ] && kill "$timing_pid" 2>/dev/null; rm -rf "$log_dir"' EXIT
+trap '{ [ -z "${timing_pid:-}" ] || kill "$timing_pid" 2>/dev/null || true; }; rm -rf "$log_dir"' EXIT
 status=0
 log "cargo build --workspace (tests and every binary the tests start)"
 run_step "${PRISM_BUILD_TIMEOUT:-2400}" "$log_dir/build.log" cargo build --workspace --tests --locked || { echo "error: the build failed" >&2; exit 1; }
