@@ -255,23 +255,48 @@ pub struct MemifRate {
 /// server, prism-pktgen as the client (its one busy thread on the last
 /// CPU) running the collective striped over `workers` operations; `rounds`
 /// collectives, each exact or the whole measurement fails. The best
-/// round's DATA frames over pktgen's first-DATA-to-last-RESULT time.
+/// round's DATA frames over pktgen's first-DATA-to-last-RESULT time; the
+/// per-core counts are the last round's.
 ///
 /// On a machine with fewer than workers + 1 cores the switch's workers and
 /// pktgen share CPUs by time-slicing (the workers then sleep when idle):
 /// the figure then is that of the machine, not of the switch, and the
 /// report says so.
 pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) -> Result<MemifRate, BenchError> {
+    let (mut best_pps, mut best_eps) = (0f64, 0f64);
+    let mut last = None;
+    for round in 0..rounds.max(1) {
+        let (v, s) = memif_round(c, elements, workers, round)?;
+        let secs = v["operation_us"].as_f64().unwrap_or(0.0) / 1e6;
+        let frames = v["frames_sent"].as_f64().unwrap_or(0.0);
+        if secs > 0.0 {
+            best_pps = best_pps.max(frames / secs);
+            best_eps = best_eps.max(elements as f64 / secs);
+        }
+        last = Some(s);
+    }
+    let s = last.unwrap_or_default();
+    let applied_per_core = stats::per_worker(&s).map(|w| w.iter().map(|w| w.data_applied).collect()).unwrap_or_default();
+    Ok(MemifRate { data_pps: best_pps, elements_per_s: best_eps, applied_per_core, steered: s["steered_to_other_core"].as_u64().unwrap_or(0) })
+}
+
+/// One collective on a switch of its own: pktgen's summary and the
+/// switch's stats. The switch stops before pktgen leaves (`--linger`):
+/// DPDK 22.11's memif PMD frees the shared rings on a peer's disconnect
+/// while the cores polling them may still read them (a SIGSEGV in the
+/// switch, seen in CI), so the side that stops first must be the poller.
+fn memif_round(c: &Case, elements: u32, workers: usize, round: usize) -> Result<(serde_json::Value, serde_json::Value), BenchError> {
     use prism_pktgen::process::{sibling_binary, switch_command, Spawned};
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
     let switch = sibling_binary("prism-switch")?;
     let pktgen = sibling_binary("prism-pktgen")?;
     let pid = std::process::id();
-    let dir = std::env::temp_dir().join(format!("prism-bench-coll-{pid}-{workers}"));
+    let dir = std::env::temp_dir().join(format!("prism-bench-coll-{pid}-{workers}-{round}"));
     std::fs::create_dir_all(&dir).map_err(BenchError::file(&dir))?;
     let sock = dir.join("memif.sock");
     let _ = std::fs::remove_file(&sock);
-    let (cfg, ready, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("switch.json"));
+    let (cfg, ready, stats, summary) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("switch.json"), dir.join("pktgen.json"));
+    let _ = std::fs::remove_file(&summary);
     std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).to_string()).map_err(BenchError::file(&cfg))?;
     let online = online_cpus().len().max(1);
     let cpus: Vec<String> = (0..workers).map(|i| (i % online).to_string()).collect();
@@ -292,26 +317,37 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
         prism_pktgen::Pattern::Gradient(s) => format!("gradient:{s}"),
         other => return Err(BenchError::Usage(format!("pattern {other:?} is not measured here"))),
     };
-    let (mut best_pps, mut best_eps) = (0f64, 0f64);
-    for round in 0..rounds {
-        let eal = format!("--eal=--no-huge --no-pci -l {} -m 512 --log-level lib.eal:error --file-prefix prism-coll-pg{pid} --vdev {}", online - 1, vdev("client"));
-        let mut pg = std::process::Command::new(&pktgen);
-        pg.arg("--switch=dpdk:net_memif0").arg(eal).args(["--ranks", &c.ranks.to_string(), "--op", if c.semantics == Semantics::REDUCE { "reduce" } else { "allreduce" }]);
-        pg.args(["--policy", policy, "--pattern", &pattern, "--len", &elements.to_string(), "--stripes", &workers.to_string(), "--generation", &(round + 1).to_string(), "--json"]);
-        let out = pg.output().map_err(BenchError::file(&pktgen))?;
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| BenchError::Run(format!("prism-pktgen printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr))))?;
-        if v["verdict"] != "PASS" {
-            return Err(BenchError::Run(format!("the collective through prism-switch ({workers} cores) was not exact: {v}")));
+    let eal = format!("--eal=--no-huge --no-pci -l {} -m 512 --log-level lib.eal:error --file-prefix prism-coll-pg{pid} --vdev {}", online - 1, vdev("client"));
+    let mut pg = std::process::Command::new(&pktgen);
+    pg.arg("--switch=dpdk:net_memif0").arg(eal).args(["--ranks", &c.ranks.to_string(), "--op", if c.semantics == Semantics::REDUCE { "reduce" } else { "allreduce" }]);
+    pg.args(["--policy", policy, "--pattern", &pattern, "--len", &elements.to_string(), "--stripes", &workers.to_string(), "--generation", &(round + 1).to_string()]);
+    pg.arg("--json-out").arg(&summary).arg("--linger");
+    let mut pg = Spawned::spawn(&mut pg, "prism-pktgen (memif)", &dir.join("pktgen.log"))?;
+    // pktgen gives up by itself after 5 s without progress; this bounds a pktgen that hangs.
+    let deadline = Duration::from_secs(120 + u64::from(elements) / 20_000);
+    let started = Instant::now();
+    let v: serde_json::Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&summary) {
+            break serde_json::from_str(&text).map_err(|source| BenchError::Json { path: summary.clone(), source })?;
         }
-        let secs = v["operation_us"].as_f64().unwrap_or(0.0) / 1e6;
-        let frames = v["frames_sent"].as_f64().unwrap_or(0.0);
-        if secs > 0.0 {
-            best_pps = best_pps.max(frames / secs);
-            best_eps = best_eps.max(elements as f64 / secs);
+        if !pg.running() {
+            return Err(BenchError::Run(format!("prism-pktgen ended without a summary; its log ends:\n{}", pg.log_tail(20))));
         }
-    }
+        if !sw.running() {
+            return Err(BenchError::Run(format!("prism-switch ({workers} cores) ended during the collective; its log ends:\n{}", sw.log_tail(20))));
+        }
+        if started.elapsed() > deadline {
+            return Err(BenchError::Run(format!("prism-pktgen wrote no summary within {} s; its log ends:\n{}", deadline.as_secs(), pg.log_tail(20))));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // The poller stops first; pktgen, idle, then sees the disconnect and leaves.
     sw.stop(Duration::from_secs(20))?;
+    let _ = pg.stop(Duration::from_secs(20));
+    if v["verdict"] != "PASS" {
+        return Err(BenchError::Run(format!("the collective through prism-switch ({workers} cores) was not exact: {v}")));
+    }
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).map_err(BenchError::file(&stats))?).map_err(|source| BenchError::Json { path: stats.clone(), source })?;
-    let applied_per_core = stats::per_worker(&s).map(|w| w.iter().map(|w| w.data_applied).collect()).unwrap_or_default();
-    Ok(MemifRate { data_pps: best_pps, elements_per_s: best_eps, applied_per_core, steered: s["steered_to_other_core"].as_u64().unwrap_or(0) })
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((v, s))
 }

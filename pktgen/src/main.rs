@@ -142,6 +142,17 @@ struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Also write the JSON summary to this file once the job has ended
+    /// (written whole, then renamed into place: a reader never sees half).
+    #[arg(long)]
+    json_out: Option<PathBuf>,
+    /// After the summary, keep the links open without polling them until
+    /// SIGTERM or SIGINT, then exit with the verdict's code. For a net_memif
+    /// switch: DPDK 22.11's memif PMD frees the shared rings when its peer
+    /// leaves without waiting for the cores polling them, so the switch must
+    /// stop polling (stop) before pktgen disconnects.
+    #[arg(long)]
+    linger: bool,
     /// Test hook for `--switch sim`: corrupt this element's value in every RESULT.
     #[arg(long, hide = true)]
     corrupt_element: Option<u64>,
@@ -357,6 +368,10 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
         );
     }
     let report = run(&job, link.as_mut(), &opts).map_err(|e| e.to_string())?;
+    if a.linger {
+        // Before the summary exists: a SIGTERM sent once it does is a clean stop.
+        prism_dataplane::switch::signals::install();
+    }
     if let Some(p) = &a.pcap_out {
         pcap::write_all(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?, &report.capture).map_err(|e| e.to_string())?;
     }
@@ -376,7 +391,7 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
     let late: u64 = report.per_rank.iter().map(|(_, r)| r.late).sum();
     let checked: u64 = report.per_rank.iter().map(|(_, r)| r.checked).sum();
     let verdict = if report.passed() { "PASS" } else { "FAIL" };
-    if a.json {
+    if a.json || a.json_out.is_some() {
         let v = json!({
             "verdict": verdict, "check": format!("{:?}", report.check), "checked_values": checked,
             "missing": report.missing(), "duplicates": dup, "malformed": malformed, "late": late,
@@ -386,8 +401,15 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
             "latency_us": {"samples": h.len(), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p99_9": pct(0.999), "max": h.max() as f64 / 1000.0},
             "operation_us": report.operation.as_secs_f64() * 1e6,
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else {
+        let text = serde_json::to_string_pretty(&v).map_err(|e| format!("the JSON summary: {e}"))?;
+        if let Some(p) = &a.json_out {
+            write_whole(p, &text)?;
+        }
+        if a.json {
+            println!("{text}");
+        }
+    }
+    if !a.json {
         println!("verification: {verdict} ({:?}; {checked} values checked on {} receiving ranks)", report.check, report.per_rank.len());
         println!(
             "frames: {} sent, {} received; missing elements {}, duplicate {}, malformed {}, late {}{}",
@@ -411,5 +433,25 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
             println!("timed out: no progress for {} ms", a.timeout_ms);
         }
     }
+    if a.linger {
+        linger();
+    }
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `--linger`: the links stay open and unpolled until SIGTERM or SIGINT.
+fn linger() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    while !prism_dataplane::switch::signals::stop_requested() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Writes `text` to `path` through a temporary file renamed into place.
+fn write_whole(path: &std::path::Path, text: &str) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("--json-out {}: {e}", path.display()))
 }
