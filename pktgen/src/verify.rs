@@ -5,7 +5,8 @@ pub use prism_oracle as oracle;
 
 use crate::job::Job;
 use num_bigint::BigInt;
-use num_traits::{Signed, Zero};
+use num_traits::{Signed, ToPrimitive, Zero};
+use prism_arith::NumFormat;
 use oracle::{B16, F16, F32, V};
 use prism_dataplane::wire::*;
 
@@ -47,7 +48,8 @@ pub fn to_f64(v: &V) -> f64 {
                 0.0
             }
         }
-        V::Finite(k) => k.to_string().parse::<f64>().unwrap_or(f64::NAN) * 2f64.powi(-149),
+        // Nearest f64 of the units (exact when they fit in 53 bits, as every native format's do).
+        V::Finite(k) => k.to_f64().unwrap_or(f64::NAN) * 2f64.powi(-149),
     }
 }
 
@@ -68,49 +70,85 @@ fn to_output(job: &Job, v: &V) -> V {
     }
 }
 
-/// The expected results of a job: per element, the values a correct switch may deliver.
+/// The expected results of a job: per element, the values a correct switch
+/// may deliver, worked out when the element is checked from the ranks' raw
+/// vectors (decoding every term up front held a big integer per term: 800
+/// MB and most of a minute for 4 ranks of 2M elements).
 pub struct Expected {
-    terms: Vec<Vec<V>>,
+    vectors: Vec<Vec<u8>>,
+    input: NumFormat,
     pub check: Check,
 }
 
 impl Expected {
     pub fn new(job: &Job, vectors: &[Vec<u8>]) -> Self {
-        let w = job.input.value_bytes();
-        let terms = (0..job.vector_len as usize).map(|i| vectors.iter().map(|v| decode(job.input, &v[i * w..(i + 1) * w])).collect()).collect();
         let check = if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks > 4 { Check::Bounded } else { Check::Exact };
-        Expected { terms, check }
+        Expected { vectors: vectors.to_vec(), input: job.input, check }
+    }
+
+    /// Every rank's term of `element`, as exact values.
+    fn terms(&self, element: usize) -> Vec<V> {
+        let w = self.input.value_bytes();
+        self.vectors.iter().map(|v| decode(self.input, &v[element * w..(element + 1) * w])).collect()
+    }
+
+    /// Every rank's term of `element` as f32 (exact: every input format is FP32 or narrower).
+    fn terms_f32(&self, element: usize) -> Vec<f32> {
+        let w = self.input.value_bytes();
+        match self.input {
+            NumFormat::Fp32 => self.vectors.iter().map(|v| f32::from_le_bytes([v[element * w], v[element * w + 1], v[element * w + 2], v[element * w + 3]])).collect(),
+            _ => self.terms(element).iter().map(oracle::to_f32).collect(),
+        }
+    }
+
+    /// FP32_ARRIVAL with at most 4 ranks: the FP32 bits of the sum in every
+    /// arrival order (NaN as one quiet NaN). Each arrival is an IEEE binary32
+    /// addition of two FP32 values, which the CPU's adder rounds exactly as
+    /// the protocol requires (nearest, ties to even).
+    fn arrival_candidates(&self, element: usize) -> Vec<u32> {
+        let xs = self.terms_f32(element);
+        let mut order: Vec<usize> = (0..xs.len()).collect();
+        let mut candidates: Vec<u32> = Vec::new();
+        permutations(&mut order, 0, &mut |o| {
+            let mut acc = xs[o[0]];
+            for &i in &o[1..] {
+                acc += xs[i];
+            }
+            let bits = if acc.is_nan() { 0x7fc0_0000 } else { acc.to_bits() };
+            if !candidates.contains(&bits) {
+                candidates.push(bits);
+            }
+        });
+        candidates
+    }
+
+    /// Whether `got`, an FP32 result's bits, is correct for `element`: for an
+    /// FP32 output of FP32_ARRIVAL with at most 4 ranks the bits are compared
+    /// (every NaN is one value, as in `V`); otherwise as `accepts`.
+    pub fn accepts_fp32(&self, job: &Job, element: usize, got: u32) -> Result<(), String> {
+        if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks <= 4 && job.output == OutputFormat::FP32 {
+            let nan = |b: u32| f32::from_bits(b).is_nan();
+            let candidates = self.arrival_candidates(element);
+            let ok = if nan(got) { candidates.iter().any(|&c| nan(c)) } else { candidates.contains(&got) };
+            return if ok { Ok(()) } else { Err(format!("one of {}", candidates.iter().map(|&b| show(&oracle::of_f32_bits(b))).collect::<Vec<_>>().join(", "))) };
+        }
+        self.accepts(job, element, &oracle::of_f32_bits(got))
     }
 
     /// Whether `got` is a correct result for `element`.
     pub fn accepts(&self, job: &Job, element: usize, got: &V) -> Result<(), String> {
-        let terms = &self.terms[element];
         if job.accumulator == AccumulatorPolicy::KULISCH_FIXED {
-            let want = to_output(job, &oracle::sum(terms));
+            let want = to_output(job, &oracle::sum(&self.terms(element)));
             return if &want == got { Ok(()) } else { Err(show(&want)) };
         }
-        // FP32_ARRIVAL: the result depends on the arrival order. Each arrival is an
-        // IEEE binary32 addition of two FP32 values, which the CPU's adder rounds
-        // exactly as the protocol requires (nearest, ties to even).
+        // FP32_ARRIVAL: the result depends on the arrival order.
         if job.ranks <= 4 {
-            let xs: Vec<f32> = terms.iter().map(oracle::to_f32).collect();
-            let mut order: Vec<usize> = (0..xs.len()).collect();
-            let mut candidates: Vec<u32> = Vec::new();
-            permutations(&mut order, 0, &mut |o| {
-                let mut acc = xs[o[0]];
-                for &i in &o[1..] {
-                    acc += xs[i];
-                }
-                let bits = if acc.is_nan() { 0x7fc0_0000 } else { acc.to_bits() };
-                if !candidates.contains(&bits) {
-                    candidates.push(bits);
-                }
-            });
-            let outs: Vec<V> = candidates.iter().map(|&b| to_output(job, &oracle::of_f32_bits(b))).collect();
+            let outs: Vec<V> = self.arrival_candidates(element).iter().map(|&b| to_output(job, &oracle::of_f32_bits(b))).collect();
             return if outs.contains(got) { Ok(()) } else { Err(format!("one of {}", outs.iter().map(show).collect::<Vec<_>>().join(", "))) };
         }
         // Bounded: |got - exact| <= (N - 1) * 2^-24 * sum |x| (+ the output rounding).
-        let exact = oracle::sum(terms);
+        let terms = self.terms(element);
+        let exact = oracle::sum(&terms);
         match (&exact, got) {
             (V::Finite(e), V::Finite(g)) => {
                 let abs: BigInt = terms.iter().map(|t| if let V::Finite(k) = t { k.abs() } else { BigInt::zero() }).sum();
@@ -219,13 +257,21 @@ impl Reassembly {
         for g in d.groups() {
             for v in g.values.chunks_exact(g.format.value_bytes()) {
                 if self.values[pos].is_nan() && !self.seen_nan(pos) {
-                    let got = decode(g.format, v);
-                    self.values[pos] = to_f64(&got);
                     self.checked_mask[pos] = true;
                     self.checked += 1;
-                    if let Err(want) = expected.accepts(job, pos, &got) {
+                    // FP32 results by their bits (no big integer per element); others as exact values.
+                    let verdict = if let (NumFormat::Fp32, [a, b, c, d]) = (g.format, v) {
+                        let bits = u32::from_le_bytes([*a, *b, *c, *d]);
+                        self.values[pos] = f32::from_bits(bits) as f64;
+                        expected.accepts_fp32(job, pos, bits)
+                    } else {
+                        let got = decode(g.format, v);
+                        self.values[pos] = to_f64(&got);
+                        expected.accepts(job, pos, &got)
+                    };
+                    if let Err(want) = verdict {
                         if self.mismatches.len() < 100 {
-                            self.mismatches.push(Mismatch { rank, element: pos as u64, got: show(&got), want });
+                            self.mismatches.push(Mismatch { rank, element: pos as u64, got: show(&decode(g.format, v)), want });
                         }
                     }
                 }
@@ -297,5 +343,45 @@ mod prefix_tests {
         r.append(next, 64);
         assert_eq!(r.contiguous(), 67);
         assert!(!r.complete());
+    }
+}
+
+#[cfg(test)]
+mod fp32_tests {
+    use super::*;
+    use crate::job::Job;
+
+    /// The bits path decides as the exact-value path does, for right and wrong
+    /// answers, NaNs and signed zeros among them.
+    #[test]
+    fn fp32_bits_and_exact_values_agree() {
+        for ranks in [2u16, 3, 4] {
+            let mut job = Job::new(ranks, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 64);
+            job.output = OutputFormat::FP32;
+            job.input = NumFormat::Fp32;
+            let mut x = 0x2545_f491u32 ^ u32::from(ranks);
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            };
+            let specials = [0u32, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_0001, 0x3f80_0000, 0xbf80_0000];
+            let len = 64usize;
+            let vectors: Vec<Vec<u8>> = (0..ranks)
+                .map(|_| (0..len).flat_map(|i| if i % 5 == 0 { specials[next() as usize % specials.len()] } else { next() & 0xc7ff_ffff }.to_le_bytes()).collect())
+                .collect();
+            let e = Expected::new(&job, &vectors);
+            let mut agreed = (0, 0);
+            for i in 0..len {
+                let right = e.arrival_candidates(i)[0];
+                for got in [right, right ^ 1, right ^ 0x8000_0000, 0x7fc0_0000, 0xffc1_2345, next()] {
+                    let by_bits = e.accepts_fp32(&job, i, got).is_ok();
+                    assert_eq!(by_bits, e.accepts(&job, i, &oracle::of_f32_bits(got)).is_ok(), "{ranks} ranks, element {i}, got {got:#010x}");
+                    if by_bits { agreed.0 += 1 } else { agreed.1 += 1 }
+                }
+            }
+            assert!(agreed.0 >= len && agreed.1 > len, "both verdicts exercised: {agreed:?}");
+        }
     }
 }

@@ -46,14 +46,17 @@ fn input_formats_mtus_and_packetizations() {
 
 #[test]
 fn a_corrupting_switch_is_caught_at_the_element() {
-    let j = job(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32);
-    let mut link = SimLink::new(&config());
-    link.corrupt_element = Some(1234);
-    let r = run(&j, &mut link, &RunOptions::default()).unwrap();
-    assert!(!r.passed());
-    let m = r.mismatches();
-    assert_eq!(m.len(), 3, "one per receiving rank");
-    assert!(m.iter().all(|m| m.element == 1234));
+    // Both checks: Kulisch by the exact sum, FP32_ARRIVAL by the bits of every arrival order.
+    for acc in [AccumulatorPolicy::KULISCH_FIXED, AccumulatorPolicy::FP32_ARRIVAL] {
+        let j = job(3, Semantics::ALLREDUCE, acc, OutputFormat::FP32);
+        let mut link = SimLink::new(&config());
+        link.corrupt_element = Some(1234);
+        let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+        assert!(!r.passed(), "{acc:?}");
+        let m = r.mismatches();
+        assert_eq!(m.len(), 3, "{acc:?}: one per receiving rank");
+        assert!(m.iter().all(|m| m.element == 1234), "{acc:?}: {m:?}");
+    }
 }
 
 #[test]
