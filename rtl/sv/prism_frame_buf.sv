@@ -9,21 +9,25 @@
 // (free_en, free_buf); s_axis_tready is low while the port's next buffer is
 // busy. Buffer {port, slot} is `busy` bit {port, slot}.
 //
-// Banks. Line l of a buffer is in bank l mod NBANK of its port (row {slot,
-// l / NBANK}), so the NBANK_VIEW lines a view spans are in distinct banks.
-// Every port has banks of its own: the ports write a beat each in the same
-// cycle, and a block RAM has one write port.
+// Banks. NBANK (the power of two at or above NBANK_VIEW, the lines a view
+// from any offset spans) copies of every line: copy k of line l is in bank
+// (l - k) mod NBANK of its port (row {k, slot, l / NBANK}), so a beat writes
+// every bank once. A view from line L reads copy L mod NBANK, where bank j
+// holds line L + j: the NBANK_VIEW lines are in distinct banks and already
+// in order, the line rotation done by the read addresses. Only the
+// NBANK_VIEW banks a view reads are built. Every port has banks of its own:
+// the ports write a beat each in the same cycle, and a block RAM has one
+// write port.
 //
 // The read (registered: the view is on m_view the cycle after rd_buf and
-// rd_off are given, when rd_en is 1; it holds otherwise). Bank b reads its
-// line in [rd_off / 64, rd_off / 64 + NBANK); the port's banks side by side
-// are then a circular window of NBANK lines, and view byte i is its byte
-// (rd_off + i) mod (64 NBANK): one rotation by rd_off mod (64 NBANK) bytes
-// (the line rotation and the byte shift in one), the largest step first
-// (the later stages keep only VIEW_BYTES + step - 1 bytes). Line indices
-// wrap at FB_LINES, as a line-indexed array would. m_head is lines 0 and 1
-// of the buffer when rd_off is below 64 (the header at dispatch: the
-// engine's first read of a frame is at its body's first descriptor).
+// rd_off are given, when rd_en is 1; it holds otherwise). Bank j reads line
+// rd_off / 64 + j; the port's banks side by side are lines rd_off / 64 on,
+// and view byte i is their byte rd_off mod 64 + i: the port select, then
+// one byte shift by rd_off mod 64, the largest step first (the later stages
+// keep only VIEW_BYTES + step - 1 bytes). Line indices wrap at FB_LINES, as
+// a line-indexed array would. m_head is lines 0 and 1 of the buffer when
+// rd_off is below 64 (the header at dispatch: the engine's first read of a
+// frame is at its body's first descriptor).
 //
 // The engine reads only buffers that are busy (whole frames), and ingress
 // writes only a buffer that is not, so a read never meets a write of its
@@ -71,10 +75,9 @@ module prism_frame_buf #(
     localparam int NBANK_VIEW = (VIEW_BYTES + LB - 2) / LB + 1;   // lines a view from any offset spans
     localparam int NBANK = 2 ** $clog2(NBANK_VIEW);
     localparam int SB = $clog2(NBANK);
-    localparam int ROWS = BPP * FB_LINES / NBANK;
+    localparam int ROWS = BPP * FB_LINES;                 // a bank's rows: NBANK copies of BPP buffers' FB_LINES / NBANK lines
     localparam int RW = $clog2(ROWS);
-    localparam int CB = NBANK * LB;                       // bytes in the banks' circular window
-    localparam int SH = LS + SB;                          // rotation bits
+    localparam int CB = NBANK_VIEW * LB;                  // bytes in the banks a view reads
 
     initial begin
         if (DATA_W < 16 || 2 ** LS != LB || LB * 8 != DATA_W) $error("prism_frame_buf: DATA_W must be a power of two number of bytes, at least 2");
@@ -97,6 +100,8 @@ module prism_frame_buf #(
             fill_slot[BW*p +: BW] = slot[p];
             fill_beat[16*p +: 16] = beat[p];
         end
+    // The busy flags each by its own decode (a variable-index bit write
+    // becomes a shifted mask with carries in Yosys).
     always_ff @(posedge clk) begin
         if (rst) begin
             busy <= '0;
@@ -108,78 +113,104 @@ module prism_frame_buf #(
             for (int p = 0; p < PORTS; p++)
                 if (take[p]) begin
                     if (s_axis_tlast[p]) begin
-                        busy[{PW'(p), slot[p]}] <= 1'b1;
                         slot[p] <= slot[p] + BW'(1);
                         beat[p] <= '0;
                     end else beat[p] <= beat[p] + 16'd1;
                 end
-            if (free_en) busy[free_buf] <= 1'b0;
+            for (int i = 0; i < NB; i++) begin
+                for (int p = 0; p < PORTS; p++)
+                    if (take[p] && s_axis_tlast[p] && NBW'(i) == {PW'(p), slot[p]}) busy[i] <= 1'b1;
+                if (free_en && free_buf == NBW'(i)) busy[i] <= 1'b0;
+            end
         end
     end
 
     // ---------------------------------------------------------------- banks
-    // The read's row in bank b: its line's row, plus one for banks below the
-    // line's bank (they hold the lines after it).
+    // NBANK copies of every line, copy k of line l in bank (l - k) mod NBANK
+    // (row {k, slot, l / NBANK}); a beat writes each bank once, its own
+    // copy of the line. The read of a view from line L = rd_off / LB reads
+    // copy L mod NBANK: bank j holds line L + j there (row {L mod NBANK,
+    // slot, (L + j) / NBANK}), so the line rotation is in the read address,
+    // not after the read. Only the NBANK_VIEW banks a view spans are kept
+    // (a line's copies in the other banks are never read).
     logic [PW-1:0] r_port;
     logic [BW-1:0] r_slot;
     logic [FB-1:0] r_line;
     assign r_port = rd_buf[NBW-1:BW];
     assign r_slot = rd_buf[BW-1:0];
     assign r_line = rd_off[LS +: FB];
-    logic [RW-1:0] r_row [NBANK];
+    logic [RW-1:0] r_row [NBANK_VIEW];
+    /* verilator lint_off UNUSEDSIGNAL */
     always_comb
-        for (int b = 0; b < NBANK; b++)
-            r_row[b] = {r_slot, (FB - SB)'(r_line[FB-1:SB] + (FB - SB)'(SB'(b) < r_line[SB-1:0]))};
+        for (int j = 0; j < NBANK_VIEW; j++) begin
+            logic [FB-1:0] l;              // line L + j (its bank is j: only its row is used)
+            l = r_line + FB'(j);
+            r_row[j] = {r_line[SB-1:0], r_slot, l[FB-1:SB]};
+        end
+    /* verilator lint_on UNUSEDSIGNAL */
 
-    logic [DATA_W-1:0] q [PORTS][NBANK];
+    logic [DATA_W-1:0] q [PORTS][NBANK_VIEW];
     genvar gp, gb;
     generate
         for (gp = 0; gp < PORTS; gp++) begin : g_port
             logic          w_on;
-            logic [RW-1:0] w_row;
             logic [FB-1:0] w_line;
             assign w_on = take[gp] && $signed(32'(beat[gp])) < LINES;
             assign w_line = FB'(beat[gp]);
-            assign w_row = {slot[gp], w_line[FB-1:SB]};
-            for (gb = 0; gb < NBANK; gb++) begin : g_bank
+            for (gb = 0; gb < NBANK_VIEW; gb++) begin : g_bank
+                logic [SB-1:0] w_copy;
+                assign w_copy = w_line[SB-1:0] - SB'(gb);
                 prism_ram_sdp #(.W(DATA_W), .DEPTH(ROWS), .STYLE(STYLE)) ram (
-                    .clk, .we(w_on && w_line[SB-1:0] == SB'(gb)), .waddr(w_row), .wdata(s_axis_tdata[DATA_W*gp +: DATA_W]),
+                    .clk, .we(w_on), .waddr({w_copy, slot[gp], w_line[FB-1:SB]}), .wdata(s_axis_tdata[DATA_W*gp +: DATA_W]),
                     .re(rd_en), .raddr(r_row[gb]), .rdata(q[gp][gb])
                 );
             end
         end
     endgenerate
 
-    // Registered with the read: its port and rotation.
+    // Registered with the read: its port and byte shift.
     logic [PW-1:0] q_port;
-    logic [SH-1:0] q_rot;
+    logic [LS-1:0] q_sh;
     always_ff @(posedge clk)
         if (rd_en) begin
             q_port <= r_port;
-            q_rot <= rd_off[SH-1:0];
+            q_sh <= rd_off[LS-1:0];
         end
 
     // ---------------------------------------------------------------- view
-    logic [8*CB-1:0] cat;                    // the read port's banks, bank b at [b*DATA_W +: DATA_W]
+    logic [8*CB-1:0] cat;                    // the read port's banks, lines L to L + NBANK_VIEW - 1
     always_comb begin
-        for (int b = 0; b < NBANK; b++) cat[DATA_W*b +: DATA_W] = q[0][b];
+        for (int b = 0; b < NBANK_VIEW; b++) cat[DATA_W*b +: DATA_W] = q[0][b];
         for (int p = 1; p < PORTS; p++)
             if (q_port == PW'(p))
-                for (int b = 0; b < NBANK; b++) cat[DATA_W*b +: DATA_W] = q[p][b];
+                for (int b = 0; b < NBANK_VIEW; b++) cat[DATA_W*b +: DATA_W] = q[p][b];
     end
     assign m_head = cat[2*DATA_W-1:0];
-    // View byte i = cat byte (q_rot + i) mod CB: stage k rotates down by
-    // 2^(SH-1-k) bytes when that bit of q_rot is set.
+    // View byte i = cat byte q_sh + i, the shift in 4:1 steps (a LUT6
+    // each): stage k takes bits 2k+1 and 2k of q_sh from the top, shifting
+    // down by 0 to 3 times its step, and keeps only VIEW_BYTES + step - 1
+    // bytes (the bytes later stages can still reach); an odd LS ends with
+    // one 2:1 step.
+    localparam int NST = (LS + 1) / 2;
+`define PFB_LO(k) (LS - 2 * ((k) + 1) < 0 ? 0 : LS - 2 * ((k) + 1))   // stage k's low bit of q_sh
+`define PFB_ST(k) (1 << `PFB_LO(k))                                     // and its step
     always_comb begin
-        logic [7:0] x [SH+1][CB];
+        logic [7:0] x [NST+1][CB];
         for (int i = 0; i < CB; i++) x[0][i] = cat[8*i +: 8];
-        for (int k = 0; k < SH; k++)
+        for (int k = 0; k < NST; k++)
             for (int i = 0; i < CB; i++)
-                if (i < VIEW_BYTES + (1 << (SH - 1 - k)) - 1)
-                    x[k+1][i] = q_rot[SH-1-k] ? x[k][(i + (1 << (SH - 1 - k))) % CB] : x[k][i];
+                if (i < VIEW_BYTES + `PFB_ST(k) - 1)
+                    case (LS - 2 * (k + 1) < 0 ? {1'b0, q_sh[0]} : 2'(q_sh >> `PFB_LO(k)))
+                        2'd0: x[k+1][i] = x[k][i];
+                        2'd1: x[k+1][i] = x[k][(i + `PFB_ST(k)) % CB];
+                        2'd2: x[k+1][i] = x[k][(i + 2 * `PFB_ST(k)) % CB];
+                        default: x[k+1][i] = x[k][(i + 3 * `PFB_ST(k)) % CB];
+                    endcase
                 else x[k+1][i] = 8'd0;
-        for (int i = 0; i < VIEW_BYTES; i++) m_view[8*i +: 8] = x[SH][i];
+        for (int i = 0; i < VIEW_BYTES; i++) m_view[8*i +: 8] = x[NST][i];
     end
+`undef PFB_LO
+`undef PFB_ST
 
     // What the read does not use of the offset (it wraps at FB_LINES lines).
     /* verilator lint_off UNUSEDSIGNAL */

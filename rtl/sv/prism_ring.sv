@@ -110,9 +110,7 @@ module prism_ring #(
 
     // ---------------------------------------------------------------- writes
     logic [RB-1:0]   w_slot;
-    logic [RN_W-1:0] w_n;
     assign w_slot = fw_en ? fw_slot : kw_slot;
-    assign w_n = fw_en ? fw_n : kw_n;
     logic [W-1:0]     w_word [NBANK];
     logic [NBANK-1:0] w_en;
     logic [RW-1:0]    w_row [NBANK];
@@ -121,7 +119,10 @@ module prism_ring #(
             w_word[b] = '0;
             w_word[b][31:0] = lane_sum[32*b +: 32];
             if (KULISCH != 0) w_word[b][W-1:32] = KWX'({klane_f[5*b +: 5], klane_sum[KW*b +: KW]});
-            w_en[b] = (fw_en || kw_en) && bank_in(w_slot[SB-1:0], w_n, SB'(b));
+            // Each kind's run decoded by itself, then the one selected (not
+            // the slot selected first: the select would add a level before
+            // bank_in's compare, on the path into the flags).
+            w_en[b] = fw_en ? bank_in(fw_slot[SB-1:0], fw_n, SB'(b)) : kw_en && bank_in(kw_slot[SB-1:0], kw_n, SB'(b));
             w_row[b] = bank_row(w_slot, SB'(b));
         end
 
