@@ -287,7 +287,7 @@ pub fn memif_collective(c: &Case, elements: u32, workers: usize, rounds: usize) 
 /// switch, seen in CI), so the side that stops first must be the poller.
 fn memif_round(c: &Case, elements: u32, workers: usize, round: usize) -> Result<(serde_json::Value, serde_json::Value), BenchError> {
     use prism_pktgen::process::{sibling_binary, switch_command, Spawned};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let switch = sibling_binary("prism-switch")?;
     let pktgen = sibling_binary("prism-pktgen")?;
     let pid = std::process::id();
@@ -325,22 +325,8 @@ fn memif_round(c: &Case, elements: u32, workers: usize, round: usize) -> Result<
     let mut pg = Spawned::spawn(&mut pg, "prism-pktgen (memif)", &dir.join("pktgen.log"))?;
     // pktgen gives up by itself after 5 s without progress; this bounds a pktgen that hangs.
     let deadline = Duration::from_secs(120 + u64::from(elements) / 20_000);
-    let started = Instant::now();
-    let v: serde_json::Value = loop {
-        if let Ok(text) = std::fs::read_to_string(&summary) {
-            break serde_json::from_str(&text).map_err(|source| BenchError::Json { path: summary.clone(), source })?;
-        }
-        if !pg.running() {
-            return Err(BenchError::Run(format!("prism-pktgen ended without a summary; its log ends:\n{}", pg.log_tail(20))));
-        }
-        if !sw.running() {
-            return Err(BenchError::Run(format!("prism-switch ({workers} cores) ended during the collective; its log ends:\n{}", sw.log_tail(20))));
-        }
-        if started.elapsed() > deadline {
-            return Err(BenchError::Run(format!("prism-pktgen wrote no summary within {} s; its log ends:\n{}", deadline.as_secs(), pg.log_tail(20))));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    // The summary is written whole, as a ready file is: the same wait.
+    let v = pg.wait_ready(&summary, deadline)?;
     // The poller stops first; pktgen, idle, then sees the disconnect and leaves.
     sw.stop(Duration::from_secs(20))?;
     let _ = pg.stop(Duration::from_secs(20));

@@ -10,6 +10,7 @@ pub mod decode;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod engine;
+pub mod files;
 pub mod fixtures;
 pub mod golden;
 pub mod link;

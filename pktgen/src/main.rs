@@ -403,7 +403,7 @@ fn real_main(a: &Args) -> Result<ExitCode, String> {
         });
         let text = serde_json::to_string_pretty(&v).map_err(|e| format!("the JSON summary: {e}"))?;
         if let Some(p) = &a.json_out {
-            write_whole(p, &text)?;
+            prism_dataplane::files::write_whole(p, &text).map_err(|e| format!("--json-out {}: {e}", p.display()))?;
         }
         if a.json {
             println!("{text}");
@@ -446,12 +446,4 @@ fn linger() {
     while !prism_dataplane::switch::signals::stop_requested() {
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-/// Writes `text` to `path` through a temporary file renamed into place.
-fn write_whole(path: &std::path::Path, text: &str) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("--json-out {}: {e}", path.display()))
 }

@@ -11,7 +11,7 @@ use prism_dataplane::switch::stats;
 use prism_pktgen::process::{switch_command, Spawned};
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn binary(name: &str) -> PathBuf {
     prism_pktgen::process::sibling_binary(name).unwrap_or_else(|e| panic!("{e}"))
@@ -47,15 +47,7 @@ fn one_job(dir: &std::path::Path, tag: &str, (op, policy, ranks, op_id): (&str, 
         .args(["--op-id", &op_id.to_string(), "--timeout-ms", "10000", "--link-timeout-ms", "20000"]);
     let out_log = dir.join(format!("pktgen{op_id}.log"));
     let mut pg = Spawned::spawn(&mut pg, "prism-pktgen", &out_log).unwrap();
-    let started = Instant::now();
-    let v: serde_json::Value = loop {
-        if let Ok(text) = std::fs::read_to_string(&summary) {
-            break serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
-        }
-        assert!(pg.running(), "pktgen {op} {policy} ended without a summary:\n{}", pg.log_tail(30));
-        assert!(started.elapsed() < Duration::from_secs(120), "pktgen {op} {policy}: no summary in 120 s:\n{}", pg.log_tail(30));
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let v = pg.wait_ready(&summary, Duration::from_secs(120)).unwrap_or_else(|e| panic!("pktgen {op} {policy}: {e}"));
     assert_eq!(v["verdict"], "PASS", "{v}");
     assert_eq!(v["check"], "Exact", "{v}");
     assert_eq!(v["missing"].as_u64(), Some(0));

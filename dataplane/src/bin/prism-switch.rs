@@ -249,8 +249,7 @@ fn announce_ready(path: &Option<PathBuf>, ports: &[Port], workers: usize, rxq: u
     eprintln!("prism-switch: ready ({} ports, {workers} workers, {rxq} RX queues a port)", ports.len());
     if let Some(p) = path {
         let v = json!({"pid": std::process::id(), "workers": workers, "rx_queues": rxq, "ports": links});
-        let tmp = p.with_extension("tmp");
-        if let Err(e) = std::fs::write(&tmp, v.to_string() + "\n").and_then(|_| std::fs::rename(&tmp, p)) {
+        if let Err(e) = prism_dataplane::files::write_whole(p, v.to_string() + "\n") {
             tracing::error!("cannot write the ready file {}: {e}", p.display());
         }
     }

@@ -149,9 +149,7 @@ pub fn write_hlogs(path: &std::path::Path, hists: &[(&str, &Histogram<u64>)], co
             w.write_histogram(h, std::time::Duration::ZERO, std::time::Duration::from_secs(1), Some(tag)).map_err(|e| std::io::Error::other(format!("{e:?}")))?;
         }
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, buf)?;
-    std::fs::rename(&tmp, path)
+    crate::files::write_whole(path, buf)
 }
 
 /// The first histogram of an HDR interval log (what `write_hlog` writes).
