@@ -627,6 +627,13 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
             })
             .collect();
         // This thread: signals, idle exit, the rate line and SIGUSR1 dumps.
+        // It wakes 50 times a second: on a CPU without a polling core when
+        // there is one, so it never preempts a poller (on the poller's CPU,
+        // a frame that arrives while it runs waits for it).
+        let polling: Vec<usize> = (0..n).filter_map(|w| cores.get(w % cores.len().max(1)).map(|c| c.id)).collect();
+        if let Some(free) = prism_dataplane::dpdk::online_cpus().into_iter().find(|c| !polling.contains(&c.id)) {
+            core_affinity::set_for_current(free);
+        }
         let mut last_line = Instant::now();
         let (mut line_rx, mut line_tx) = (0u64, 0u64);
         let mut ready = false;
@@ -649,12 +656,13 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                     std::thread::yield_now();
                 }
             }
-            let snaps: Vec<Value> = shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect();
             let idle = idle_ms(start.elapsed().as_millis() as u64, shared.last_rx_ms.load(Ordering::Relaxed));
             if args.idle_exit_ms > 0 && idle > args.idle_exit_ms {
                 tracing::info!("idle for {} ms: stopping", args.idle_exit_ms);
                 break;
             }
+            // Only when they are used: a wake that copies every worker's counters costs the pollers' caches.
+            let snaps: Vec<Value> = if dump || line_due { shared.snapshots.iter().filter_map(|m| m.lock().ok().map(|v| v.clone())).collect() } else { Vec::new() };
             if dump {
                 let r = merged_residence(shared.residence.iter().filter_map(|m| m.lock().ok().and_then(|r| r.clone())), eal.tsc_hz());
                 write_stats(&args.stats_json, &total_json(&snaps, &ports, &pool, &r, &steering));

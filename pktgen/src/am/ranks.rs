@@ -90,26 +90,46 @@ impl AsMut<Operation> for Operation {
 }
 
 /// The pace over every operation: DATA frames first sent so far.
+///
+/// A pace that falls behind (the sender was descheduled, or a pass took
+/// long) catches up by at most `burst` frames, one a rank: the rest of the
+/// debt is forgiven, so a gap in the sender never reaches the switch as one
+/// long burst. The offered rate is then an upper bound, and the achieved
+/// rate is what the run reports.
 struct Pace {
     rate_pps: Option<f64>,
     data_start: Instant,
     sent_data: u64,
+    /// Frames the pace has counted as sent: `sent_data` plus the forgiven debt.
+    paced: u64,
+    burst: u64,
 }
 
 impl Pace {
-    fn allows(&self, now: Instant) -> bool {
-        match self.rate_pps {
-            None => true,
-            Some(pps) => self.sent_data < (now.saturating_duration_since(self.data_start).as_secs_f64() * pps) as u64 + 1,
-        }
+    fn new(rate_pps: Option<f64>, data_start: Instant, burst: u64) -> Pace {
+        Pace { rate_pps, data_start, sent_data: 0, paced: 0, burst: burst.max(1) }
+    }
+    /// Frames due by `now` since the start.
+    fn due(&self, now: Instant, pps: f64) -> u64 {
+        (now.saturating_duration_since(self.data_start).as_secs_f64() * pps) as u64 + 1
+    }
+    fn allows(&mut self, now: Instant) -> bool {
+        let Some(pps) = self.rate_pps else { return true };
+        let due = self.due(now, pps);
+        self.paced = self.paced.max(due.saturating_sub(self.burst));
+        self.paced < due
+    }
+    fn sent(&mut self) {
+        self.sent_data += 1;
+        self.paced += 1;
     }
     /// How long the run may wait for frames: until its next DATA frame is
     /// due when the pace is what holds it (at most 1 ms), else 1 ms (the
     /// window holds it, and only frames from the switch can open it).
-    fn until_next(&self, now: Instant) -> Duration {
+    fn until_next(&mut self, now: Instant) -> Duration {
         let most = Duration::from_millis(1);
         let Some(pps) = self.rate_pps.filter(|_| !self.allows(now)) else { return most };
-        let due = self.data_start + Duration::from_secs_f64(self.sent_data as f64 / pps);
+        let due = self.data_start + Duration::from_secs_f64(self.paced as f64 / pps);
         // At least a nanosecond: `due` is rounded to one, and a zero wait on
         // a simulated link would never move its clock to the next frame.
         due.saturating_duration_since(now).clamp(Duration::from_nanos(1), most)
@@ -145,7 +165,7 @@ impl Operation {
                         rank.sent_at.push(s.now());
                         feedback::queue(&mut rank.stream, clock, out, *first, *end, f);
                         rank.next += 1;
-                        pace.sent_data += 1;
+                        pace.sent();
                         sending.new_data = true;
                     }
                 }
@@ -160,17 +180,29 @@ impl Operation {
                         rank.held_bytes -= rank.packets[rank.held_lo].2.len();
                         rank.held_lo += 1;
                     }
-                    while let Some((_, end, frame)) = rank.packets.get(rank.next) {
+                }
+                // One frame a rank a round: the ranks' frames of a range go
+                // out together, so a range completes as soon as it can, and
+                // a catch-up burst is a few frames of every rank, not one
+                // rank's window.
+                loop {
+                    let mut round = false;
+                    for rank in &mut self.ranks {
+                        let Some((_, end, frame)) = rank.packets.get(rank.next) else { continue };
                         let held = rank.next - rank.held_lo;
                         if *end > base + elements || held >= intervals || rank.held_bytes + frame.len() > bytes || !pace.allows(s.now()) {
-                            break;
+                            continue;
                         }
                         rank.held_bytes += frame.len();
                         rank.sent_at.push(s.now());
                         s.send(rank.port, frame)?;
                         rank.next += 1;
-                        pace.sent_data += 1;
+                        pace.sent();
+                        round = true;
                         sending = Sending { any: true, new_data: true };
+                    }
+                    if !round {
+                        break;
                     }
                 }
             }
@@ -314,7 +346,9 @@ impl Arrivals {
 pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive<'_>) -> Result<Outcome, AmError> {
     let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| AmError::Io(format!("latency histogram: {e}")))?;
     let data_start = s.now();
-    let mut pace = Pace { rate_pps: how.rate_pps, data_start, sent_data: 0 };
+    // A catch-up burst of at most one frame a rank.
+    let ranks: usize = ops.iter_mut().map(|o| o.as_mut().ranks.len()).sum();
+    let mut pace = Pace::new(how.rate_pps, data_start, ranks as u64);
     let mut arrivals = Arrivals { impairment: how.impair.map(Impairment::new), held: None };
     let (mut last_result, mut last_progress, mut last_observed) = (data_start, data_start, data_start);
     let (mut ignored, mut timed_out) = (0u64, false);
@@ -394,4 +428,41 @@ fn status<O: AsMut<Operation>>(ops: &mut [O], s: &Session<'_>, pace: &Pace, now:
         st.result_frames += rank.receiver.as_ref().map_or(0, |x| x.results.len() as u64);
     }
     st
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends whatever the pace allows at `now`.
+    fn send_due(p: &mut Pace, now: Instant) -> u64 {
+        let mut n = 0;
+        while p.allows(now) {
+            p.sent();
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_pace_that_fell_behind_catches_up_by_at_most_its_burst() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(Some(1_000_000.0), t0, 4);
+        assert_eq!(send_due(&mut p, t0), 1, "the first frame is due at the start");
+        // 1 ms late: 1,000 frames are owed, four go.
+        assert_eq!(send_due(&mut p, t0 + Duration::from_millis(1)), 4);
+        assert_eq!(p.sent_data, 5);
+        // On schedule again, one a microsecond (half-way times: no float rounding at the edges).
+        assert_eq!(send_due(&mut p, t0 + Duration::from_nanos(1_001_500)), 1);
+        assert_eq!(send_due(&mut p, t0 + Duration::from_nanos(1_003_500)), 2);
+        assert!(p.until_next(t0 + Duration::from_nanos(1_003_500)) <= Duration::from_micros(1));
+    }
+
+    #[test]
+    fn without_a_rate_the_pace_allows_everything() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(None, t0, 4);
+        assert_eq!((0..100).filter(|_| p.allows(t0)).count(), 100);
+        assert_eq!(p.until_next(t0), Duration::from_millis(1));
+    }
 }
