@@ -404,6 +404,19 @@ struct MemifRig {
 
 static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
 
+/// The rig lives as long as its process (a static, never dropped), so its
+/// directory outlives it: each new rig removes those of processes that are gone.
+fn remove_stale_rig_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("prism-bench-memif-")).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// The memif rig's CPUs (switch, pktgen), if not 0 and 1.
 static MEMIF_CPUS: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
 
@@ -423,6 +436,7 @@ pub fn set_memif_cpus(switch: usize, pktgen: usize) -> Result<(), BenchError> {
 impl MemifRig {
     fn start(binary: &Path) -> Result<MemifRig, BenchError> {
         let pid = std::process::id();
+        remove_stale_rig_dirs();
         let dir = std::env::temp_dir().join(format!("prism-bench-memif-{pid}"));
         std::fs::create_dir_all(&dir).map_err(BenchError::file(&dir))?;
         let sock = dir.join("memif.sock");
