@@ -14,7 +14,9 @@
 # prism_ring is synthesised with KW (its Kulisch integer's width) 8 instead
 # of 320 (`chparam`, below): the same banks, rows, flags, enables and
 # rotations, narrower data words (4.3 min of CPU instead of 17). It is not
-# in CLOSED: 6.75 levels at KW 8 (2026-12-03, the egress flag reads).
+# in CLOSED: 6.50 levels at KW 8 (2026-12-03, after the flag reads were
+# split around the read register: was 6.75 there), the egress output bits,
+# block RAM read > rotation > at-rest mask; every flip-flop input <= 5.25.
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that

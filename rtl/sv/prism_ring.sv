@@ -23,7 +23,7 @@
 // runs one kind, so never both in a cycle), one word a bank. A clear does not
 // touch the memories: a flag a slot ("at rest", in flip-flops, ROWS of them
 // a bank beside the bank's memories, read beside them and registered with
-// them) says the slot is -0 (FP32) and a
+// them, in two steps: see the reads) says the slot is -0 (FP32) and a
 // Kulisch zero without flags, whatever its memory word holds; a sum written
 // takes the flag down. Clears, in this order within a cycle (a later change
 // to a slot wins): the egress run's slots marked in `eg_clear` (the builder
@@ -164,6 +164,19 @@ module prism_ring #(
     // Two copies of the banks, written alike: the lanes' (c 0) and the
     // egress run's (c 1), each with its registered read and the flags
     // registered beside it.
+    //
+    // A bank's flag is selected in two steps around that register. Before
+    // it: the flags of the NC rows the run's row may be in, rows hi * NC + j
+    // (+ 1 where bank_next), j < NC, hi the run's slot / NBANK / NC (a
+    // 16:1 select of rest and of rest rotated by one, then bank_next's
+    // 2:1). After it: the one at the run's slot / NBANK mod NC (q_sub,
+    // registered with the read, shared by the banks). Rest is sampled in
+    // the read's cycle as before, so the flags read are the same; the
+    // select after the register (one LUT) is in the shadow of the memory's
+    // read. One 64:1 select with bank_next's choice in front of the
+    // register was 6.75 levels at KW 8 (timing.sh).
+    localparam int CB = RW < 2 ? RW : 2;         // row bits selected after the register
+    localparam int NC = 2 ** CB;
     logic [RB-1:0]   r_slot [2];
     logic [RN_W-1:0] r_n [2];
     assign r_slot[0] = lane_slot;
@@ -171,13 +184,18 @@ module prism_ring #(
     assign r_n[0] = lane_n;
     assign r_n[1] = eg_n;
     logic [W-1:0]     q [2][NBANK];
+    logic [NC-1:0]    q_fl [2][NBANK];           // a bank's flags of the NC rows its read may be in
+    logic [CB-1:0]    q_sub [2];                 // the run's slot / NBANK mod NC, registered with its read
     logic [NBANK-1:0] q_rest [2];
     logic [SB-1:0]    q_rot;                     // the egress run's slot mod NBANK, registered with its read
     genvar gc, gb;
     generate
         for (gc = 0; gc < 2; gc++) begin : g_copy
             logic re;
+            logic [RW-1:0] hi;                   // the run's slot / NBANK / NC
             assign re = r_n[gc] != 0;
+            assign hi = RW'(r_slot[gc][RB-1:SB] >> CB);
+            always_ff @(posedge clk) if (re) q_sub[gc] <= r_slot[gc][SB +: CB];
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
                 assign row = bank_row(r_slot[gc], SB'(gb));
@@ -185,12 +203,21 @@ module prism_ring #(
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .rdata(q[gc][gb])
                 );
-                // The row's flag: row s / NBANK, or the next one (rest rotated down).
-                logic [ROWS-1:0] fl, fl_next;
-                assign fl = rest[gb];
-                assign fl_next = {fl[0], fl[ROWS-1:1]};
-                always_ff @(posedge clk)
-                    if (re) q_rest[gc][gb] <= bank_next(r_slot[gc][SB-1:0], SB'(gb)) ? fl_next[r_slot[gc][RB-1:SB]] : fl[r_slot[gc][RB-1:SB]];
+                // Flag j: row hi * NC + j, or the next one (bank_next).
+                logic [NC-1:0] fl;
+                always_comb
+                    for (int j = 0; j < NC; j++) begin
+                        logic [ROWS-1:0] a, b;       // rows k * NC + j and k * NC + j + 1 at k
+                        a = '0;
+                        b = '0;
+                        for (int k = 0; k < ROWS / NC; k++) begin
+                            a[k] = rest[gb][(k * NC + j) % ROWS];
+                            b[k] = rest[gb][(k * NC + j + 1) % ROWS];
+                        end
+                        fl[j] = bank_next(r_slot[gc][SB-1:0], SB'(gb)) ? b[hi] : a[hi];
+                    end
+                always_ff @(posedge clk) if (re) q_fl[gc][gb] <= fl;
+                assign q_rest[gc][gb] = q_fl[gc][gb][q_sub[gc]];
             end
 `ifndef SYNTHESIS
             // A read never meets a write of its own slot (see above).
