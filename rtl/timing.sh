@@ -46,8 +46,12 @@ trap 'rm -rf "$tmp"' EXIT
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
 printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rounded up): endpoints"
 fail=0
+# sv/MODULE.sv with the package's constants in place of its import, into $tmp.
+inline_pkg() {
+    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$1.sv" > "$tmp/$1.sv"
+}
 for m in $modules; do
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$m.sv" > "$tmp/$m.sv"
+    inline_pkg "$m"
     # The modules it instantiates, synthesised with it (their memories inferred).
     deps=""
     case "$m" in
@@ -70,7 +74,7 @@ for m in $modules; do
     for d in $deps; do
         case "$d" in
             *.sv) files="$files $d" ;;
-            *) sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$d.sv" > "$tmp/$d.sv"; files="$files $tmp/$d.sv" ;;
+            *) inline_pkg "$d"; files="$files $tmp/$d.sv" ;;
         esac
     done
     deps=$files

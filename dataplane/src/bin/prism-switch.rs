@@ -587,6 +587,8 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
     let cores = if args.cpus.is_empty() { prism_dataplane::dpdk::online_cpus() } else { args.cpus.iter().map(|&id| core_affinity::CoreId { id }).collect() };
     let start = Instant::now();
     let tsc_start = rdtsc();
+    // Worker w's core (cores are reused round-robin when there are fewer than workers).
+    let pins: Vec<Option<core_affinity::CoreId>> = (0..n).map(|w| cores.get(w % cores.len().max(1)).copied()).collect();
     let results: Vec<(SwitchCore, Stats)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|w| {
@@ -613,7 +615,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
                     flush_results: args.tx_flush == TxFlush::Result,
                 };
                 let core = SwitchCore::new(&cfg);
-                let pin = cores.get(w % cores.len().max(1)).copied();
+                let pin = pins[w];
                 let eal = &eal;
                 s.spawn(move || {
                     if let Some(c) = pin {
@@ -630,8 +632,7 @@ fn run(args: Args, eal_args: Vec<String>) -> Result<(), Box<dyn std::error::Erro
         // It wakes 50 times a second: on a CPU without a polling core when
         // there is one, so it never preempts a poller (on the poller's CPU,
         // a frame that arrives while it runs waits for it).
-        let polling: Vec<usize> = (0..n).filter_map(|w| cores.get(w % cores.len().max(1)).map(|c| c.id)).collect();
-        if let Some(free) = prism_dataplane::dpdk::online_cpus().into_iter().find(|c| !polling.contains(&c.id)) {
+        if let Some(free) = prism_dataplane::dpdk::online_cpus().into_iter().find(|c| !pins.contains(&Some(*c))) {
             core_affinity::set_for_current(free);
         }
         let mut last_line = Instant::now();

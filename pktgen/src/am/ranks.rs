@@ -185,13 +185,16 @@ impl Operation {
                 // out together, so a range completes as soon as it can, and
                 // a catch-up burst is a few frames of every rank, not one
                 // rank's window.
-                loop {
+                'rounds: loop {
                     let mut round = false;
                     for rank in &mut self.ranks {
                         let Some((_, end, frame)) = rank.packets.get(rank.next) else { continue };
                         let held = rank.next - rank.held_lo;
-                        if *end > base + elements || held >= intervals || rank.held_bytes + frame.len() > bytes || !pace.allows(s.now()) {
+                        if *end > base + elements || held >= intervals || rank.held_bytes + frame.len() > bytes {
                             continue;
+                        }
+                        if !pace.allows(s.now()) {
+                            break 'rounds;
                         }
                         rank.held_bytes += frame.len();
                         rank.sent_at.push(s.now());
