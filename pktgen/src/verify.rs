@@ -8,6 +8,7 @@ use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 use prism_arith::NumFormat;
 use oracle::{B16, F16, F32, V};
+use std::sync::atomic::{AtomicU64, Ordering};
 use prism_dataplane::wire::*;
 
 /// How strongly a value was checked.
@@ -78,12 +79,34 @@ pub struct Expected {
     vectors: Vec<Vec<u8>>,
     input: NumFormat,
     pub check: Check,
+    /// KULISCH_FIXED with FP32 output: each element's correct FP32 bits,
+    /// worked out by the oracle the first time any rank's copy is checked
+    /// (0: not yet; else `1 << 32 | bits`). An ALLREDUCE delivers every
+    /// element to every rank, and the oracle's big-integer sum was most of
+    /// a long run's verification time, once per receiving rank.
+    kulisch_fp32: Vec<AtomicU64>,
 }
 
 impl Expected {
     pub fn new(job: &Job, vectors: &[Vec<u8>]) -> Self {
         let check = if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks > 4 { Check::Bounded } else { Check::Exact };
-        Expected { vectors: vectors.to_vec(), input: job.input, check }
+        let memo = job.accumulator == AccumulatorPolicy::KULISCH_FIXED && job.output == OutputFormat::FP32;
+        let len = if memo { vectors.first().map_or(0, |v| v.len() / job.input.value_bytes().max(1)) } else { 0 };
+        Expected { vectors: vectors.to_vec(), input: job.input, check, kulisch_fp32: (0..len).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// The correct FP32 bits of `element` under KULISCH_FIXED: the exact
+    /// sum rounded once (the oracle's), remembered.
+    fn kulisch_fp32_bits(&self, element: usize) -> u32 {
+        let memo = self.kulisch_fp32.get(element);
+        if let Some(m) = memo.map(|m| m.load(Ordering::Relaxed)).filter(|&m| m != 0) {
+            return m as u32;
+        }
+        let bits = oracle::round(&oracle::sum(&self.terms(element)), F32);
+        if let Some(m) = memo {
+            m.store(1 << 32 | bits as u64, Ordering::Relaxed);
+        }
+        bits
     }
 
     /// Every rank's term of `element`, as exact values.
@@ -122,12 +145,70 @@ impl Expected {
         candidates
     }
 
+    /// Whether some arrival order of `element`'s terms sums to `got` (any NaN
+    /// matching any NaN): `arrival_candidates` without building the list,
+    /// ending at the first order that gives it (nearly always the first
+    /// tried), and without allocating. At most 4 terms.
+    fn arrives_at(&self, element: usize, got: u32) -> bool {
+        let n = self.vectors.len();
+        if n == 0 || n > 4 {
+            return false;
+        }
+        let mut xs = [0f32; 4];
+        let w = self.input.value_bytes();
+        for (x, v) in xs.iter_mut().zip(&self.vectors) {
+            let b = &v[element * w..(element + 1) * w];
+            *x = match self.input {
+                NumFormat::Fp32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                f => oracle::to_f32(&decode(f, b)),
+            };
+        }
+        let got_nan = f32::from_bits(got).is_nan();
+        // Heap's algorithm over the first n terms: every order once.
+        let mut order = [0usize, 1, 2, 3];
+        let mut c = [0usize; 4];
+        let sums_to = |o: &[usize; 4]| {
+            let mut acc = xs[o[0]];
+            for &i in &o[1..n] {
+                acc += xs[i];
+            }
+            if got_nan { acc.is_nan() } else { !acc.is_nan() && acc.to_bits() == got }
+        };
+        if sums_to(&order) {
+            return true;
+        }
+        let mut i = 1;
+        while i < n {
+            if c[i] < i {
+                order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
+                if sums_to(&order) {
+                    return true;
+                }
+                c[i] += 1;
+                i = 1;
+            } else {
+                c[i] = 0;
+                i += 1;
+            }
+        }
+        false
+    }
+
     /// Whether `got`, an FP32 result's bits, is correct for `element`: for an
     /// FP32 output of FP32_ARRIVAL with at most 4 ranks the bits are compared
     /// (every NaN is one value, as in `V`); otherwise as `accepts`.
     pub fn accepts_fp32(&self, job: &Job, element: usize, got: u32) -> Result<(), String> {
+        let nan = |b: u32| f32::from_bits(b).is_nan();
+        if job.accumulator == AccumulatorPolicy::KULISCH_FIXED && job.output == OutputFormat::FP32 {
+            // Equal values: the same bits, or both NaN (`V` has one NaN).
+            let want = self.kulisch_fp32_bits(element);
+            return if want == got || (nan(want) && nan(got)) { Ok(()) } else { Err(show(&oracle::of_f32_bits(want))) };
+        }
         if job.accumulator == AccumulatorPolicy::FP32_ARRIVAL && job.ranks <= 4 && job.output == OutputFormat::FP32 {
-            let nan = |b: u32| f32::from_bits(b).is_nan();
+            if self.arrives_at(element, got) {
+                return Ok(());
+            }
+            // Only a mismatch lists the candidates, for its message.
             let candidates = self.arrival_candidates(element);
             let ok = if nan(got) { candidates.iter().any(|&c| nan(c)) } else { candidates.contains(&got) };
             return if ok { Ok(()) } else { Err(format!("one of {}", candidates.iter().map(|&b| show(&oracle::of_f32_bits(b))).collect::<Vec<_>>().join(", "))) };
@@ -352,11 +433,13 @@ mod fp32_tests {
     use crate::job::Job;
 
     /// The bits path decides as the exact-value path does, for right and wrong
-    /// answers, NaNs and signed zeros among them.
+    /// answers, NaNs and signed zeros among them, under both policies (the
+    /// KULISCH_FIXED verdicts after the first from the remembered bits),
+    /// and it accepts every arrival order's sum.
     #[test]
     fn fp32_bits_and_exact_values_agree() {
-        for ranks in [2u16, 3, 4] {
-            let mut job = Job::new(ranks, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 64);
+        for (ranks, policy) in [2u16, 3, 4].into_iter().flat_map(|r| [(r, AccumulatorPolicy::FP32_ARRIVAL), (r, AccumulatorPolicy::KULISCH_FIXED)]) {
+            let mut job = Job::new(ranks, Semantics::ALLREDUCE, policy, 64);
             job.output = OutputFormat::FP32;
             job.input = NumFormat::Fp32;
             let mut x = 0x2545_f491u32 ^ u32::from(ranks);
@@ -374,14 +457,53 @@ mod fp32_tests {
             let e = Expected::new(&job, &vectors);
             let mut agreed = (0, 0);
             for i in 0..len {
-                let right = e.arrival_candidates(i)[0];
-                for got in [right, right ^ 1, right ^ 0x8000_0000, 0x7fc0_0000, 0xffc1_2345, next()] {
+                let right = if policy == AccumulatorPolicy::KULISCH_FIXED {
+                    oracle::round(&oracle::sum(&e.terms(i)), F32)
+                } else {
+                    let all = e.arrival_candidates(i);
+                    for &c in &all {
+                        assert!(e.accepts_fp32(&job, i, c).is_ok(), "{ranks} ranks, element {i}: arrival sum {c:#010x} of {all:x?}");
+                    }
+                    all[all.len() - 1]
+                };
+                for got in [right, right ^ 1, right ^ 0x8000_0000, 0x7fc0_0000, 0xffc1_2345, next(), right] {
                     let by_bits = e.accepts_fp32(&job, i, got).is_ok();
-                    assert_eq!(by_bits, e.accepts(&job, i, &oracle::of_f32_bits(got)).is_ok(), "{ranks} ranks, element {i}, got {got:#010x}");
+                    assert_eq!(by_bits, e.accepts(&job, i, &oracle::of_f32_bits(got)).is_ok(), "{policy:?} {ranks} ranks, element {i}, got {got:#010x}");
                     if by_bits { agreed.0 += 1 } else { agreed.1 += 1 }
                 }
             }
             assert!(agreed.0 >= len && agreed.1 > len, "both verdicts exercised: {agreed:?}");
         }
+    }
+
+    /// Terms whose sum depends on the order (2^25 + 1 rounds back to 2^25):
+    /// five sums, 0 to 3 and 4, no term last in every order that gives
+    /// one. The sum of each of the 24 orders, worked out here by nested
+    /// loops, is accepted, and a value no order gives is not.
+    #[test]
+    fn every_arrival_order_is_accepted() {
+        let terms = [1.0f32, 2.0, 33_554_432.0, -33_554_432.0];
+        let mut job = Job::new(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 1);
+        job.output = OutputFormat::FP32;
+        job.input = NumFormat::Fp32;
+        let vectors: Vec<Vec<u8>> = terms.iter().map(|t| t.to_le_bytes().to_vec()).collect();
+        let e = Expected::new(&job, &vectors);
+        let mut sums = Vec::new();
+        for a in 0..4 {
+            for b in (0..4).filter(|&b| b != a) {
+                for c in (0..4).filter(|&c| c != a && c != b) {
+                    let d = 6 - a - b - c;
+                    let s = ((terms[a] + terms[b]) + terms[c]) + terms[d];
+                    // The search itself finds it (accepts_fp32 would also take it from the full list).
+                    assert!(e.arrives_at(0, s.to_bits()), "order {a}{b}{c}{d} sums to {s}");
+                    assert!(e.accepts_fp32(&job, 0, s.to_bits()).is_ok());
+                    sums.push(s.to_bits());
+                }
+            }
+        }
+        sums.sort_unstable();
+        sums.dedup();
+        assert_eq!(sums.len(), 5, "the orders give five sums: {sums:x?}");
+        assert!(!e.arrives_at(0, 100.0f32.to_bits()) && e.accepts_fp32(&job, 0, 100.0f32.to_bits()).is_err());
     }
 }
