@@ -8,10 +8,16 @@
 // b < s mod NBANK; a barrel rotation by s mod NBANK puts run order (value j
 // of the run is slot s + j) into bank order for a write, and back for a read.
 //
-// Reads (registered: the data is on the outputs the cycle after the slots
-// are given): the lanes' run of FLANES (KLANES) slots from `lane_slot`, and
-// the egress run of EG slots from `eg_slot` (the RESULT builder's line or
-// AUTO's rounder and encoder; prism_node never needs both in one context).
+// Reads: the lanes' run of FLANES (KLANES) slots from `lane_slot`, its data
+// on the outputs the cycle after the slots are given (the memories'
+// registered read); and the egress run of EG slots from `eg_slot` (the
+// RESULT builder's line or AUTO's rounder and encoder; prism_node never
+// needs both in one context), its data on the outputs two cycles after the
+// slots are given (the registered read, then the memories' output register
+// with the flags registered beside it: the rotation into run order and the
+// at-rest mask start from a register, not from the memory's read). Either
+// read's data is what the slots held in the cycle they were given, and
+// stays on the outputs until that port's next read.
 // Each has a copy of its own of every bank, written alike: a block RAM has
 // one read port beside its write port, and the two readers are busy in the
 // same cycles (lanes in D_RUN while the builder streams a packet out), so
@@ -163,7 +169,11 @@ module prism_ring #(
     // ---------------------------------------------------------------- reads
     // Two copies of the banks, written alike: the lanes' (c 0) and the
     // egress run's (c 1), each with its registered read and the flags
-    // registered beside it.
+    // registered beside it; the egress copy's memories have their output
+    // register on (prism_ram_sdp OREG), and its flags and rotation are
+    // registered again beside it (eg_*, below). Without it the egress bits
+    // were 6.50 levels at KW 8: a block RAM's read (1.5) through the 64:1
+    // rotation and the mask.
     //
     // A bank's flag is selected in two steps around that register. Before
     // it: the flags of the NC rows the run's row may be in, rows hi * NC + j
@@ -199,7 +209,7 @@ module prism_ring #(
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
                 assign row = bank_row(r_slot[gc], SB'(gb));
-                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE)) ram (
+                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc)) ram (
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .rdata(q[gc][gb])
                 );
@@ -231,16 +241,30 @@ module prism_ring #(
     endgenerate
     always_ff @(posedge clk) if (eg_n != 0) q_rot <= eg_slot[SB-1:0];
 
+    // The egress copy's second stage, beside its memories' output register
+    // (loaded the cycle after a read, as that register is): the flags and
+    // the rotation.
+    logic             eg_re_q;                   // the egress run was read last cycle
+    logic [NBANK-1:0] eg_rest;
+    logic [SB-1:0]    eg_rot;
+    always_ff @(posedge clk) begin
+        eg_re_q <= eg_n != 0;
+        if (eg_re_q) begin
+            eg_rest <= q_rest[1];
+            eg_rot <= q_rot;
+        end
+    end
+
     // The egress run into run order: value j is bank (slot + j) mod NBANK, a
     // rotation down by the slot mod NBANK, the largest step first (the later
     // stages need only the first EG + step - 1 banks).
     logic [W:0] eg_run [EG];                     // {at rest, word}
     always_comb begin
         logic [W:0] x [SB+1][NBANK];
-        for (int b = 0; b < NBANK; b++) x[0][b] = {q_rest[1][b], q[1][b]};
+        for (int b = 0; b < NBANK; b++) x[0][b] = {eg_rest[b], q[1][b]};
         for (int k = 0; k < SB; k++)
             for (int j = 0; j < NBANK; j++)
-                x[k+1][j] = q_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
+                x[k+1][j] = eg_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
         for (int j = 0; j < EG; j++) eg_run[j] = x[SB][j];
     end
 
