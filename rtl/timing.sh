@@ -13,10 +13,13 @@
 #
 # prism_ring is synthesised with KW (its Kulisch integer's width) 8 instead
 # of 320 (`chparam`, below): the same banks, rows, flags, enables and
-# rotations, narrower data words (4.3 min of CPU instead of 17). It is not
-# in CLOSED: 6.50 levels at KW 8 (2026-12-03, after the flag reads were
-# split around the read register: was 6.75 there), the egress output bits,
-# block RAM read > rotation > at-rest mask; every flip-flop input <= 5.25.
+# rotations, narrower data words (4.3 min of CPU instead of 17). It is in
+# CLOSED since 2026-12-03: 5.25 levels at KW 8 once the egress read went
+# through the memories' output register (its output bits were 6.50: block
+# RAM read > rotation > at-rest mask) and the lanes' sums took their flags
+# down a cycle late (their write-enable compare into the flags was 6.50 in
+# that run). It is the slowest module here: 590 s at load 4, 1,394 s at
+# load 7 (scripts/test.sh gives the whole check 1,500 s).
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that
@@ -32,7 +35,7 @@ done
 [ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
-CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate"
+CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_ring"
 OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round"
 case "${1:-}" in
     --all) modules="$CLOSED $OPEN" ;;

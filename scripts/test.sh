@@ -24,7 +24,9 @@ run_step 1500 "$log_dir/clippy.log" env PRISM_RTL_NO_MODELS=1 cargo clippy --wor
 # The RTL timing check is Yosys on one core and needs nothing built: it runs
 # beside the tests, at the lowest priority, so it only takes CPU the tests
 # leave idle (they mostly wait on processes and simulated links). It saves
-# its whole run time (about 7 min) from the command's wall time.
+# its whole run time (about 7 min, and about 17 since prism_ring joined
+# the closed modules on 2026-12-03: its synthesis alone is about 10 min at
+# load 4, 23 at load 7) from the command's wall time.
 log "RTL timing check (Yosys synth_xilinx + logic-depth, 6 levels), in the background"
 timing_start=$SECONDS
 timeout --kill-after=20 1500 nice -n 19 bash rtl/timing.sh >"$log_dir/timing.log" 2>&1 &

@@ -402,6 +402,9 @@ module prism_node #(
     // checked in simulation against the lanes' m_valid). The hazard logic
     // follows from these.
     localparam int RING_LAT = 1;
+    // The ring's egress read (the builder's line, AUTO's reads): the
+    // registered read, then the memories' output register (prism_ring).
+    localparam int EG_LAT = 2;
     localparam int F_LAT = 9;
     localparam int K_LAT = 3;
     // Hazard queries against the runs in flight (prism_lane_track): 0 the
@@ -549,24 +552,27 @@ module prism_node #(
     logic        bl_wait;            // a slot of the line has a sum in flight: the builder waits
     logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
     logic [31:0] bl_val [LANES];
-    // The ring's egress run (the builder's line, or AUTO's slots), the cycle after its read.
+    // The ring's egress run (the builder's line, or AUTO's slots), EG_LAT cycles after its read.
     logic [LANES*32-1:0] bl_acc;
     logic [LANES*RKW-1:0] bl_acck;
     logic [LANES*5-1:0]  bl_accf;
     logic [DATA_W-1:0] bl_vals;
-    // The ring's read is registered: an FP32 line is written (and counted in
-    // rq_lines) the cycle after the builder reads its slots (fl_*). Under
-    // KULISCH_FIXED a line's values leave prism_kulisch_round_pipe R_LAT
-    // cycles after that: the line's write and its count follow them down
-    // rl_*, RL stages (the builder goes on meanwhile; a sender waits for
-    // rq_lines, so it never sends a line not yet written, and a slot retires
-    // only after its last line is sent).
+    // The ring's egress read takes EG_LAT cycles: an FP32 line is written
+    // (and counted in rq_lines) EG_LAT cycles after the builder reads its
+    // slots (its line, slot and values follow it down fl_*, EG_LAT stages;
+    // the clears go with the read, as before). Under KULISCH_FIXED a line's
+    // values leave prism_kulisch_round_pipe R_LAT cycles after that: the
+    // line's write and its count follow them down rl_*, RL stages (the
+    // builder goes on meanwhile; a sender waits for rq_lines, so it never
+    // sends a line not yet written, and a slot retires only after its last
+    // line is sent).
     localparam int R_LAT = 6;
-    localparam int RL = RING_LAT + R_LAT;
+    localparam int RL = EG_LAT + R_LAT;
     logic        bl_go;              // the builder reads a line this cycle
-    logic        fl_v, fl_s;
-    logic [15:0] fl_line;
-    logic [LANES-1:0] fl_has;
+    logic [EG_LAT-1:0] fl_v;
+    logic        fl_s [EG_LAT];
+    logic [15:0] fl_line [EG_LAT];
+    logic [LANES-1:0] fl_has [EG_LAT];
     logic [RL-1:0] rl_v;
     logic        rl_s [RL];
     logic [15:0] rl_line [RL];
@@ -584,12 +590,12 @@ module prism_node #(
                 end
             end else if (gr == 0) begin : g_first
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[0]),
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
                     .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
                 /* verilator lint_on PINCONNECTEMPTY */
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[0]),
+                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
                     .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact());
                 /* verilator lint_on PINCONNECTEMPTY */
             end
@@ -600,14 +606,19 @@ module prism_node #(
     always_ff @(posedge clk) begin
         if (rst) begin
             rl_v <= '0;
-            fl_v <= 1'b0;
+            fl_v <= '0;
         end else begin
             rl_v <= RL'({rl_v, bl_go && ctx_kulisch});
-            fl_v <= bl_go && !ctx_kulisch;
+            fl_v <= EG_LAT'({fl_v, bl_go && !ctx_kulisch});
         end
-        fl_s <= bl_s;
-        fl_line <= bl_line;
-        fl_has <= bl_has;
+        fl_s[0] <= bl_s;
+        fl_line[0] <= bl_line;
+        fl_has[0] <= bl_has;
+        for (int i = 1; i < EG_LAT; i++) begin
+            fl_s[i] <= fl_s[i-1];
+            fl_line[i] <= fl_line[i-1];
+            fl_has[i] <= fl_has[i-1];
+        end
         rl_s[0] <= bl_s;
         rl_line[0] <= bl_line;
         rl_has[0] <= bl_has;
@@ -639,7 +650,7 @@ module prism_node #(
     end
     always_comb begin
         bl_vals = '0;
-        for (int j = 0; j < LANES; j++) if (fl_has[j]) bl_vals[32*j +: 32] = bl_val[j];
+        for (int j = 0; j < LANES; j++) if (fl_has[EG_LAT-1][j]) bl_vals[32*j +: 32] = bl_val[j];
     end
 
     // Header byte i of slot s's RESULT on path pi.
@@ -752,9 +763,9 @@ module prism_node #(
             // An FP32 line out of the ring, or a KULISCH_FIXED line out of
             // the rounding pipes (the context, and so the kind, changes only
             // when egress is idle).
-            if (fl_v) begin
-                rbuf[fl_s][FB'(fl_line)] <= bl_vals;
-                rq_lines[fl_s] <= fl_line + 16'd1;
+            if (fl_v[EG_LAT-1]) begin
+                rbuf[fl_s[EG_LAT-1]][FB'(fl_line[EG_LAT-1])] <= bl_vals;
+                rq_lines[fl_s[EG_LAT-1]] <= fl_line[EG_LAT-1] + 16'd1;
             end
             if (rl_v[RL-1]) begin
                 rbuf[rl_s[RL-1]][FB'(rl_line[RL-1])] <= rl_vals;
@@ -1067,9 +1078,10 @@ module prism_node #(
 
     // AUTO's reads of the ring (its egress run, which the builder does not
     // use in an AUTO context): the rounder's LOOK slots from ro_ptr, or in
-    // A_EMIT the slot of the value the next cycle writes (the read is
-    // registered, so it is read a cycle ahead). au_* is the data, the cycle
-    // after the read.
+    // A_EMIT the slot of the value the next cycle emits (read a cycle ahead;
+    // its data comes EG_LAT cycles after the read, so the emission's write
+    // into obytes is a cycle behind its state: em2_*, below). au_* is the
+    // data, EG_LAT cycles after the read.
     logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 2)
     logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
@@ -1090,9 +1102,9 @@ module prism_node #(
             logic [32:0] ro_ptr, rr_lim, ro_avail;
             logic        ro_go;
             // After the ring's read (RL stages: the read, then the rounding):
-            // FP32_ARRIVAL values are written the cycle after (ro_fv),
+            // FP32_ARRIVAL values are written EG_LAT cycles after (ro_fv),
             // KULISCH_FIXED roundings RL cycles after (ro_v).
-            logic        ro_fv;
+            logic [EG_LAT-1:0] ro_fv;
             logic [RL-1:0] ro_v;
             logic [32:0] ro_at [RL];
             logic [RN_W-1:0] ro_nn [RL];
@@ -1104,11 +1116,12 @@ module prism_node #(
                 ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
                 // Emission has the ring's AUTO port; hz_hit[2] is the query on the rounder's slots.
                 ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[2];
-                ro_pend = ro_v != 0 || ro_fv || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+                ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
-            // A_EMIT reads a cycle ahead: the slot of the value written next
+            // A_EMIT reads a cycle ahead: the slot of the value emitted next
             // cycle (after a value, the next value; after a descriptor, its
-            // group's first), when the next cycle writes a value.
+            // group's first), when the next cycle emits a value; its data
+            // comes with that value's write into obytes (em2_*).
             logic [15:0] e_k_next;
             logic        e_val_next;
             always_comb begin
@@ -1121,11 +1134,11 @@ module prism_node #(
             for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
                 logic [32:0] r;
                 if (ga == 0) begin : g_first
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[0]),
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[EG_LAT-1]),
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                 end else begin : g_rest
                     /* verilator lint_off PINCONNECTEMPTY */
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[0]),
+                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[EG_LAT-1]),
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                     /* verilator lint_on PINCONNECTEMPTY */
                 end
@@ -1159,9 +1172,9 @@ module prism_node #(
                 logic        w_en;
                 logic [32:0] w_at;
                 logic [RN_W-1:0] w_n;
-                w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv;
-                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[0];
-                w_n = ctx_kulisch ? ro_nn[RL-1] : ro_nn[0];
+                w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv[EG_LAT-1];
+                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1];
+                w_n = ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1];
                 if (w_en)
                     for (int g = 0; g < LOOK; g++)
                         if (RN_W'(g) < w_n) rs[RB'(w_at + 33'(g))] <= ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
@@ -1173,13 +1186,13 @@ module prism_node #(
                 end
                 if (rst || st == C_INSTALL) begin
                     ro_v <= '0;
-                    ro_fv <= 1'b0;
+                    ro_fv <= '0;
                     ro_ptr <= '0;
                     ro_done <= '0;
                     rr_lim <= '0;
                 end else begin
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
-                    ro_fv <= ro_go && !ctx_kulisch;
+                    ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
                     if (w_en) ro_done <= w_at + 33'(w_n);
                     if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
@@ -1327,15 +1340,38 @@ module prism_node #(
         end
     endgenerate
 
+    // A_EMIT's write into obytes, a cycle after the state that decides it:
+    // a Kulisch value's state and integer come from the ring EG_LAT cycles
+    // after its read, which A_EMIT gives a cycle ahead of the value (a
+    // descriptor's cycle before a group's first value leaves room for it).
+    // em2_* is the decision registered: what is written, at which offset.
+    logic        em2_on, em2_desc, em2_last;
+    logic [2:0]  em2_f;
+    logic [31:0] em2_d, em2_v;
+    logic [15:0] em2_w, em2_pad, em2_off;
+    logic [15:0] em_w, em_pad;
+    logic [31:0] em_d;
+    always_ff @(posedge clk) begin
+        em2_on <= !rst && st == A_EMIT && e_g != a_ng;
+        em2_desc <= e_desc;
+        em2_last <= em_last;
+        em2_f <= a_gf[e_g[7:0]];
+        em2_d <= em_d;
+        em2_v <= au_v[0];
+        em2_w <= em_w;
+        em2_pad <= em_pad;
+        em2_off <= e_off;
+    end
+
     // Value k of the packet as wire bytes in format f (little-endian; Kulisch: state, integer).
     logic [8*41-1:0] ev_bytes;
     always_comb begin
         logic [31:0] v;
         logic [4:0]  fl;
-        v = au_v[0];
+        v = em2_v;
         fl = au_accf[4:0];
         ev_bytes = '0;
-        case (a_gf[e_g[7:0]])
+        case (em2_f)
             3'd0: ev_bytes[7:0] = to_int8(v);
             3'd1: ev_bytes[15:0] = (v[30:23] == 8'hFF && v[22:0] != 0) ? 16'h7E00 : fp16_trunc(v);
             3'd2: ev_bytes[15:0] = v[31:16];
@@ -1353,36 +1389,36 @@ module prism_node #(
         endcase
     end
 
-    // What A_EMIT writes into obytes this cycle at e_off: a group's
-    // descriptor, or a value (and, after a group's last value, its padding).
-    // One shifted, masked write of the whole body: a part-select at a
-    // run-time offset per byte would be a case over every offset per byte.
+    // What A_EMIT writes into obytes at e_off (a cycle later, from em2_*): a
+    // group's descriptor, or a value (and, after a group's last value, its
+    // padding). One shifted, masked write of the whole body: a part-select
+    // at a run-time offset per byte would be a case over every offset per byte.
     localparam int EM = 48;                       // bytes a cycle at most: 41 of value, 3 of padding
     logic [8*EM-1:0] em_bytes;
     logic [EM-1:0]   em_mask;
-    logic [15:0]     em_w, em_pad;
     always_comb begin
         logic [2:0] f;
-        logic [31:0] d;
         f = a_gf[e_g[7:0]];
-        d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
+        em_d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
         em_w = fwv[f];
         em_last = e_v + 16'd1 == a_gc[e_g[7:0]];
         em_pad = pad4({1'b0, 16'(32'(a_gc[e_g[7:0]]) * 32'(em_w))});
+    end
+    always_comb begin
         em_bytes = '0;
         em_mask = '0;
-        if (st == A_EMIT && e_g != a_ng) begin
-            if (!e_desc) begin
-                for (int i = 0; i < 4; i++) em_bytes[8*i +: 8] = d[8 * (3 - i) +: 8];
+        if (em2_on) begin
+            if (!em2_desc) begin
+                for (int i = 0; i < 4; i++) em_bytes[8*i +: 8] = em2_d[8 * (3 - i) +: 8];
                 em_mask[3:0] = '1;
             end else begin
                 // The value's bytes; after them, up to three zero bytes of padding.
                 for (int i = 0; i < 41; i++)
-                    if (16'(i) < em_w) begin
+                    if (16'(i) < em2_w) begin
                         em_bytes[8*i +: 8] = ev_bytes[8*i +: 8];
                         em_mask[i] = 1'b1;
                     end
-                if (em_last) em_mask = em_mask | EM'((EM'(1) << (em_w + em_pad)) - EM'(1));
+                if (em2_last) em_mask = em_mask | EM'((EM'(1) << (em2_w + em2_pad)) - EM'(1));
             end
         end
     end
@@ -1392,7 +1428,7 @@ module prism_node #(
         if (AUTO_ENABLE != 0) begin : g_obytes
             always_ff @(posedge clk)
                 if (!rst && em_mask != 0)
-                    obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * e_off))) | ((8*OB)'(em_bytes) << (8 * e_off));
+                    obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * em2_off))) | ((8*OB)'(em_bytes) << (8 * em2_off));
         end else begin : g_no_obytes
             /* verilator lint_off WIDTHCONCAT */
             assign obytes = '0;
@@ -1400,7 +1436,7 @@ module prism_node #(
             // What only the AUTO encoder reads.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{em_bits, em_bytes, au_acc, au_acck, au_accf, a_count, a_f, a_open, a_bytes, a_used, ctx_budget,
+            assign unused = ^{em_bits, em_bytes, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open, a_bytes, a_used, ctx_budget,
                               hz_hit[2], au_x[0], au_m[0]};
             /* verilator lint_on UNUSEDSIGNAL */
         end

@@ -6,6 +6,14 @@
 // previous cycle's edge (when `re` was 1). A read of the word being written
 // in the same cycle returns the old word. STYLE picks the memory: 0 block
 // RAM, 1 UltraRAM, 2 distributed (LUT) RAM (Yosys's ram_style attribute).
+//
+// OREG 1 adds the memories' output register (DOB_REG of a block RAM, OREG
+// of an UltraRAM): `rdata` a cycle later (the word read two edges before),
+// loaded only the cycle after a read, so it holds between reads as without
+// it. The read then starts its cycle from a register instead of 1.5 levels
+// into it. Yosys 0.23 does not turn the memories' register on (its maps
+// leave DOB_REG 0): it builds the register in flip-flops, which is the same
+// path for counting levels; Vivado moves it into the memory.
 
 `default_nettype none
 
@@ -13,6 +21,7 @@ module prism_ram_sdp #(
     parameter int W = 32,
     parameter int DEPTH = 64,
     parameter int STYLE = 0,
+    parameter int OREG = 0,
     parameter int AW = DEPTH > 1 ? $clog2(DEPTH) : 1
 ) (
     input  wire logic          clk,
@@ -27,27 +36,39 @@ module prism_ram_sdp #(
         if (W < 1) $error("prism_ram_sdp: W must be at least 1");
         if (DEPTH < 2 || 2 ** AW != DEPTH) $error("prism_ram_sdp: DEPTH must be a power of two, at least 2");
         if (STYLE < 0 || STYLE > 2) $error("prism_ram_sdp: STYLE must be 0 (block), 1 (ultra) or 2 (distributed)");
+        if (OREG != 0 && OREG != 1) $error("prism_ram_sdp: OREG must be 0 or 1");
     end
+
+    logic [W-1:0] rd;                // the memory's read
 
     generate
         if (STYLE == 1) begin : g_ultra
             (* ram_style = "ultra" *) logic [W-1:0] mem [DEPTH];
             always_ff @(posedge clk) begin
                 if (we) mem[waddr] <= wdata;
-                if (re) rdata <= mem[raddr];
+                if (re) rd <= mem[raddr];
             end
         end else if (STYLE == 2) begin : g_lut
             (* ram_style = "distributed" *) logic [W-1:0] mem [DEPTH];
             always_ff @(posedge clk) begin
                 if (we) mem[waddr] <= wdata;
-                if (re) rdata <= mem[raddr];
+                if (re) rd <= mem[raddr];
             end
         end else begin : g_block
             (* ram_style = "block" *) logic [W-1:0] mem [DEPTH];
             always_ff @(posedge clk) begin
                 if (we) mem[waddr] <= wdata;
-                if (re) rdata <= mem[raddr];
+                if (re) rd <= mem[raddr];
             end
+        end
+        if (OREG != 0) begin : g_oreg
+            logic re_q;
+            always_ff @(posedge clk) begin
+                re_q <= re;
+                if (re_q) rdata <= rd;
+            end
+        end else begin : g_no_oreg
+            assign rdata = rd;
         end
     endgenerate
 endmodule

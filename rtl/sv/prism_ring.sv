@@ -8,10 +8,16 @@
 // b < s mod NBANK; a barrel rotation by s mod NBANK puts run order (value j
 // of the run is slot s + j) into bank order for a write, and back for a read.
 //
-// Reads (registered: the data is on the outputs the cycle after the slots
-// are given): the lanes' run of FLANES (KLANES) slots from `lane_slot`, and
-// the egress run of EG slots from `eg_slot` (the RESULT builder's line or
-// AUTO's rounder and encoder; prism_node never needs both in one context).
+// Reads: the lanes' run of FLANES (KLANES) slots from `lane_slot`, its data
+// on the outputs the cycle after the slots are given (the memories'
+// registered read); and the egress run of EG slots from `eg_slot` (the
+// RESULT builder's line or AUTO's rounder and encoder; prism_node never
+// needs both in one context), its data on the outputs two cycles after the
+// slots are given (the registered read, then the memories' output register
+// with the flags registered beside it: the rotation into run order and the
+// at-rest mask start from a register, not from the memory's read). Either
+// read's data is what the slots held in the cycle they were given, and
+// stays on the outputs until that port's next read.
 // Each has a copy of its own of every bank, written alike: a block RAM has
 // one read port beside its write port, and the two readers are busy in the
 // same cycles (lanes in D_RUN while the builder streams a packet out), so
@@ -25,11 +31,12 @@
 // a bank beside the bank's memories, read beside them and registered with
 // them, in two steps: see the reads) says the slot is -0 (FP32) and a
 // Kulisch zero without flags, whatever its memory word holds; a sum written
-// takes the flag down. Clears, in this order within a cycle (a later change
+// takes the flag down. Changes, in this order within a cycle (a later change
 // to a slot wins): the egress run's slots marked in `eg_clear` (the builder
 // clears what it reads), a fresh accumulator NBANK slots from `clr_slot`
-// (`clr_en`), the lanes' sums, and `one_slot` (`one_clear`, AUTO's clear of
-// the value it just wrote). Every flag is up after reset.
+// (`clr_en`), `one_slot` (`one_clear`, AUTO's clear of the value it just
+// wrote), then the lanes' sums (their flags go down a cycle late, which
+// reads do not see: see the rest flags). Every flag is up after reset.
 //
 // prism_node never reads a slot in the cycle a sum for it is written
 // (prism_lane_track holds such reads), so a read never meets its own
@@ -140,9 +147,27 @@ module prism_ring #(
         d = ROWS'(1) << s[RB-1:SB];
         row_mask = bank_next(s[SB-1:0], b) ? {d[ROWS-2:0], d[ROWS-1]} : d;
     endfunction
+    //
+    // A sum takes its slot's flag down a cycle after its write (the memory
+    // is written in the sum's cycle): the write run's enables (w_en, a
+    // bank_in compare each, 4.25 levels at KW 8) and its row are registered
+    // (wq_*), and the flag's update and every read take the pending clear
+    // from that register (rest_v: the flags as the sums before this cycle
+    // left them), so a read the cycle after a sum sees it as before. With
+    // the clear in the sum's own cycle, compare, row mask and flag update
+    // were 6.50 levels in one run of abc and 5.25 in another.
     logic [NBANK-1:0] eg_clear_x;                // eg_clear by the egress run's value index
     assign eg_clear_x = NBANK'(eg_clear);
     logic [ROWS-1:0]  rest [NBANK];
+    logic [ROWS-1:0]  rest_v [NBANK];            // rest with the last cycle's sums' clears
+    logic [NBANK-1:0] wq_en, wq_next;            // last cycle's write: a bank's enable, and its slot in the next row
+    logic [ROWS-1:0]  wq_row;                    // and the run's row, one-hot (slot / NBANK)
+    always_ff @(posedge clk) begin
+        if (rst) wq_en <= '0;
+        else wq_en <= w_en;
+        wq_row <= ROWS'(1) << w_slot[RB-1:SB];
+        for (int b = 0; b < NBANK; b++) wq_next[b] <= bank_next(w_slot[SB-1:0], SB'(b));
+    end
     genvar gr;
     generate
         for (gr = 0; gr < NBANK; gr++) begin : g_rest
@@ -151,19 +176,27 @@ module prism_ring #(
             assign ee = eg_clear_x[SB'(gr) - eg_slot[SB-1:0]];
             assign oe = one_clear && one_slot[SB-1:0] == SB'(gr);
             assign set = (ee ? row_mask(eg_slot, SB'(gr)) : '0) | (clr_en ? row_mask(clr_slot, SB'(gr)) : '0);
-            assign clr = w_en[gr] ? row_mask(w_slot, SB'(gr)) : '0;
+            assign clr = wq_en[gr] ? (wq_next[gr] ? {wq_row[ROWS-2:0], wq_row[ROWS-1]} : wq_row) : '0;
             assign one = oe ? ROWS'(1) << one_slot[RB-1:SB] : '0;
-            // In this order within a cycle: clears, the lanes' sums, AUTO's clear.
+            assign rest_v[gr] = rest[gr] & ~clr;
+            // The last cycle's sums, then this cycle's clears: so a clear
+            // and a sum of one slot in one cycle leave the sum (AUTO's
+            // clear and a sum of one slot: prism_node never does both, and
+            // simulation checks it, as the order was the other way before).
             always_ff @(posedge clk)
                 if (rst) rest[gr] <= '1;
-                else rest[gr] <= ((rest[gr] | set) & ~clr) | one;
+                else rest[gr] <= rest_v[gr] | set | one;
         end
     endgenerate
 
     // ---------------------------------------------------------------- reads
     // Two copies of the banks, written alike: the lanes' (c 0) and the
     // egress run's (c 1), each with its registered read and the flags
-    // registered beside it.
+    // registered beside it; the egress copy's memories have their output
+    // register on (prism_ram_sdp OREG), and its flags and rotation are
+    // registered again beside it (eg_*, below). Without it the egress bits
+    // were 6.50 levels at KW 8: a block RAM's read (1.5) through the 64:1
+    // rotation and the mask.
     //
     // A bank's flag is selected in two steps around that register. Before
     // it: the flags of the NC rows the run's row may be in, rows hi * NC + j
@@ -199,7 +232,7 @@ module prism_ring #(
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
                 assign row = bank_row(r_slot[gc], SB'(gb));
-                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE)) ram (
+                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc)) ram (
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .rdata(q[gc][gb])
                 );
@@ -211,8 +244,8 @@ module prism_ring #(
                         a = '0;
                         b = '0;
                         for (int k = 0; k < ROWS / NC; k++) begin
-                            a[k] = rest[gb][(k * NC + j) % ROWS];
-                            b[k] = rest[gb][(k * NC + j + 1) % ROWS];
+                            a[k] = rest_v[gb][(k * NC + j) % ROWS];
+                            b[k] = rest_v[gb][(k * NC + j + 1) % ROWS];
                         end
                         fl[j] = bank_next(r_slot[gc][SB-1:0], SB'(gb)) ? b[hi] : a[hi];
                     end
@@ -231,16 +264,30 @@ module prism_ring #(
     endgenerate
     always_ff @(posedge clk) if (eg_n != 0) q_rot <= eg_slot[SB-1:0];
 
+    // The egress copy's second stage, beside its memories' output register
+    // (loaded the cycle after a read, as that register is): the flags and
+    // the rotation.
+    logic             eg_re_q;                   // the egress run was read last cycle
+    logic [NBANK-1:0] eg_rest;
+    logic [SB-1:0]    eg_rot;
+    always_ff @(posedge clk) begin
+        eg_re_q <= eg_n != 0;
+        if (eg_re_q) begin
+            eg_rest <= q_rest[1];
+            eg_rot <= q_rot;
+        end
+    end
+
     // The egress run into run order: value j is bank (slot + j) mod NBANK, a
     // rotation down by the slot mod NBANK, the largest step first (the later
     // stages need only the first EG + step - 1 banks).
     logic [W:0] eg_run [EG];                     // {at rest, word}
     always_comb begin
         logic [W:0] x [SB+1][NBANK];
-        for (int b = 0; b < NBANK; b++) x[0][b] = {q_rest[1][b], q[1][b]};
+        for (int b = 0; b < NBANK; b++) x[0][b] = {eg_rest[b], q[1][b]};
         for (int k = 0; k < SB; k++)
             for (int j = 0; j < NBANK; j++)
-                x[k+1][j] = q_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
+                x[k+1][j] = eg_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
         for (int j = 0; j < EG; j++) eg_run[j] = x[SB][j];
     end
 
@@ -266,7 +313,11 @@ module prism_ring #(
 
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && fw_en && kw_en) $error("prism_ring: FP32 and Kulisch sums in the same cycle");
+        if (!rst) begin
+            if (fw_en && kw_en) $error("prism_ring: FP32 and Kulisch sums in the same cycle");
+            if (one_clear && w_en[one_slot[SB-1:0]] && w_row[one_slot[SB-1:0]] == one_slot[RB-1:SB])
+                $error("prism_ring: slot %0d cleared by AUTO in the cycle its sum is written", one_slot);
+        end
 `endif
 endmodule
 
