@@ -19,7 +19,7 @@
 # RAM read > rotation > at-rest mask) and the lanes' sums took their flags
 # down a cycle late (their write-enable compare into the flags was 6.50 in
 # that run). It is the slowest module here: 590 s at load 4, 1,394 s at
-# load 7 (scripts/test.sh gives the whole check 1,500 s).
+# load 7 (scripts/test.sh gives the whole check 2,700 s).
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that
