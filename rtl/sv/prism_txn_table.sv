@@ -95,20 +95,18 @@ module prism_txn_table #(
     end
 
     // ------------------------------------------------------------ storage
-    // Flip-flops: every entry is compared at once. Flat vectors for the
-    // valid bits, arrays for the data, kept as registers (mem2reg: as
-    // memories, Yosys gave every constant-index read a mux tree, 2,000
-    // MUXF7/F8 and 3,500 LUT6).
+    // Flat vectors for the valid bits (written by decode and by the purge
+    // vector, so no variable-index bit write), arrays for the data.
     logic [TXN_SLOTS-1:0] t_valid;
-    (* mem2reg *) logic [95:0] t_key [TXN_SLOTS];
-    (* mem2reg *) logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
-    (* mem2reg *) logic [47:0] t_gen [TXN_SLOTS];
-    (* mem2reg *) logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
-    (* mem2reg *) logic [7:0]  t_status [TXN_SLOTS];
+    logic [95:0] t_key [TXN_SLOTS];
+    logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
+    logic [47:0] t_gen [TXN_SLOTS];
+    logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
+    logic [7:0]  t_status [TXN_SLOTS];
     logic [TW-1:0] t_next;
     logic [RETIRED_SLOTS-1:0] r_valid;
-    (* mem2reg *) logic [95:0] r_key [RETIRED_SLOTS];
-    (* mem2reg *) logic [47:0] r_gen [RETIRED_SLOTS];
+    logic [95:0] r_key [RETIRED_SLOTS];
+    logic [47:0] r_gen [RETIRED_SLOTS];
     logic [RW-1:0] r_next;
 
     // ------------------------------------------------------------ stage 1
