@@ -851,6 +851,11 @@ module prism_node #(
         .m_busy(tl_busy), .m_hit(t_hit), .m_same(t_same), .m_status(t_status), .m_detail(t_detail), .m_stale(retired_stale),
         .w_insert(tl_insert), .w_status(ack_status), .w_detail(ack_detail), .w_purge(tl_purge), .w_retire(tl_retire)
     );
+`ifndef SYNTHESIS
+    // The claim above, checked: C_TXN never waits (CONTROL is not slower for the table).
+    always_ff @(posedge clk)
+        if (!rst && st == C_TXN && tl_busy) $error("prism_node: C_TXN waited for the transaction lookup");
+`endif
 
     // STAGE context record (frame offsets 48..83).
     logic [7:0]  x_role, x_sem, x_in, x_acc, x_part, x_out;
