@@ -29,6 +29,7 @@ const MODELS: &[Model] = &[
     Model { top: "prism_kulisch_round_pipe", sv: &["sv/prism_kulisch_round_pipe.sv"], shim: "csrc/kulisch_round_pipe.cpp" },
     Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
     Model { top: "prism_crc32c_512", sv: &["sv/prism_crc32c_512.sv"], shim: "csrc/crc32c_512.cpp" },
+    Model { top: "prism_txn_table", sv: &["sv/prism_txn_table.sv"], shim: "csrc/txn_table.cpp" },
     Model {
         top: "prism_switch",
         sv: &[
@@ -43,6 +44,7 @@ const MODELS: &[Model] = &[
             "sv/prism_ring.sv",
             "sv/prism_frame_buf.sv",
             "sv/prism_crc32c_512.sv",
+            "sv/prism_txn_table.sv",
             "sv/prism_node.sv",
             "sv/prism_switch.sv",
         ],
@@ -63,6 +65,7 @@ const MODELS: &[Model] = &[
             "sv/prism_ring.sv",
             "sv/prism_frame_buf.sv",
             "sv/prism_crc32c_512.sv",
+            "sv/prism_txn_table.sv",
             "sv/prism_node.sv",
             "sv/prism_switch.sv",
             "sv/prism_switch_fp32.sv",

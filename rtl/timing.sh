@@ -35,7 +35,7 @@ done
 [ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
-CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_ring"
+CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_txn_table prism_ring"
 OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round"
 case "${1:-}" in
     --all) modules="$CLOSED $OPEN" ;;

@@ -17,6 +17,7 @@ mod kulisch_round_pipe;
 mod link;
 mod model;
 mod switch;
+mod txn_table;
 
 pub use crc::{Crc32c512, CrcBeat, CrcDigest, CRC_BEAT_BYTES};
 pub use fp32::{Fp32Adder, Fp32PipeAdder, PipeRun};
@@ -26,3 +27,4 @@ pub use kulisch_round_pipe::KulischRoundPipe;
 pub use link::{RtlLink, CLOCK_STATUS, DEFAULT_CLOCK_MHZ};
 pub use model::{RxCheck, Verdict};
 pub use switch::{Egress, Ingress, RtlSwitch};
+pub use txn_table::{TxnIn, TxnOut, TxnTable};

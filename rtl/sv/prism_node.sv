@@ -354,18 +354,12 @@ module prism_node #(
     logic [31:0] terms_sum;
     logic [15:0] contribs, paths, dest_paths;
 
-    // Transaction records and retired generations.
-    (* mem2reg *) logic        t_valid [TXN_SLOTS];
-    (* mem2reg *) logic [95:0] t_key [TXN_SLOTS];
-    (* mem2reg *) logic [31:0] t_txn [TXN_SLOTS], t_crc [TXN_SLOTS];
-    (* mem2reg *) logic [47:0] t_gen [TXN_SLOTS];
-    (* mem2reg *) logic [15:0] t_len [TXN_SLOTS], t_detail [TXN_SLOTS];
-    (* mem2reg *) logic [7:0]  t_status [TXN_SLOTS];
-    logic [$clog2(TXN_SLOTS)-1:0] t_next;
-    (* mem2reg *) logic        r_valid [RETIRED_SLOTS];
-    (* mem2reg *) logic [95:0] r_key [RETIRED_SLOTS];
-    (* mem2reg *) logic [47:0] r_gen [RETIRED_SLOTS];
-    logic [$clog2(RETIRED_SLOTS)-1:0] r_next;
+    // Transaction records and retired generations: prism_txn_table (below,
+    // with the checks), looked up in DISPATCH, answered by C_TXN.
+    logic        t_hit, t_same, retired_stale, tl_busy;
+    logic [7:0]  t_status;
+    logic [15:0] t_detail;
+    logic        tl_insert, tl_purge, tl_retire;   // registered write pulses of the engine
     logic [95:0] f_key;
     assign f_key = {f_job, f_group, f_op};
 
@@ -846,28 +840,33 @@ module prism_node #(
     end
 
     // ---------------------------------------------------------------- checks
-    // Transaction lookup.
-    logic        t_hit, t_same;
-    logic [$clog2(TXN_SLOTS)-1:0] t_idx;
+    // Transaction lookup (prism_txn_table, TL_LAT cycles). A CONTROL frame
+    // is looked up in DISPATCH (in every cycle it waits there; the last
+    // lookup, in the cycle it leaves, is the one answered in C_TXN), so
+    // the answer is in by C_TXN, which is at least TL_LAT cycles later
+    // (PREWALK and ROUTE come between; C_TXN waits on tl_busy otherwise).
+    // The engine writes the table a cycle after C_APPLY (a retire) and
+    // C_REPLY (an insert, and a STAGE's purge of older generations), by
+    // registered pulses; the table applies them to the key, txn, gen, CRC
+    // and length it was last looked up with, this frame's.
+    localparam int TL_LAT = 3;
     logic [15:0] req_len;
-    always_comb begin
-        t_hit = 1'b0;
-        t_idx = '0;
-        req_len = 16'(34) + f_body_len;
-        for (int i = 0; i < TXN_SLOTS; i++)
-            if (t_valid[i] && t_key[i] == f_key && t_txn[i] == f_txn) begin
-                t_hit = 1'b1;
-                t_idx = $clog2(TXN_SLOTS)'(i);
-            end
-        t_same = t_crc[t_idx] == rx_crc && t_len[t_idx] == req_len;
-    end
-
-    logic        retired_stale;
-    always_comb begin
-        retired_stale = 1'b0;
-        for (int i = 0; i < RETIRED_SLOTS; i++)
-            if (r_valid[i] && r_key[i] == f_key && f_gen <= r_gen[i]) retired_stale = 1'b1;
-    end
+    assign req_len = 16'(34) + f_body_len;
+    prism_txn_table #(.TXN_SLOTS(TXN_SLOTS), .RETIRED_SLOTS(RETIRED_SLOTS), .LATENCY(TL_LAT)) txns (
+        .clk, .rst,
+        .l_valid(st == DISPATCH && f_class == CLASS_CONTROL),
+        .l_key(f_key), .l_txn(f_txn), .l_gen(f_gen), .l_crc(rx_crc), .l_len(req_len),
+        /* verilator lint_off PINCONNECTEMPTY */
+        .m_valid(),
+        /* verilator lint_on PINCONNECTEMPTY */
+        .m_busy(tl_busy), .m_hit(t_hit), .m_same(t_same), .m_status(t_status), .m_detail(t_detail), .m_stale(retired_stale),
+        .w_insert(tl_insert), .w_status(ack_status), .w_detail(ack_detail), .w_purge(tl_purge), .w_retire(tl_retire)
+    );
+`ifndef SYNTHESIS
+    // The claim above, checked: C_TXN never waits (CONTROL is not slower for the table).
+    always_ff @(posedge clk)
+        if (!rst && st == C_TXN && tl_busy) $error("prism_node: C_TXN waited for the transaction lookup");
+`endif
 
     // STAGE context record (frame offsets 48..83).
     logic [7:0]  x_role, x_sem, x_in, x_acc, x_part, x_out;
@@ -1890,8 +1889,9 @@ module prism_node #(
             ctx_failed <= 1'b0;
             n_contrib <= '0;
             n_paths <= '0;
-            t_next <= '0;
-            r_next <= '0;
+            tl_insert <= 1'b0;
+            tl_purge <= 1'b0;
+            tl_retire <= 1'b0;
             rq_w <= 1'b0;
             for (int s = 0; s < RQ; s++) rq_tog[s] <= 1'b0;
             ctx_auto_q <= 1'b0;
@@ -1900,11 +1900,12 @@ module prism_node #(
             a_used <= '0;
             a_ng <= '0;
             cnt <= '0;
-            for (int i = 0; i < TXN_SLOTS; i++) t_valid[i] <= 1'b0;
-            for (int i = 0; i < RETIRED_SLOTS; i++) r_valid[i] <= 1'b0;
             h_valid <= '0;
         end else begin
             free_buf <= 1'b0;
+            tl_insert <= 1'b0;
+            tl_purge <= 1'b0;
+            tl_retire <= 1'b0;
             case (st)
             IDLE: if (o_head != o_tail && b_go[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
@@ -1967,7 +1968,9 @@ module prism_node #(
             end
             // ---------------------------------------------------- CONTROL
             C_TXN: begin
-                if (f_src_mac != am_mac || rx_port != am_port) begin
+                // The lookup's answer is in once no lookup is in flight.
+                if (tl_busy) ;
+                else if (f_src_mac != am_mac || rx_port != am_port) begin
                     count(CNT_UNTRUSTED_SOURCE);
                     st <= DONE;
                 end else if (f_cmd == CMD_CAPS_QUERY) begin
@@ -1977,7 +1980,7 @@ module prism_node #(
                 end else if (t_hit) begin
                     if (t_same) begin
                         count(CNT_RETRIES_ANSWERED);
-                        build_ack(t_status[t_idx], t_detail[t_idx]);
+                        build_ack(t_status, t_detail);
                     end else begin
                         count(CNT_REFUSED + $signed(32'(ACK_TXN_CONFLICT)));
                         build_ack(ACK_TXN_CONFLICT, 16'd0);
@@ -2012,21 +2015,10 @@ module prism_node #(
                         else if (f_cmd == CMD_COMMIT && !ctx_active) ctx_active <= 1'b1;
                         else if (f_cmd == CMD_COMPLETE && ctx_active && (ctx_failed || base >= {1'b0, ctx_vlen})) begin
                         end else if ((f_cmd == CMD_RELEASE && ctx_active) || f_cmd == CMD_ABORT) begin
-                            logic found;
-                            found = 1'b0;
                             ctx_valid <= 1'b0;
                             ctx_active <= 1'b0;
-                            for (int i = 0; i < RETIRED_SLOTS; i++)
-                                if (r_valid[i] && r_key[i] == f_key) begin
-                                    r_gen[i] <= f_gen;
-                                    found = 1'b1;
-                                end
-                            if (!found) begin
-                                r_valid[r_next] <= 1'b1;
-                                r_key[r_next] <= f_key;
-                                r_gen[r_next] <= f_gen;
-                                r_next <= r_next + 1'b1;
-                            end
+                            // The key retires at this generation (an entry of it takes it, or the next slot).
+                            tl_retire <= 1'b1;
                         end else ack_status <= ACK_BAD_STATE;
                     end
                     default: ack_status <= ACK_INVALID;
@@ -2137,19 +2129,10 @@ module prism_node #(
                 if (ack_status != ACK_OK) count(CNT_REFUSED + $signed(32'(ack_status)));
                 build_ack(ack_status, ack_detail);
                 // A STAGE whose generation is installed drops older generations' records.
-                if (f_cmd == CMD_STAGE && ctx_key_match && ctx_gen == f_gen)
-                    for (int i = 0; i < TXN_SLOTS; i++)
-                        if (t_valid[i] && t_key[i] == f_key && t_gen[i] < f_gen) t_valid[i] <= 1'b0;
-                // Record the transaction for idempotent retries.
-                t_valid[t_next] <= 1'b1;
-                t_key[t_next] <= f_key;
-                t_txn[t_next] <= f_txn;
-                t_gen[t_next] <= f_gen;
-                t_crc[t_next] <= rx_crc;
-                t_len[t_next] <= req_len;
-                t_status[t_next] <= ack_status;
-                t_detail[t_next] <= ack_detail;
-                t_next <= t_next + 1'b1;
+                if (f_cmd == CMD_STAGE && ctx_key_match && ctx_gen == f_gen) tl_purge <= 1'b1;
+                // Record the transaction for idempotent retries (ack_status
+                // and ack_detail hold in the next cycle, the pulse's).
+                tl_insert <= 1'b1;
                 send(DONE);
             end
             // ---------------------------------------------------- DATA
