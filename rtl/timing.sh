@@ -11,6 +11,9 @@
 #                              docs/rtl.md); exit 1 when any misses 6 levels
 #   rtl/timing.sh MODULE...    these modules against the budget
 #
+# TIMING_JOBS (default 2) modules are synthesised at once; TIMING_BUDGET
+# (default 6) is the budget in levels.
+#
 # prism_ring is synthesised with KW (its Kulisch integer's width) 8 instead
 # of 320 (`chparam`, below): the same banks, rows, flags, enables and
 # rotations, narrower data words (4.3 min of CPU instead of 17). It is in
@@ -47,23 +50,28 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Yosys 0.23 does not read `import pkg::*`: the package's constants are inlined.
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
-printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rounded up): endpoints"
-fail=0
-# sv/MODULE.sv with the package's constants in place of its import, into $tmp.
+# Modules are synthesised TIMING_JOBS at a time (default 2, the machine's
+# cores), the slowest (prism_ring) first so the others run beside it; each
+# in a directory of its own, and the rows printed in the list's order.
+jobs_max=${TIMING_JOBS:-2}
+# sv/MODULE.sv with the package's constants in place of its import, into directory $2.
 inline_pkg() {
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$1.sv" > "$tmp/$1.sv"
+    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$1.sv" > "$2/$1.sv"
 }
-for m in $modules; do
-    inline_pkg "$m"
+# One module: its row in $tmp/$m/row; exit 0 within budget, 1 over, 2 when Yosys fails.
+check_one() {
+    local m=$1 dir=$tmp/$1
+    mkdir -p "$dir"
+    inline_pkg "$m" "$dir"
     # The modules it instantiates, synthesised with it (their memories inferred).
-    deps=""
+    local deps=""
     case "$m" in
         prism_ring|prism_frame_buf) deps="sv/prism_ram_sdp.sv" ;;
         # A port's whole validation: the two checkers composed with their verdict FIFOs.
         prism_rx_validate) deps="prism_rx_check prism_group_walk" ;;
     esac
     # Reduced parameters for modules whose full size is too slow for CI.
-    chp=""
+    local chp=""
     case "$m" in
         # The ring at its default RING 4096, NBANK 64 and EG 16 (every
         # address, enable, flag and rotation path as in the node), its
@@ -73,32 +81,51 @@ for m in $modules; do
         prism_ring) chp="chparam -set KW 8 prism_ring;" ;;
     esac
     # A dependency named by module (not path) imports the package too: inline it the same way.
-    files=""
+    local files="" d
     for d in $deps; do
         case "$d" in
             *.sv) files="$files $d" ;;
-            *) inline_pkg "$d"; files="$files $tmp/$d.sv" ;;
+            *) inline_pkg "$d" "$dir"; files="$files $dir/$d.sv" ;;
         esac
     done
-    deps=$files
-    start=$(date +%s)
-    if ! yosys -q -p "read_verilog -sv $deps $tmp/$m.sv; $chp synth_xilinx -family xcup -flatten -top $m; write_json $tmp/$m.json" > "$tmp/$m.log" 2>&1; then
-        tail -20 "$tmp/$m.log" >&2
-        echo "yosys failed on $m" >&2
+    local start; start=$(date +%s)
+    if ! yosys -q -p "read_verilog -sv $files $dir/$m.sv; $chp synth_xilinx -family xcup -flatten -top $m; write_json $dir/$m.json" > "$dir/yosys.log" 2>&1; then
+        { tail -20 "$dir/yosys.log"; echo "yosys failed on $m"; } > "$dir/row"
+        return 2
+    fi
+    local rc=0
+    python3 "$depth" --max "$budget" "$dir/$m.json" > "$dir/depth" || rc=$?
+    local levels dist luts ffs carry verdict=ok
+    levels=$(sed -n 's/.*deepest path \([0-9.]*\) levels.*/\1/p' "$dir/depth")
+    dist=$(sed -n 's/.*levels (rounded up) : endpoints *//p' "$dir/depth")
+    read -r luts ffs carry < <(sed -n 's/.*cells: \([0-9]*\) LUT, \([0-9]*\) FF, \([0-9]*\) CARRY.*/\1 \2 \3/p' "$dir/depth")
+    [ "$rc" -eq 0 ] || verdict="over $budget"
+    {
+        printf '  %-24s %8s %6s %6s %6s  %s  [%s, %d s]\n' "$m" "$levels" "$luts" "$ffs" "$carry" "$dist" "$verdict" $(( $(date +%s) - start ))
+        [ "$rc" -eq 0 ] || sed -n '3,4p' "$dir/depth" | cut -c1-200 | sed 's/^/      /'
+    } > "$dir/row"
+    [ "$rc" -eq 0 ] || return 1
+}
+order=""
+for m in $modules; do [ "$m" = prism_ring ] && order="$m $order" || order="$order $m"; done
+running=0
+for m in $order; do
+    if [ "$running" -ge "$jobs_max" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    check_one "$m" &
+    running=$((running + 1))
+done
+wait
+printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rounded up): endpoints"
+fail=0
+for m in $modules; do
+    cat "$tmp/$m/row"
+    if grep -q "yosys failed on $m" "$tmp/$m/row"; then
         exit 1
     fi
-    rc=0
-    python3 "$depth" --max "$budget" "$tmp/$m.json" > "$tmp/$m.depth" || rc=$?
-    levels=$(sed -n 's/.*deepest path \([0-9.]*\) levels.*/\1/p' "$tmp/$m.depth")
-    dist=$(sed -n 's/.*levels (rounded up) : endpoints *//p' "$tmp/$m.depth")
-    read -r luts ffs carry < <(sed -n 's/.*cells: \([0-9]*\) LUT, \([0-9]*\) FF, \([0-9]*\) CARRY.*/\1 \2 \3/p' "$tmp/$m.depth")
-    verdict=ok
-    if [ "$rc" -ne 0 ]; then
-        verdict="over $budget"
-        fail=1
-    fi
-    printf '  %-24s %8s %6s %6s %6s  %s  [%s, %d s]\n' "$m" "$levels" "$luts" "$ffs" "$carry" "$dist" "$verdict" $(( $(date +%s) - start ))
-    [ "$rc" -eq 0 ] || sed -n '3,4p' "$tmp/$m.depth" | cut -c1-200 | sed 's/^/      /'
+    grep -q '\[ok, ' "$tmp/$m/row" || fail=1
 done
 [ "$fail" -eq 0 ] || echo "timing: some paths are deeper than $budget levels" >&2
 exit "$fail"

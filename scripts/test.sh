@@ -16,7 +16,9 @@ status=0
 # processes and simulated links). It saves most of its run time from the
 # command's wall time: about 7 min of modules, and since prism_ring joined
 # the closed ones (2026-12-03) about 10 min more for it alone at load 4
-# (23 at load 7), so it starts before the build.
+# (23 at load 7), so it starts before the build, two modules at a time.
+# In the clean-clone run of 2026-12-03 with one at a time it ended 12 min
+# after the tests (1,675 s in all; the ring 319 s once the machine was idle).
 timing_limit=2700
 log "RTL timing check (Yosys synth_xilinx + logic-depth, 6 levels), in the background"
 timing_start=$SECONDS
