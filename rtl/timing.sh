@@ -16,13 +16,13 @@
 #
 # prism_ring is synthesised with KW (its Kulisch integer's width) 8 instead
 # of 320 (`chparam`, below): the same banks, rows, flags, enables and
-# rotations, narrower data words (4.3 min of CPU instead of 17). It is in
+# rotations, narrower data words. It is in
 # CLOSED since 2026-12-03: 5.25 levels at KW 8 once the egress read went
 # through the memories' output register (its output bits were 6.50: block
 # RAM read > rotation > at-rest mask) and the lanes' sums took their flags
 # down a cycle late (their write-enable compare into the flags was 6.50 in
-# that run). It is the slowest module here: 590 s at load 4, 1,394 s at
-# load 7 (scripts/test.sh gives the whole check 2,700 s).
+# that run). It is the slowest module here: 319 s on an idle machine,
+# 1,394 s at load 7 (scripts/test.sh gives the whole check 2,700 s).
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that
@@ -47,13 +47,18 @@ case "${1:-}" in
 esac
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# Background jobs ignore SIGINT: on any exit, stop the syntheses still running.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 # Yosys 0.23 does not read `import pkg::*`: the package's constants are inlined.
 sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
 # Modules are synthesised TIMING_JOBS at a time (default 2, the machine's
 # cores), the slowest (prism_ring) first so the others run beside it; each
 # in a directory of its own, and the rows printed in the list's order.
 jobs_max=${TIMING_JOBS:-2}
+case "$jobs_max" in
+    ''|*[!0-9]*|0) echo "TIMING_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2 ;;
+esac
 # sv/MODULE.sv with the package's constants in place of its import, into directory $2.
 inline_pkg() {
     sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$1.sv" > "$2/$1.sv"
@@ -121,6 +126,12 @@ wait
 printf '  %-24s %8s %6s %6s %6s  %s\n' module levels LUTs FFs CARRY "levels (rounded up): endpoints"
 fail=0
 for m in $modules; do
+    # A job that stopped before its row (an unknown module, logic-depth failing): say so, with its logs.
+    if [ ! -f "$tmp/$m/row" ]; then
+        echo "$m: no result" >&2
+        tail -n 20 "$tmp/$m/depth" "$tmp/$m/yosys.log" >&2 2>/dev/null || true
+        exit 1
+    fi
     cat "$tmp/$m/row"
     if grep -q "yosys failed on $m" "$tmp/$m/row"; then
         exit 1

@@ -10,13 +10,13 @@ need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosy
 log_dir=$(mktemp -d)
 trap '{ [ -z "${timing_pid:-}" ] || kill "$timing_pid" 2>/dev/null || true; }; rm -rf "$log_dir"' EXIT
 status=0
-# The RTL timing check is Yosys on one core and needs nothing built: it runs
+# The RTL timing check is Yosys (two modules at a time) and needs nothing built: it runs
 # beside the build and the tests, at the lowest priority, so it only takes
 # CPU they leave idle (the build's serial steps; the tests mostly wait on
 # processes and simulated links). It saves most of its run time from the
 # command's wall time: about 7 min of modules, and since prism_ring joined
-# the closed ones (2026-12-03) about 10 min more for it alone at load 4
-# (23 at load 7), so it starts before the build, two modules at a time.
+# the closed ones (2026-12-03) 5 to 23 min more for it alone (idle to
+# load 7), so it starts before the build.
 # In the clean-clone run of 2026-12-03 with one at a time it ended 12 min
 # after the tests (1,675 s in all; the ring 319 s once the machine was idle).
 timing_limit=2700
@@ -69,6 +69,7 @@ sweep_leftovers || status=1
 log "RTL timing check: waiting for it"
 timing_rc=0
 wait "$timing_pid" || timing_rc=$?
+timing_pid=""
 cat "$log_dir/timing.log"
 if [ "$timing_rc" -eq 124 ] || [ "$timing_rc" -eq 137 ]; then
     echo "error: rtl/timing.sh did not finish within $timing_limit s: stopped" >&2

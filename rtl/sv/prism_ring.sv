@@ -150,7 +150,7 @@ module prism_ring #(
     //
     // A sum takes its slot's flag down a cycle after its write (the memory
     // is written in the sum's cycle): the write run's enables (w_en, a
-    // bank_in compare each, 4.25 levels at KW 8) and its row are registered
+    // bank_in compare each) and its row are registered
     // (wq_*), and the flag's update and every read take the pending clear
     // from that register (rest_v: the flags as the sums before this cycle
     // left them), so a read the cycle after a sum sees it as before. With

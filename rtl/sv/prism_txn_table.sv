@@ -48,9 +48,11 @@
 // A lookup after a write: a write takes effect at its clock edge and the
 // compares read the tables a cycle after l_valid (stage 1 is in between),
 // so a lookup presented in the same cycle as a write, or any later cycle,
-// sees it. m_busy is high while a lookup is in flight (stages 1 and 2): a
-// write must not be given then, nor a second lookup if the first's
-// match vectors are to be used for writes.
+// sees it. m_busy is high while a lookup's compares and answer are in
+// flight (the cycles after l_valid: stage 2, and stage 3, which reads the
+// records' status and detail straight from the tables): a write must not
+// be given then, nor a second lookup if the first's match vectors are to
+// be used for writes.
 
 `default_nettype none
 

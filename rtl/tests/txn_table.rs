@@ -119,11 +119,6 @@ fn answer(o: &TxnOut) -> Answer {
     Answer { hit: o.hit != 0, same: o.same != 0, status: o.status, detail: o.detail, stale: o.stale != 0 }
 }
 
-#[test]
-fn latency_is_three() {
-    assert_eq!(TxnTable::latency(), 3);
-}
-
 /// Frames as the engine handles them, against the reference: every answer,
 /// its cycle, and the busy flag while it is in flight.
 #[test]
