@@ -322,18 +322,21 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 "sum_only_cycles_per_packet": m.sum_cycles, "sum_only_ratio_to_baseline": baseline_cpp / m.sum_cycles,
                 "sum_hot_rx_cycles_per_packet": m.hot_sum_cycles, "sum_hot_rx_ratio_to_baseline": baseline_cpp / m.hot_sum_cycles,
                 "kept_frames_cycles_per_packet": m.kept_cycles, "kept_frames_ratio_to_baseline": baseline_cpp / m.kept_cycles,
+                "core_to_floor_work": (m.cycles_per_packet - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
+                "full_parse_core_cycles_per_packet": m.full_parse_cycles - m.rx_copy_cycles,
+                "full_parse_core_to_floor_work": (m.full_parse_cycles - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         println!("baseline testpmd io ({memory}): {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
         println!(
-            "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10}",
-            "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core", "floor", "sum only", "sum hot", "kept", "floor/base", "hot/base", "kept/base"
+            "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
+            "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core", "floor", "sum only", "sum hot", "kept", "floor/base", "hot/base", "kept/base", "core/work", "no fast", "nf/work"
         );
         for m in &rows {
             println!(
-                "{:<14} {:<10} {:<18} {:>5} {:>10.0} {:>10.2} {:>8.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>9.2}x {:>9.2}x {:>10}",
+                "{:<14} {:<10} {:<18} {:>5} {:>10.0} {:>10.2} {:>8.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>9.2}x {:>9.2}x {:>10} {:>8.2}x {:>9.0} {:>8.2}x",
                 m.case.accumulator.name(),
                 m.case.semantics.name(),
                 format!("{:?}", m.case.pattern),
@@ -349,11 +352,14 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.0}", m.kept_cycles) },
                 baseline_cpp / m.floor_cycles,
                 baseline_cpp / m.hot_sum_cycles,
-                if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.2}x", baseline_cpp / m.kept_cycles) }
+                if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.2}x", baseline_cpp / m.kept_cycles) },
+                (m.cycles_per_packet - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
+                m.full_parse_cycles - m.rx_copy_cycles,
+                (m.full_parse_cycles - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles)
             );
         }
         println!("(rx copy: the emulated RX alone over the same frames, a fresh mbuf with the frame copied in and freed; core: the rest, the switch core's own cycles)");
-        println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; kept: FP32_ARRIVAL only, a design that keeps each frame until its range completes and then sums the kept bodies straight into the RESULT, with no window and no digest; floor/base, hot/base and kept/base: against testpmd)");
+        println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; kept: FP32_ARRIVAL only, a design that keeps each frame until its range completes and then sums the kept bodies straight into the RESULT, with no window and no digest; floor/base, hot/base and kept/base: against testpmd; core/work: core against the floor's own work, floor minus rx copy; no fast and nf/work: the same with the engine's DATA fast path off, every other operation of the run)");
         if let Some((c, one, two)) = scaling {
             println!("scaling ({} {} {:?}, {} ranks; best of 3 alternated rounds each): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks, one / 1e6, two / 1e6, two / one);
         }

@@ -93,11 +93,15 @@ pub struct Measured {
     /// RX as the switch's, frames kept until their range completes and
     /// summed straight into the RESULT.
     pub kept_cycles: f64,
+    /// `cycles_per_packet` with the engine's DATA fast path off (every frame
+    /// through the full parse and dispatch): every other operation of the
+    /// same run, the same frames.
+    pub full_parse_cycles: f64,
 }
 
 /// Runs one case for about `seconds`.
 pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(eal.tsc_hz(), pool, c, seconds, 1, None)
+    measure_op(eal.tsc_hz(), pool, c, seconds, 1, None, true)
 }
 
 /// Packets per second of `cores` threads running at the same time, each pinned
@@ -117,7 +121,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
                         core_affinity::set_for_current(p);
                     }
                     let _lcore = LcoreGuard::register(eal);
-                    measure_op(hz, pool, c, seconds, 1 + i as u16, None).mpps * 1e6
+                    measure_op(hz, pool, c, seconds, 1 + i as u16, None, false).mpps * 1e6
                 })
             })
             .collect();
@@ -129,7 +133,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
 /// `measure` for a caller that has its own EAL (the report's memif rig):
 /// the switch core in this process, on this thread, for about `seconds`.
 pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(tsc_hz, pool, c, seconds, 1, None)
+    measure_op(tsc_hz, pool, c, seconds, 1, None, false)
 }
 
 /// The switch core's share of the residence time, in this process: the
@@ -140,13 +144,15 @@ pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -
 /// the machine's.
 pub fn residence_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> hdrhistogram::Histogram<u64> {
     let mut h = crate::histogram(1 << 40);
-    measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h));
+    measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h), false);
     h
 }
 
 // The switch config is this module's constant (`config`), which a test parses.
 #[allow(clippy::expect_used)]
-fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>) -> Measured {
+/// `compare_full`: every other operation runs with the engine's fast path
+/// off (`Measured::full_parse_cycles`; NaN without).
+fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>, compare_full: bool) -> Measured {
     let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
@@ -168,7 +174,11 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
     // The kept-frame floor sums FP32 bodies, at most 8 of them (`floor`).
     let runs_kept = c.accumulator == AccumulatorPolicy::FP32_ARRIVAL && c.ranks <= 8;
     let mut gen = 1u32;
+    let (mut full_cycles, mut full_packets) = (0u64, 0u64);
     while (cycles as f64) < seconds * hz {
+        // Every other operation without the fast path (alternated, so both see the same machine).
+        let full_parse = compare_full && gen & 1 == 0;
+        core.node.set_fast_path(!full_parse);
         let mut j = job(c, gen, len);
         j.identity.op = op;
         gen += 1;
@@ -199,16 +209,26 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
             let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
             let t1 = if residence.is_some() { rdtsc() } else { 0 };
             core.rx(*port, m.data(), &mut sink);
-            if let Some(h) = residence.as_deref_mut() {
+            if let Some(h) = residence.as_deref_mut().filter(|_| !full_parse) {
                 if txq.iter().any(|q| !q.is_empty()) {
                     h.saturating_record(rdtsc().wrapping_sub(t1).max(1));
                 }
             }
             drop(m);
             for q in &mut txq {
-                results += q.len() as u64;
+                results += if full_parse { 0 } else { q.len() as u64 };
                 q.clear(); // TX into net_null: freed
             }
+        }
+        if full_parse {
+            full_cycles += rdtsc() - t0;
+            full_packets += order.len() as u64;
+            for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
+                core.rx(0, &control(&j, gen * 16 + k, cmd, ControlBody::Empty), &mut out);
+                out.clear();
+            }
+            assert_eq!(core.node.counters.data_rejected.iter().sum::<u64>(), 0, "bench traffic must be admitted");
+            continue;
         }
         cycles += rdtsc() - t0;
         packets += order.len() as u64;
@@ -250,6 +270,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
         sum_cycles: per(sum_cycles),
         hot_sum_cycles: per(hot_sum_cycles),
         kept_cycles: if runs_kept { per(kept_cycles) } else { f64::NAN },
+        full_parse_cycles: if full_packets > 0 { full_cycles as f64 / full_packets as f64 } else { f64::NAN },
     }
 }
 

@@ -326,6 +326,87 @@ fn every_data_reject_path_is_counted_and_changes_nothing() {
     assert_eq!(fresh.counters.data_rejected[DataReject::NotActive.index()], 1);
 }
 
+/// The DATA fast path (`Node::data_fast`) takes a frame only where the full
+/// parse would decide it the same way: two nodes, one without the fast path,
+/// get the same frames (each packet sent valid, after copies with one header
+/// or descriptor byte changed, cut short, grown or on another port, and
+/// sometimes again) and must send the same frames and count the same after
+/// every one.
+#[test]
+fn the_data_fast_path_decides_every_frame_as_the_full_parse() {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    for (seed, semantics, accumulator, replay_depth) in [
+        (1u64, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0),
+        (2, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0),
+        (3, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 0),
+        (4, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 0),
+        (5, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 8),
+        (6, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 8),
+    ] {
+        let s = Scenario { replay_depth, ..Scenario::new(2, semantics, accumulator) };
+        // `setup`, on a node that can keep frames for replay.
+        let staged = || {
+            let mut caps = caps();
+            caps.iter_mut().for_each(|c| c.replay_depth = 16);
+            let mut n = Node::new(prism_dataplane::engine::NodeConfig { mac: prism_dataplane::fixtures::SWITCH_MAC, control_ep: prism_dataplane::fixtures::SWITCH_EP, am_mac: prism_dataplane::fixtures::AM_MAC, am_port: AM_PORT, ports: 2, mtu: 1500, max_ops: 4, caps });
+            let mut out = Vec::new();
+            n.handle(AM_PORT, &stage_frame(&s, 2, 2), &mut out);
+            assert_eq!(ack_status(&out), AckStatus::OK);
+            out.clear();
+            n.handle(AM_PORT, &control_frame(s.identity(2), 3, Command::COMMIT, ControlBody::Empty), &mut out);
+            assert_eq!(ack_status(&out), AckStatus::OK);
+            n
+        };
+        let (mut fast, mut full) = (staged(), staged());
+        full.set_fast_path(false);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (mut out_fast, mut out_full) = (Vec::new(), Vec::new());
+        let mut sent: Vec<(u16, Vec<u8>)> = Vec::new();
+        let (mut fed, mut valid_fed) = (0u64, 0u64);
+        let mut feed = |port: u16, f: &[u8], fast: &mut Node, full: &mut Node| {
+            fed += 1;
+            fast.handle(port, f, &mut out_fast);
+            full.handle(port, f, &mut out_full);
+            assert_eq!(out_fast, out_full, "seed {seed}: frames sent differ after {:02x?}", &f[..f.len().min(64)]);
+            assert_eq!(fast.counters, full.counters, "seed {seed}: counters differ after {:02x?}", &f[..f.len().min(64)]);
+            out_fast.clear();
+            out_full.clear();
+        };
+        let n = 300u16;
+        for k in 0..(s.vector_len / n as u32) {
+            for r in 0..s.ranks {
+                let valid = data(&s, r, k * n as u32, n, k, |_, _| {});
+                for _ in 0..rng.gen_range(0..4) {
+                    let mut bad = valid.clone();
+                    match rng.gen_range(0..10) {
+                        0 => bad.truncate(bad.len() - rng.gen_range(1..8)),
+                        1 => bad.resize(bad.len() + rng.gen_range(1..8), 0),
+                        2 => {}
+                        _ => {
+                            let at = rng.gen_range(0..ETH_HEADER_LEN + 46);
+                            bad[at] ^= rng.gen_range(1..=255u8);
+                        }
+                    }
+                    let port = if rng.gen_bool(0.2) { 1 - r } else { r };
+                    feed(port, &bad, &mut fast, &mut full);
+                }
+                feed(r, &valid, &mut fast, &mut full);
+                valid_fed += 1;
+                sent.push((r, valid));
+                if rng.gen_bool(0.2) {
+                    let (p, f) = sent[rng.gen_range(0..sent.len())].clone();
+                    feed(p, &f, &mut fast, &mut full);
+                    valid_fed += 1;
+                }
+            }
+        }
+        // Every well-formed frame on its own port is the fast path's; many changed ones are not.
+        assert!(fast.fast_path_taken() >= valid_fed && fast.fast_path_taken() < fed, "seed {seed}: {} of {fed} frames, {valid_fed} valid", fast.fast_path_taken());
+        assert_eq!(full.fast_path_taken(), 0);
+        assert!(fast.counters.results_sent > 0 && fast.counters.malformed.iter().sum::<u64>() > 0, "seed {seed}: {:?}", fast.counters);
+    }
+}
+
 #[test]
 fn int8_output_that_is_not_an_integer_ends_with_inexact() {
     let mut s = Scenario::new(2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);

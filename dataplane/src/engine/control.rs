@@ -104,6 +104,10 @@ pub struct Node {
     rto_ns: u64,
     /// Stream statistics of operations already removed.
     retired_streams: StreamStats,
+    /// Whether `handle` tries `data_fast` first (off only to compare the two paths).
+    fast_path: bool,
+    /// DATA frames `data_fast` decided.
+    fast_taken: u64,
 }
 
 impl Node {
@@ -117,7 +121,20 @@ impl Node {
             now: 0,
             rto_ns: DEFAULT_RTO_NS,
             retired_streams: StreamStats::default(),
+            fast_path: true,
+            fast_taken: 0,
         }
+    }
+
+    /// Turns the DATA fast path off or on (tests and benchmarks compare
+    /// the two; every decision and frame is the same either way).
+    pub fn set_fast_path(&mut self, on: bool) {
+        self.fast_path = on;
+    }
+
+    /// DATA frames decided by the fast path, without the full parse.
+    pub fn fast_path_taken(&self) -> u64 {
+        self.fast_taken
     }
 
     /// The first retransmission timeout of operations staged from now on.
@@ -173,6 +190,15 @@ impl Node {
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
     pub fn handle(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) {
+        if let Some(r) = self.fast_path.then(|| self.data_fast(port, frame, out)).flatten() {
+            self.fast_taken += 1;
+            match r {
+                Ok(Admitted::Applied) => self.counters.data_applied += 1,
+                Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
+                Err(r) => self.counters.data_rejected[r.index()] += 1,
+            }
+            return;
+        }
         // Each class is parsed straight from the envelope, without a
         // `PrismRepr` to build and match (DATA and RESULT are nearly every frame).
         let Envelope { eth, packet } = match parse_envelope(frame, &Limits { mtu: self.cfg.mtu }) {
@@ -268,6 +294,46 @@ impl Node {
         for f in &replies {
             out.copy(port, f);
         }
+    }
+
+    /// Nearly every frame: a DATA frame of one FP32 group filling its body,
+    /// for an active operation, from one of its contributors. Taken here
+    /// without the general parse and dispatch by checking the per-frame
+    /// fields that shape the body (count, body length, one group, its FP32
+    /// descriptor, flags LAST or none, no padding, within the MTU) and then
+    /// every fixed header byte against the stream's template (`OpData::
+    /// admit_fast`). `None`: any other frame, nothing changed; `handle`
+    /// parses it in full, so every refusal keeps its own reason and counter.
+    #[inline]
+    fn data_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
+        const HEAD: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
+        let h = frame.first_chunk::<{ HEAD + GROUP_DESCRIPTOR_LEN }>()?;
+        if h[ETH_HEADER_LEN + offsets::CLASS] != u8::from(Class::DATA) {
+            return None;
+        }
+        let p = DataPacket::new_unchecked(&h[ETH_HEADER_LEN..]);
+        let count = p.element_count() as usize;
+        let body = GROUP_DESCRIPTOR_LEN + 4 * count;
+        let fp32 = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
+        let shaped = count > 0
+            && frame.len() == HEAD + body
+            && p.body_len() as usize == body
+            && p.group_count() == 1
+            && p.flags() & !flags::LAST == 0
+            && CONTROL_WORD_LEN + DATA_HEADER_LEN + body <= self.cfg.mtu as usize
+            && h[HEAD..].first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32);
+        if !shaped {
+            return None;
+        }
+        let id = p.identity();
+        let op = self.ops.get_mut(&(id.job, id.group, id.op))?;
+        if op.state != OpState::Active {
+            return None;
+        }
+        op.data.set_now(self.now);
+        let r = op.data.admit_fast(port, frame, out)?;
+        Self::count_tally(&mut self.counters, op);
+        Some(r)
     }
 
     fn progress(&mut self, port: u16, src: Mac, p: &ProgressRepr<'_>, out: &mut impl Sink) {

@@ -139,6 +139,9 @@ struct Contributor {
     /// The most elements one of its packets carried (to turn the element
     /// span left in the window into packet credit).
     largest: u64,
+    /// The frame header every DATA frame of this stream carries, with the
+    /// per-frame fields zero (`admit_fast` compares the fixed ones).
+    template: [u8; FRAME_HEADER],
 }
 
 impl Contributor {
@@ -157,6 +160,23 @@ impl Contributor {
 /// Ethernet header, control word and DATA/RESULT header: what precedes a body.
 const FRAME_HEADER: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
 
+/// The bytes of a stream's DATA frame header that are the same in every
+/// frame: Ethernet header, control word (identity included) and endpoints
+/// (frame bytes 0..38), then Stream ID and reserved (52..56). Between them
+/// the per-frame fields: Packet ID, first element, count, groups, flags,
+/// body length.
+const FIXED_HEAD: usize = ETH_HEADER_LEN + offsets::data::PACKET_ID.start;
+const FIXED_TAIL: core::ops::Range<usize> = ETH_HEADER_LEN + offsets::data::STREAM_ID.start..FRAME_HEADER;
+
+/// The header of a DATA frame on one stream with its per-frame fields zero.
+fn frame_header(class: Class, dst: Mac, src: Mac, identity: Identity, src_ep: u16, dst_ep: u16, stream_id: u16) -> [u8; FRAME_HEADER] {
+    let mut header = [0u8; FRAME_HEADER];
+    EthernetRepr { dst, src, ethertype: ETHERTYPE }.emit(&mut EthernetFrame::new_unchecked(&mut header[..]));
+    let repr = DataRepr { class, identity, src_ep, dst_ep, packet_id: 0, first_element: 0, element_count: 0, group_count: 0, flags: 0, stream_id, body: &[] };
+    repr.emit(&mut header[ETH_HEADER_LEN..]);
+    header
+}
+
 /// An outgoing direct stream: a result path, or the parent.
 #[derive(Debug)]
 struct Outgoing {
@@ -170,23 +190,7 @@ struct Outgoing {
 
 impl Outgoing {
     fn new(binding: BindingRecord, replay: Replay, identity: Identity, src: Mac) -> Self {
-        let mut header = [0u8; FRAME_HEADER];
-        let eth = EthernetRepr { dst: binding.peer_mac, src, ethertype: ETHERTYPE };
-        eth.emit(&mut EthernetFrame::new_unchecked(&mut header[..]));
-        let repr = DataRepr {
-            class: Class::DATA,
-            identity,
-            src_ep: binding.local_ep,
-            dst_ep: binding.peer_ep,
-            packet_id: 0,
-            first_element: 0,
-            element_count: 0,
-            group_count: 0,
-            flags: 0,
-            stream_id: binding.stream_id,
-            body: &[],
-        };
-        repr.emit(&mut header[ETH_HEADER_LEN..]);
+        let header = frame_header(Class::DATA, binding.peer_mac, src, identity, binding.local_ep, binding.peer_ep, binding.stream_id);
         Outgoing { binding, replay, header }
     }
 
@@ -313,7 +317,15 @@ impl OpData {
         let contributors = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
-            .map(|b| Contributor { binding: b, held: Vec::with_capacity(context.window_intervals as usize), held_bytes: 0, covered: 0, starved: false, largest: 1 })
+            .map(|b| Contributor {
+                binding: b,
+                held: Vec::with_capacity(context.window_intervals as usize),
+                held_bytes: 0,
+                covered: 0,
+                starved: false,
+                largest: 1,
+                template: frame_header(Class::DATA, node_mac, b.peer_mac, identity, b.peer_ep, b.local_ep, b.stream_id),
+            })
             .collect();
         let reduce_to = (context.semantics == Semantics::REDUCE).then_some(context.dest_rank);
         let paths = bindings
@@ -439,10 +451,66 @@ impl OpData {
         let ci = self.contributors.iter().position(|c| c.binding.stream_id == d.stream_id).ok_or(DataReject::UnknownStream)?;
         let b = self.contributors[ci].binding;
         bound_to(&b, port, src, d)?;
+        self.admit_bound(ci, d, frame_len, out)
+    }
+
+    /// The common DATA frame, without the general parse: one FP32 group
+    /// filling the body, no padding, its header equal to a contributor's
+    /// template in every fixed byte (so its destination, source, identity,
+    /// generation, endpoints and Stream ID are the binding's) and arriving
+    /// on that binding's port. The caller has checked the frame's class,
+    /// body length, count, group count, flags, descriptor and MTU
+    /// (`Node::data_fast`). `None`: not such a frame (nothing changed; the
+    /// caller parses it in full), else what `admit` would have answered.
+    pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
+        let h = frame.first_chunk::<FRAME_HEADER>()?;
+        let sid = &h[FIXED_TAIL.start..FIXED_TAIL.start + 2];
+        let ci = self.contributors.iter().position(|c| c.template[FIXED_TAIL.start..FIXED_TAIL.start + 2] == *sid)?;
+        let c = &self.contributors[ci];
+        if c.binding.port != port || c.template[..FIXED_HEAD] != h[..FIXED_HEAD] || c.template[FIXED_TAIL] != h[FIXED_TAIL] {
+            return None;
+        }
+        let b = c.binding;
+        let p = DataPacket::new_unchecked(&h[ETH_HEADER_LEN..]);
+        let d = DataRepr {
+            class: Class::DATA,
+            identity: self.identity,
+            src_ep: b.peer_ep,
+            dst_ep: b.local_ep,
+            packet_id: p.packet_id(),
+            first_element: p.first_element(),
+            element_count: p.element_count(),
+            group_count: 1,
+            flags: p.flags(),
+            stream_id: b.stream_id,
+            body: &frame[FRAME_HEADER..],
+        };
+        if self.failed {
+            return Some(Err(DataReject::OperationFailed));
+        }
+        if !self.feedback && self.reduced() {
+            return Some(Err(DataReject::OperationDone));
+        }
+        // The shape checks of `admit_from` that the frame's checks left: its range against the vector.
+        let (first, end) = (d.first_element as u64, d.end_element());
+        let r = match d.check_against_vector(self.context.vector_len, 0) {
+            Err(e) => Err(vector_reject(e.reason)),
+            Ok(()) => self.admit_window(ci, &d, Some(GroupRepr { format: NumFormat::Fp32, count: d.element_count, values: &d.body[GROUP_DESCRIPTOR_LEN..] }), first, end, frame.len(), out),
+        };
+        Some(self.progress_after(ci, d.packet_id, r, out))
+    }
+
+    /// `admit` once the frame's stream and binding are known.
+    fn admit_bound(&mut self, ci: usize, d: &DataRepr<'_>, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         let r = self.admit_from(ci, d, frame_len, out);
+        self.progress_after(ci, d.packet_id, r, out)
+    }
+
+    /// With feedback, the contributor hears an admission's outcome.
+    fn progress_after(&mut self, ci: usize, packet_id: u32, r: Result<Admitted, DataReject>, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         if self.feedback {
             let status = progress_status(&r);
-            self.progress_to_contributor(ci, d.packet_id, status, 0, out);
+            self.progress_to_contributor(ci, packet_id, status, 0, out);
         }
         r
     }
@@ -453,10 +521,7 @@ impl OpData {
             self.fail(out);
             return Ok(Admitted::Applied);
         }
-        d.check_against_vector(self.context.vector_len, 0).map_err(|e| match e.reason {
-            Reason::RangeOutsideVector => DataReject::RangeOutsideVector,
-            _ => DataReject::LastFlagMismatch,
-        })?;
+        d.check_against_vector(self.context.vector_len, 0).map_err(|e| vector_reject(e.reason))?;
         let kulisch = match self.acc.policy() {
             Policy::Kulisch { width_bits } => Some(width_bits),
             Policy::Fp32Arrival => None,
@@ -478,7 +543,15 @@ impl OpData {
         if !ok {
             return Err(DataReject::FormatNotAllowed);
         }
-        let (first, end) = (d.first_element as u64, d.end_element());
+        self.admit_window(ci, d, single, d.first_element as u64, d.end_element(), frame_len, out)
+    }
+
+    /// Admission of a well-shaped packet `[first, end)` to the window: a
+    /// duplicate, or room in the window and in the contributor's credit,
+    /// then applied (`single`: its one group, else its groups are walked).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn admit_window(&mut self, ci: usize, d: &DataRepr<'_>, single: Option<GroupRepr<'_>>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         let digest = digest(first, end, d.body);
         let c = &self.contributors[ci];
         if let Some(h) = c.held.iter().find(|h| h.packet_id == d.packet_id) {
@@ -606,10 +679,7 @@ impl OpData {
             self.results_in_done = true;
             return Ok(Admitted::Applied);
         }
-        d.check_against_vector(self.context.vector_len, 0).map_err(|e| match e.reason {
-            Reason::RangeOutsideVector => DataReject::RangeOutsideVector,
-            _ => DataReject::LastFlagMismatch,
-        })?;
+        d.check_against_vector(self.context.vector_len, 0).map_err(|e| vector_reject(e.reason))?;
         let (first, end) = (d.first_element as u64, d.end_element());
         let digest = digest(first, end, d.body);
         let Some(parent) = self.parent.as_mut() else { return Err(DataReject::ResultNotInput) };
@@ -930,6 +1000,13 @@ enum Plan {
 
 /// Whether a DATA or RESULT frame comes over the edge `b` binds: its
 /// endpoints, ingress port and source MAC.
+fn vector_reject(r: Reason) -> DataReject {
+    match r {
+        Reason::RangeOutsideVector => DataReject::RangeOutsideVector,
+        _ => DataReject::LastFlagMismatch,
+    }
+}
+
 fn bound_to(b: &BindingRecord, port: u16, src: Mac, d: &DataRepr<'_>) -> Result<(), DataReject> {
     if d.dst_ep != b.local_ep || d.src_ep != b.peer_ep {
         return Err(DataReject::EndpointMismatch);
