@@ -11,6 +11,7 @@ use common as sim;
 use prism_dataplane::wire::*;
 use prism_dataplane::fixtures::SwitchToml;
 use prism_dataplane::switch::stats;
+use prism_dataplane::engine::DataReject;
 use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::*;
 use std::path::PathBuf;
@@ -232,7 +233,14 @@ fn one_striped_collective_runs_on_two_polling_cores() {
     }
     let stats = sw.stop();
     assert_eq!(stats["steer_dropped"].as_u64(), Some(0));
-    assert_eq!(stats::engine(&stats).unwrap().data_rejected.iter().sum::<u64>(), 0);
+    // With PROGRESS a rank cannot see the element window, only its credit: a
+    // rank that runs ahead of a slower one (a busy machine) may be refused for
+    // want of window and sends again (docs/wire-format.md, flow control).
+    // Those refusals are flow control; any other is a bug.
+    let e = stats::engine(&stats).unwrap();
+    let flow_control = [DataReject::BeyondWindow, DataReject::IntervalsExhausted, DataReject::BytesExhausted];
+    let other: Vec<_> = DataReject::ALL.iter().filter(|r| !flow_control.contains(r)).map(|r| (r.name(), e.data_rejected[r.index()])).filter(|x| x.1 > 0).collect();
+    assert!(other.is_empty(), "rejected: {other:?}");
     // net_af_packet has no rte_flow: the switch says so per port, installs no rule, and steers in software.
     for p in stats["flow_steering"].as_array().expect("flow_steering per port") {
         assert_eq!(p["rte_flow"], false, "{p}");
