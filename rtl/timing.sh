@@ -39,7 +39,7 @@ done
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
 CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_txn_table prism_ring"
-OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round"
+OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round prism_egress"
 case "${1:-}" in
     --all) modules="$CLOSED $OPEN" ;;
     "") modules=$CLOSED ;;
@@ -74,6 +74,8 @@ check_one() {
         prism_ring|prism_frame_buf) deps="sv/prism_ram_sdp.sv" ;;
         # A port's whole validation: the two checkers composed with their verdict FIFOs.
         prism_rx_validate) deps="prism_rx_check prism_group_walk" ;;
+        # The egress with its roundings (prism_kulisch_round_pipe, a lane each).
+        prism_egress) deps="prism_kulisch_round_pipe" ;;
     esac
     # Reduced parameters for modules whose full size is too slow for CI.
     local chp=""

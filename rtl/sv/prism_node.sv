@@ -125,7 +125,6 @@ module prism_node #(
 
     localparam int LINES = (MTU + 14 + 63) / 64;
     localparam int FB_LINES = 2 ** $clog2(LINES + 1);
-    localparam int FB = $clog2(FB_LINES);
     localparam int MAX_BINDINGS = (MTU - 70) / 20;
     localparam int BSLOTS = 2 ** $clog2(MAX_BINDINGS);
     localparam int BB = $clog2(BSLOTS);
@@ -475,7 +474,7 @@ module prism_node #(
             // What only the Kulisch lanes read.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, bl_acck, bl_accf, k_go};
+            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -498,307 +497,34 @@ module prism_node #(
     logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
     // ---------------------------------------------------------------- egress
-    // Requests from the engine, in order, into RQ slots: a CONTROL reply
-    // (cbuf; the engine builds one only while every slot is free) or a
-    // RESULT packet for every path. A builder streams each FP32 RESULT's
-    // values out of the ring (rounded once under KULISCH_FIXED, R_LAT cycles later) into the
-    // slot's lines, a line a cycle, clearing the ring slots it reads; an
-    // AUTO body is in obytes already. One sender a port sends the slots'
-    // frames for its port in request order (a RESULT's paths in path order),
-    // at most a line behind the builder, so ports send in parallel and no
-    // two frames interleave on a port. The engine goes on meanwhile.
+    // prism_egress: the request slots, the RESULT builder and a sender a
+    // port. The engine issues a request (a CONTROL reply in cbuf, built
+    // only while egress is idle; a RESULT packet for every path; an AUTO
+    // body in obytes) through its registers req_*, taken by egress at the
+    // next edge. rq_free says the engine may issue; tx_idle that egress
+    // holds no request. The builder reads the ring's egress port (eb_*,
+    // below) and the lanes' hazard query 1. The engine goes on meanwhile.
     logic [8*192-1:0] cbuf;          // a CONTROL reply, built whole, byte i at [8i +: 8]
     logic [15:0] q_len;              // its length
-    localparam int RQ = 2;
-    logic        rq_w;               // the engine's next slot
-    // Toggles: issued (engine), built and retired (egress), each port done (egress).
-    logic        rq_tog [RQ], bt_tog [RQ], rt_tog [RQ];
-    logic [PORTS-1:0] pd_tog [RQ];
-    logic        rq_valid [RQ], rq_built [RQ];
-    logic [PORTS-1:0] rq_pdone [RQ];
-    (* mem2reg *) logic        rq_ctl [RQ], rq_auto [RQ], rq_inexact [RQ], rq_last [RQ];
-    (* mem2reg *) logic [32:0] rq_base [RQ];
-    (* mem2reg *) logic [15:0] rq_count [RQ], rq_blen [RQ], rq_olen [RQ], rq_port [RQ];
-    (* mem2reg *) logic [31:0] rq_pid [RQ];
-    (* mem2reg *) logic [7:0]  rq_groups [RQ];
-    logic [DATA_W-1:0] rbuf [RQ][LINES];
-    logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
+    logic        req_en, req_ctl, req_auto, req_inexact, req_last;
+    logic [32:0] req_base;
+    logic [15:0] req_count, req_olen, req_port, req_blen;
+    logic [31:0] req_pid;
+    logic [7:0]  req_groups;
     logic        tx_idle, rq_free;
-    always_comb begin
-        tx_idle = 1'b1;
-        for (int s = 0; s < RQ; s++) begin
-            rq_valid[s] = rq_tog[s] != rt_tog[s];
-            rq_built[s] = bt_tog[s] != rt_tog[s];
-            rq_pdone[s] = pd_tog[s] ^ {PORTS{rt_tog[s]}};
-            if (rq_valid[s]) tx_idle = 1'b0;
-        end
-        rq_free = !rq_valid[rq_w];
-    end
-
-    // The builder: line bl_line of slot bl_s.
-    logic        bl_s;
-    logic [15:0] bl_line;
-    logic        bl_on;              // an FP32 RESULT line is built (and its slots cleared) this cycle
-    logic        bl_end;             // its last line
-    logic [15:0] bl_idx [LANES];
-    logic [RB-1:0] bl_slot [LANES];
-    logic [LANES-1:0] bl_in;       // value j is in the line
-    logic        bl_wait;            // a slot of the line has a sum in flight: the builder waits
-    logic [LANES-1:0] bl_has;      // value j of the line is read (and its slot cleared)
-    logic [31:0] bl_val [LANES];
     // The ring's egress run (the builder's line, or AUTO's slots), EG_LAT cycles after its read.
-    logic [LANES*32-1:0] bl_acc;
-    logic [LANES*RKW-1:0] bl_acck;
-    logic [LANES*5-1:0]  bl_accf;
-    logic [DATA_W-1:0] bl_vals;
-    // The ring's egress read takes EG_LAT cycles: an FP32 line is written
-    // (and counted in rq_lines) EG_LAT cycles after the builder reads its
-    // slots (its line, slot and values follow it down fl_*, EG_LAT stages;
-    // the clears go with the read, as before). Under KULISCH_FIXED a line's
-    // values leave prism_kulisch_round_pipe R_LAT cycles after that: the
-    // line's write and its count follow them down rl_*, RL stages (the
-    // builder goes on meanwhile; a sender waits for rq_lines, so it never
-    // sends a line not yet written, and a slot retires only after its last
-    // line is sent).
+    logic [LANES*32-1:0] eg_acc;
+    logic [LANES*RKW-1:0] eg_acck;
+    logic [LANES*5-1:0]  eg_accf;
+    // The builder's read of the ring, and its hazard query.
+    logic [RB-1:0] eb_slot;
+    logic [RN_W-1:0] eb_qn;
+    logic        eb_go;
+    logic [LANES-1:0] eb_clear;
+    // The roundings after the ring's egress read (prism_kulisch_round_pipe's
+    // latency, checked in simulation), in egress's builder and AUTO's store.
     localparam int R_LAT = 6;
     localparam int RL = EG_LAT + R_LAT;
-    logic        bl_go;              // the builder reads a line this cycle
-    logic [EG_LAT-1:0] fl_v;
-    logic        fl_s [EG_LAT];
-    logic [15:0] fl_line [EG_LAT];
-    logic [LANES-1:0] fl_has [EG_LAT];
-    logic [RL-1:0] rl_v;
-    logic        rl_s [RL];
-    logic [15:0] rl_line [RL];
-    logic [LANES-1:0] rl_has [RL];
-    logic [DATA_W-1:0] rl_vals;      // the line leaving the rounding pipes
-    logic        r_mv0;              // round pipe 0's m_valid (the latency check)
-    genvar gr;
-    generate
-        for (gr = 0; gr < LANES; gr++) begin : g_round
-            logic [31:0] kr;
-            if (KULISCH_ENABLE == 0) begin : g_none
-                assign kr = '0;
-                if (gr == 0) begin : g_first
-                    assign r_mv0 = 1'b0;
-                end
-            end else if (gr == 0) begin : g_first
-                /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
-                /* verilator lint_on PINCONNECTEMPTY */
-            end else begin : g_rest
-                /* verilator lint_off PINCONNECTEMPTY */
-                prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(bl_acck[KW*gr +: KW]), .flags(bl_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact());
-                /* verilator lint_on PINCONNECTEMPTY */
-            end
-            assign bl_val[gr] = bl_acc[32*gr +: 32];
-            assign rl_vals[32*gr +: 32] = rl_has[RL-1][gr] ? kr : 32'd0;
-        end
-    endgenerate
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            rl_v <= '0;
-            fl_v <= '0;
-        end else begin
-            rl_v <= RL'({rl_v, bl_go && ctx_kulisch});
-            fl_v <= EG_LAT'({fl_v, bl_go && !ctx_kulisch});
-        end
-        fl_s[0] <= bl_s;
-        fl_line[0] <= bl_line;
-        fl_has[0] <= bl_has;
-        for (int i = 1; i < EG_LAT; i++) begin
-            fl_s[i] <= fl_s[i-1];
-            fl_line[i] <= fl_line[i-1];
-            fl_has[i] <= fl_has[i-1];
-        end
-        rl_s[0] <= bl_s;
-        rl_line[0] <= bl_line;
-        rl_has[0] <= bl_has;
-        for (int i = 1; i < RL; i++) begin
-            rl_s[i] <= rl_s[i-1];
-            rl_line[i] <= rl_line[i-1];
-            rl_has[i] <= rl_has[i-1];
-        end
-    end
-`ifndef SYNTHESIS
-    always_ff @(posedge clk)
-        if (!rst && r_mv0 != rl_v[RL-1]) $error("prism_node: R_LAT is not prism_kulisch_round_pipe's latency");
-`endif
-    always_comb begin
-        bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
-        bl_end = 16'(64) * (bl_line + 16'd1) >= 16'd60 + 16'd4 * rq_count[bl_s];
-        for (int j = 0; j < LANES; j++) begin
-            bl_idx[j] = 16'(16 * $signed(32'(bl_line)) - 15 + j);
-            bl_slot[j] = bl_line == 0 ? RB'(rq_base[bl_s]) : RB'(rq_base[bl_s] + 33'(bl_idx[j]));
-            bl_in[j] = bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s];
-        end
-    end
-    // Apart from the above: the hazard query reads the line's slots
-    // (consecutive from bl_slot[0]).
-    always_comb begin
-        bl_wait = bl_on && hz_hit[1];
-        bl_go = rq_valid[bl_s] && !rq_built[bl_s] && bl_on && !bl_wait;
-        for (int j = 0; j < LANES; j++) bl_has[j] = bl_on && !bl_wait && bl_in[j];
-    end
-    always_comb begin
-        bl_vals = '0;
-        for (int j = 0; j < LANES; j++) if (fl_has[EG_LAT-1][j]) bl_vals[32*j +: 32] = bl_val[j];
-    end
-
-    // Header byte i of slot s's RESULT on path pi.
-    function automatic logic [7:0] res_hdr_byte(input int i, input logic s, input logic [PI_W-1:0] pi);
-        logic [7:0] v;
-        logic [15:0] blen, cnt_;
-        logic [32:0] rb;
-        logic [31:0] pid;
-        logic ix;
-        ix = rq_inexact[s];
-        cnt_ = rq_count[s];
-        rb = rq_base[s];
-        pid = rq_pid[s];
-        blen = ix ? 16'd0 : (rq_auto[s] ? rq_blen[s] : 16'(4 + 4 * cnt_));
-        case (i)
-            0, 1, 2, 3, 4, 5: v = p_mac[pi][8*(5-i) +: 8];
-            6, 7, 8, 9, 10, 11: v = node_mac[8*(11-i) +: 8];
-            12: v = ETHERTYPE[15:8];
-            13: v = ETHERTYPE[7:0];
-            14: v = 8'h10;
-            15: v = CLASS_RESULT;
-            16, 17, 18, 19, 20, 21, 22, 23: v = ctx_job[8*(23-i) +: 8];
-            24, 25: v = ctx_group[8*(25-i) +: 8];
-            26, 27: v = ctx_gen[8*(31-i) +: 8];
-            28, 29: v = ctx_op[8*(29-i) +: 8];
-            30, 31, 32, 33: v = ctx_gen[8*(33-i) +: 8];
-            34, 35: v = p_lep[pi][8*(35-i) +: 8];
-            36, 37: v = p_pep[pi][8*(37-i) +: 8];
-            38, 39, 40, 41: v = pid[8*(41-i) +: 8];
-            42, 43, 44, 45: v = ix ? 8'd0 : rb[8*(45-i) +: 8];
-            46, 47: v = ix ? 8'd0 : cnt_[8*(47-i) +: 8];
-            48: v = ix ? 8'd0 : (rq_auto[s] ? rq_groups[s] : 8'd1);
-            49: v = ix ? (FLAG_LAST | FLAG_INEXACT) : (rq_last[s] ? FLAG_LAST : 8'd0);
-            50, 51: v = blen[8*(51-i) +: 8];
-            52, 53: v = p_stream[pi][8*(53-i) +: 8];
-            56: v = ix ? 8'd0 : {FMT_FP32, 4'b0};
-            57: v = 8'd0;
-            58, 59: v = ix ? 8'd0 : cnt_[8*(59-i) +: 8];
-            default: v = 8'd0;
-        endcase
-        res_hdr_byte = v;
-    endfunction
-
-    // The senders: port p is on slot sp_s[p], at path sp_pi[p] or after, line sp_line[p].
-    logic        sp_s [PORTS];
-    logic [PI_W-1:0] sp_pi [PORTS];
-    logic [15:0] sp_line [PORTS];
-    logic        sx_has [PORTS];     // the slot has a frame for the port (from sp_pi on)
-    logic        sx_more [PORTS];    // and another after it
-    logic [PI_W-1:0] sx_pi [PORTS];  // its path
-    always_comb
-        for (int p = 0; p < PORTS; p++) begin
-            logic s;
-            logic [15:0] o_len, rem;
-            logic [DATA_W-1:0] d;
-            s = sp_s[p];
-            sx_has[p] = 1'b0;
-            sx_more[p] = 1'b0;
-            sx_pi[p] = '0;
-            if (rq_ctl[s]) sx_has[p] = rq_port[s] == 16'(p) && sp_pi[p] == 0;
-            else
-                for (int i = MAX_PATHS - 1; i >= 0; i--)
-                    if (PI_W'(i) < n_paths && PI_W'(i) >= sp_pi[p] && p_port[i] == 16'(p)) begin
-                        if (sx_has[p]) sx_more[p] = 1'b1;
-                        sx_has[p] = 1'b1;
-                        sx_pi[p] = PI_W'(i);
-                    end
-            m_axis_tvalid[p] = rq_valid[s] && !rq_pdone[s][p] && sx_has[p]
-                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || sp_line[p] < rq_lines[s]);
-            o_len = rq_ctl[s] ? q_len : rq_olen[s];
-            rem = o_len - 16'(64 * $signed(32'(sp_line[p])));
-            d = '0;
-            if (rq_ctl[s]) d = DATA_W'(cbuf >> (DATA_W * $signed(32'(sp_line[p][1:0]))));   // replies are at most three beats
-            else if (sp_line[p] == 0) begin
-                for (int i = 0; i < 60; i++) d[8*i +: 8] = res_hdr_byte(i, s, sx_pi[p]);
-                if (rq_auto[s]) d[448 +: 64] = obytes[63:0];
-                else if (!rq_inexact[s]) d[480 +: 32] = rbuf[s][0][31:0];
-            end else if (rq_auto[s]) d = obytes[8 * (64 * $signed(32'(sp_line[p])) - 56) +: DATA_W];
-            else d = rbuf[s][FB'(sp_line[p])];
-            for (int i = 0; i < 64; i++) if (16'(i) >= rem) d[8*i +: 8] = 8'd0;
-            m_axis_tdata[DATA_W*p +: DATA_W] = d;
-            m_axis_tlast[p] = rem <= 16'd64;
-            m_axis_tkeep[KEEP_W*p +: KEEP_W] = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
-        end
-
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            bl_s <= 1'b0;
-            bl_line <= '0;
-            for (int s = 0; s < RQ; s++) begin
-                bt_tog[s] <= 1'b0;
-                rt_tog[s] <= 1'b0;
-                pd_tog[s] <= '0;
-                rq_lines[s] <= '0;
-            end
-            for (int p = 0; p < PORTS; p++) begin
-                sp_s[p] <= 1'b0;
-                sp_pi[p] <= '0;
-                sp_line[p] <= '0;
-            end
-        end else begin
-            // Build (a line waits while one of its slots has a sum in flight).
-            if (rq_valid[bl_s] && !rq_built[bl_s] && !bl_wait) begin
-                if (!bl_on || bl_end) begin
-                    bt_tog[bl_s] <= !bt_tog[bl_s];
-                    bl_s <= !bl_s;
-                    bl_line <= '0;
-                end else bl_line <= bl_line + 16'd1;
-            end
-            // An FP32 line out of the ring, or a KULISCH_FIXED line out of
-            // the rounding pipes (the context, and so the kind, changes only
-            // when egress is idle).
-            if (fl_v[EG_LAT-1]) begin
-                rbuf[fl_s[EG_LAT-1]][FB'(fl_line[EG_LAT-1])] <= bl_vals;
-                rq_lines[fl_s[EG_LAT-1]] <= fl_line[EG_LAT-1] + 16'd1;
-            end
-            if (rl_v[RL-1]) begin
-                rbuf[rl_s[RL-1]][FB'(rl_line[RL-1])] <= rl_vals;
-                rq_lines[rl_s[RL-1]] <= rl_line[RL-1] + 16'd1;
-            end
-            // Send.
-            for (int p = 0; p < PORTS; p++) begin
-                logic s;
-                s = sp_s[p];
-                if (rq_valid[s] && !rq_pdone[s][p]) begin
-                    if (!sx_has[p]) begin
-                        // Nothing (more) for this port in the slot.
-                        pd_tog[s][p] <= !pd_tog[s][p];
-                        sp_s[p] <= !s;
-                        sp_pi[p] <= '0;
-                    end else if (m_axis_tvalid[p] && m_axis_tready[p]) begin
-                        if (!m_axis_tlast[p]) begin
-                            sp_line[p] <= sp_line[p] + 16'd1;
-                            sp_pi[p] <= sx_pi[p];
-                        end else begin
-                            sp_line[p] <= '0;
-                            if (sx_more[p]) sp_pi[p] <= sx_pi[p] + 1'b1;
-                            else begin
-                                pd_tog[s][p] <= !pd_tog[s][p];
-                                sp_s[p] <= !s;
-                                sp_pi[p] <= '0;
-                            end
-                        end
-                    end
-                end
-            end
-            // Retire a slot every port has sent.
-            for (int s = 0; s < RQ; s++)
-                if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) begin
-                    rt_tog[s] <= !rt_tog[s];
-                    rq_lines[s] <= '0;
-                end
-        end
-    end
 
     always_comb begin
         m_idle = st == IDLE && tx_idle && !lanes_busy && !ro_pend;
@@ -1086,9 +812,9 @@ module prism_node #(
     logic [LOOK*32-1:0] au_acc;
     logic [LOOK*RKW-1:0] au_acck;
     logic [LOOK*5-1:0]  au_accf;
-    assign au_acc = bl_acc[LOOK*32-1:0];
-    assign au_acck = bl_acck[LOOK*RKW-1:0];
-    assign au_accf = bl_accf[LOOK*5-1:0];
+    assign au_acc = eg_acc[LOOK*32-1:0];
+    assign au_acck = eg_acck[LOOK*RKW-1:0];
+    assign au_accf = eg_accf[LOOK*5-1:0];
     logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
@@ -1450,6 +1176,30 @@ module prism_node #(
         to_int8 = v[31] ? 8'(-mag) : mag;
     endfunction
 
+    // Egress (its signals are declared above, with the ring's egress port).
+    logic [MAX_PATHS*48-1:0] eg_pmac;
+    logic [MAX_PATHS*16-1:0] eg_plep, eg_ppep, eg_pstream, eg_pport;
+    always_comb
+        for (int i = 0; i < MAX_PATHS; i++) begin
+            eg_pmac[48*i +: 48] = p_mac[i];
+            eg_plep[16*i +: 16] = p_lep[i];
+            eg_ppep[16*i +: 16] = p_pep[i];
+            eg_pstream[16*i +: 16] = p_stream[i];
+            eg_pport[16*i +: 16] = p_port[i];
+        end
+    prism_egress #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .RING(RING), .KW(KW), .KULISCH_ENABLE(KULISCH_ENABLE),
+                   .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .RN_W(RN_W)) egress (
+        .clk, .rst,
+        .req_en, .req_ctl, .req_auto, .req_inexact, .req_base, .req_count, .req_last, .req_olen, .req_port,
+        .req_pid, .req_groups, .req_blen, .req_free(rq_free), .tx_idle,
+        .cbuf, .q_len, .obytes,
+        .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
+        .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
+        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hit(hz_hit[1]), .eg_go(eb_go), .eg_clear(eb_clear),
+        .eg_acc, .eg_acck, .eg_accf,
+        .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
+    );
+
     // ---------------------------------------------------------------- FSM
     /* verilator lint_off UNUSEDSIGNAL */
     task automatic count(input int i);
@@ -1501,18 +1251,17 @@ module prism_node #(
     // A request into the next egress slot (free: the callers check).
     task automatic issue(input logic ctl, input logic auto_, input logic inexact, input logic [32:0] from,
                          input logic [15:0] count_, input logic last, input logic [15:0] olen);
-        rq_ctl[rq_w] <= ctl;
-        rq_auto[rq_w] <= auto_;
-        rq_inexact[rq_w] <= inexact;
-        rq_base[rq_w] <= from;
-        rq_count[rq_w] <= count_;
-        rq_last[rq_w] <= last;
-        rq_olen[rq_w] <= olen;
-        rq_port[rq_w] <= rx_port;
-        rq_tog[rq_w] <= !rq_tog[rq_w];
-        rq_w <= !rq_w;
+        req_en <= 1'b1;
+        req_ctl <= ctl;
+        req_auto <= auto_;
+        req_inexact <= inexact;
+        req_base <= from;
+        req_count <= count_;
+        req_last <= last;
+        req_olen <= olen;
+        req_port <= rx_port;
         if (!ctl) begin
-            rq_pid[rq_w] <= next_pid;
+            req_pid <= next_pid;
             next_pid <= next_pid + 32'd1;
             cnt[32*CNT_RESULTS_SENT +: 32] <= cnt[32*CNT_RESULTS_SENT +: 32] + 32'(n_paths);
         end
@@ -1766,12 +1515,12 @@ module prism_node #(
     // it reads, STAGE's fresh accumulator, AUTO's of the value it writes.
     logic [RB-1:0]   eg_slot;
     logic [RN_W-1:0] eg_n;
-    assign eg_slot = ctx_auto ? au_slot : bl_slot[0];
-    assign eg_n = ctx_auto ? au_n : (bl_go ? RN_W'($countones(bl_in)) : '0);
+    assign eg_slot = ctx_auto ? au_slot : eb_slot;
+    assign eg_n = ctx_auto ? au_n : (eb_go ? eb_qn : '0);
     prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
         .lane_slot, .lane_n(f_push || k_push ? run_n : '0), .lane_acc, .lane_acck, .lane_accf,
-        .eg_slot, .eg_n, .eg_clear(bl_has), .eg_acc(bl_acc), .eg_acck(bl_acck), .eg_accf(bl_accf),
+        .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf,
         .one_clear(st == A_EMIT && e_g != a_ng && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
@@ -1779,15 +1528,15 @@ module prism_node #(
     );
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && bl_go && ctx_auto) $error("prism_node: the builder reads the ring in an AUTO context");
+        if (!rst && eb_go && ctx_auto) $error("prism_node: the builder reads the ring in an AUTO context");
 `endif
 
     // The runs in flight through each lane kind, and the hazard queries
     // against them (the rule is in the module comment). A run is pushed in
     // the cycle the ring reads it and lands RING_LAT + F_LAT (K_LAT) cycles
     // later, when its sums are written.
-    assign hz_slot = {au_qslot, bl_slot[0], lane_slot};
-    assign hz_n = {ro_n, RN_W'($countones(bl_in)), run_n};
+    assign hz_slot = {au_qslot, eb_slot, lane_slot};
+    assign hz_n = {ro_n, eb_qn, run_n};
     assign hz_hit = f_hit | k_hit;
     assign run_hold = st == D_RUN && hz_hit[0];
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
@@ -1892,8 +1641,7 @@ module prism_node #(
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
             tl_retire <= 1'b0;
-            rq_w <= 1'b0;
-            for (int s = 0; s < RQ; s++) rq_tog[s] <= 1'b0;
+            req_en <= 1'b0;
             ctx_auto_q <= 1'b0;
             a_i <= '0;
             a_open <= 1'b0;
@@ -1903,6 +1651,7 @@ module prism_node #(
             h_valid <= '0;
         end else begin
             free_buf <= 1'b0;
+            req_en <= 1'b0;
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
             tl_retire <= 1'b0;
@@ -2265,8 +2014,8 @@ module prism_node #(
                 if (e_g == a_ng) begin
                     // The body is complete: to egress, and the window moves on.
                     issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
-                    rq_groups[rq_w] <= a_ng[7:0];
-                    rq_blen[rq_w] <= e_off;
+                    req_groups <= a_ng[7:0];
+                    req_blen <= e_off;
                     release_window();   // to base + a_i
                     a_i <= '0;
                     a_open <= 1'b0;
