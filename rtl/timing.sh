@@ -75,7 +75,7 @@ check_one() {
         # A port's whole validation: the two checkers composed with their verdict FIFOs.
         prism_rx_validate) deps="prism_rx_check prism_group_walk" ;;
         # The egress with its roundings (prism_kulisch_round_pipe, a lane each).
-        prism_egress) deps="prism_kulisch_round_pipe" ;;
+        prism_egress) deps="prism_kulisch_round_pipe sv/prism_ram_sdp.sv sv/prism_axis_fifo.sv" ;;
     esac
     # Reduced parameters for modules whose full size is too slow for CI.
     local chp=""

@@ -5,33 +5,50 @@
 // are the engine's registers, and the request goes into the next of RQ (2)
 // slots at the next edge. req_free says whether the engine may issue in
 // this cycle. It looks past a request not yet taken. A request is one of:
-//   CONTROL  the reply in cbuf (q_len bytes). The engine builds it only
-//            while tx_idle is high, and keeps it until tx_idle is high again;
+//   CONTROL  the reply in cbuf (q_len bytes, set no later than req_en).
+//            The engine builds it only while tx_idle is high, and keeps it
+//            until tx_idle is high again;
 //   RESULT   an FP32 RESULT (FP32_ARRIVAL or KULISCH_FIXED) of req_count
 //            values from ring slot req_base, for every path;
 //   INEXACT  the terminal INEXACT RESULT, for every path;
 //   AUTO     an AUTO RESULT whose body is in obytes (req_blen bytes,
 //            req_groups groups). The engine keeps obytes until tx_idle.
+// What a slot's frames need of the request (its last line, the last
+// beat's length, the builder's first counts) is worked out as it is taken.
 //
 // The builder. It reads an FP32 RESULT's values out of the ring, a line
-// (LANES values) a cycle, and clears the ring slots it reads. The read is
-// eg_slot with eg_qn slots when eg_go is high, and the clears are eg_clear.
-// A line waits while eg_hit says one of its slots has a sum in flight. The
-// node answers eg_hit from eg_slot and eg_qn in the same cycle. The ring
-// gives the values EG_LAT cycles after the read (eg_acc). Under
+// (LANES values) a cycle, and clears the ring slots it reads: the read is
+// eg_slot with eg_qn slots when eg_go is high, the clears eg_clear, all
+// from its registers. A line waits while a slot of it has a sum in flight.
+// The node answers the query eg_slot, eg_hqn (the line and the next one)
+// with eg_hit, which is registered here and used a cycle later: no sum
+// for a request's slots starts after the request (the engine requests a
+// packet once every run for it is dispatched), so an answer a cycle old
+// can only say "wait" too often, never "go" too early. The first line of
+// a request waits a cycle for its registers and one for its answer. The
+// ring gives the values EG_LAT cycles after the read (eg_acc). Under
 // KULISCH_FIXED they are integers (eg_acck, eg_accf), rounded once to FP32
-// by prism_kulisch_round_pipe, R_LAT cycles more. The line's values go into
-// the slot's lines (rbuf) and are counted in rq_lines.
+// by prism_kulisch_round_pipe, R_LAT cycles more. The line's values are
+// written into the slot's lines, a block RAM a port (prism_ram_sdp), and
+// counted in rq_lines.
 //
 // The senders. There is one a port, with an AXI4-Stream master (m_axis_*,
 // port p at [p*DATA_W +: DATA_W]). Each sends the slots' frames for its
-// port in request order, a RESULT's paths in path order. It sends a whole
-// frame at a time. It waits for the builder's lines (rq_lines), so it may
-// be a line behind the builder. A slot is retired once it is built and every
-// port has sent it.
+// port in request order, a RESULT's paths in path order, a whole frame at
+// a time. A sender is a pipeline: it issues a beat (slot, path, line) when
+// the line is built (rq_lines) and its FIFO will have room; the next stage
+// reads the beat's sources (the header bytes, the CONTROL or AUTO bytes,
+// the line's RAM); the next merges and masks them into the port's
+// prism_axis_fifo, whose entry drives m_axis_*. A slot is retired once it
+// is built and every port has issued its last beat; every source of that
+// beat is read the cycle after, before the slot can be taken again or the
+// engine may change cbuf, obytes or the context (tx_idle). out_idle says
+// no beat is left in any sender.
 //
 // Context. The RESULT header comes from the context (ctx_*, the paths p_*,
-// n_paths). The engine changes them only while tx_idle is high.
+// n_paths). The engine changes them only while tx_idle is high. Each port's
+// paths (a mask) are registered from them, a cycle before any request
+// taken after the change can be sent.
 
 `default_nettype none
 
@@ -46,7 +63,7 @@ module prism_egress #(
     parameter int PORTS = 1,
     // The ring's egress read: EG_LAT cycles from eg_go to eg_acc.
     parameter int EG_LAT = 2,
-    // Width of eg_qn (the node's run counts, up to FLANES).
+    // Width of eg_qn and eg_hqn (the node's run counts, up to FLANES).
     parameter int RN_W = 7
 ) (
     input  wire logic              clk,
@@ -67,11 +84,14 @@ module prism_egress #(
     input  wire logic [15:0]       req_blen,      // AUTO
     output logic                   req_free,      // the engine may issue this cycle
     output logic                   tx_idle,       // no request taken or pending
+    output logic                   out_idle,      // no beat in any sender
 
     // The CONTROL reply (byte i at [8i +: 8]), and the AUTO body.
     input  wire logic [8*192-1:0]  cbuf,
     input  wire logic [15:0]       q_len,
+    /* verilator lint_off UNUSEDSIGNAL */   // its last line's padding is never sent
     input  wire logic [8*64*((MTU-42+63)/64+1)-1:0] obytes,   // AUTO body, line-padded
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // The context, for the RESULT header.
     input  wire logic [47:0]       node_mac,
@@ -87,9 +107,10 @@ module prism_egress #(
     input  wire logic [MAX_PATHS*16-1:0] p_stream,
     input  wire logic [MAX_PATHS*16-1:0] p_port,
 
-    // The ring's egress read.
+    // The ring's egress read, and the hazard query.
     output logic [$clog2(RING)-1:0] eg_slot,
-    output logic [RN_W-1:0]        eg_qn,         // slots of the line (the hazard query)
+    output logic [RN_W-1:0]        eg_qn,         // slots of the line
+    output logic [RN_W-1:0]        eg_hqn,        // slots of the line and the next (the hazard query)
     input  wire logic              eg_hit,        // one has a sum in flight
     output logic                   eg_go,         // the line is read this cycle
     output logic [DATA_W/32-1:0]   eg_clear,
@@ -115,6 +136,9 @@ module prism_egress #(
     localparam int LANES = DATA_W / 32;          // RESULT values a line
     localparam int RB = $clog2(RING);
     localparam int RQ = 2;
+    localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // obytes' bytes
+    localparam int FDEPTH = 4;                   // a sender's FIFO (its pipeline holds 2 beats)
+    localparam int FL_W = $clog2(FDEPTH + 1);
 
     initial begin
         if (DATA_W != 512) $error("prism_egress: DATA_W must be 512 (a RESULT header is 60 bytes of line 0)");
@@ -123,8 +147,9 @@ module prism_egress #(
         if (EG_LAT < 1) $error("prism_egress: EG_LAT must be at least 1");
         if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_egress: KULISCH_ENABLE must be 0 or 1");
         if (2 ** RB != RING) $error("prism_egress: RING must be a power of two");
-        if (2 ** RN_W <= LANES) $error("prism_egress: RN_W must hold LANES");
+        if (2 ** RN_W <= 2 * LANES) $error("prism_egress: RN_W must hold two lines' slots");
         if (16 * LINES < 16 + (MTU - 60) / 4) $error("prism_egress: LINES too few for the MTU's RESULT");
+        if (LANES != 16) $error("prism_egress: a line is 16 values (the builder's counts)");
     end
 
     // ------------------------------------------------------------ slots
@@ -136,11 +161,20 @@ module prism_egress #(
     logic [PORTS-1:0] rq_pdone [RQ];
     (* mem2reg *) logic        rq_ctl [RQ], rq_auto [RQ], rq_inexact [RQ], rq_last [RQ];
     (* mem2reg *) logic [32:0] rq_base [RQ];
-    (* mem2reg *) logic [15:0] rq_count [RQ], rq_blen [RQ], rq_olen [RQ], rq_port [RQ];
+    (* mem2reg *) logic [15:0] rq_count [RQ], rq_blen [RQ];
     (* mem2reg *) logic [31:0] rq_pid [RQ];
     (* mem2reg *) logic [7:0]  rq_groups [RQ];
-    logic [DATA_W-1:0] rbuf [RQ][LINES];
+    // Worked out as the request is taken: the frame's last line and the
+    // bytes of its last beat, the CONTROL reply's port, and the builder's
+    // first counts (below).
+    (* mem2reg *) logic [FB-1:0] rq_ll [RQ];
+    (* mem2reg *) logic [6:0]  rq_lrem [RQ];
+    (* mem2reg *) logic [PORTS-1:0] rq_ctlp [RQ];
+    (* mem2reg *) logic        rq_one [RQ];   // a single value: line 0 is the last
+    (* mem2reg *) logic [15:0] rq_left0 [RQ]; // values after line 0
+    (* mem2reg *) logic [4:0]  rq_n1 [RQ];    // values of line 1
     logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
+    logic        sp_busy;            // a beat in some sender's pipeline or FIFO
     always_comb begin
         tx_idle = !req_en;
         for (int s = 0; s < RQ; s++) begin
@@ -151,6 +185,7 @@ module prism_egress #(
         end
         // A request not yet taken goes into rq_w: the next one into the other slot.
         req_free = !rq_valid[rq_w ^ req_en];
+        out_idle = !sp_busy;
     end
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -161,32 +196,57 @@ module prism_egress #(
             rq_w <= !rq_w;
         end
         if (req_en) begin
+            logic [15:0] olen, cm1, om1;
+            olen = req_ctl ? q_len : req_olen;
+            om1 = olen - 16'd1;
+            cm1 = req_count - 16'd1;
             rq_ctl[rq_w] <= req_ctl;
             rq_auto[rq_w] <= req_auto;
             rq_inexact[rq_w] <= req_inexact;
             rq_base[rq_w] <= req_base;
             rq_count[rq_w] <= req_count;
             rq_last[rq_w] <= req_last;
-            rq_olen[rq_w] <= req_olen;
-            rq_port[rq_w] <= req_port;
             rq_pid[rq_w] <= req_pid;
             rq_groups[rq_w] <= req_groups;
             rq_blen[rq_w] <= req_blen;
+            rq_ll[rq_w] <= FB'(om1 >> 6);
+            rq_lrem[rq_w] <= {1'b0, om1[5:0]} + 7'd1;
+            for (int p = 0; p < PORTS; p++) rq_ctlp[rq_w][p] <= req_ctl && req_port == 16'(p);
+            rq_one[rq_w] <= req_count <= 16'd1;
+            rq_left0[rq_w] <= cm1;
+            rq_n1[rq_w] <= req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
         end
     end
 
     // ------------------------------------------------------------ builder
-    // Line bl_line of slot bl_s.
+    // Slot bl_s, line bl_line. Once loaded (bl_ld), the line's registers:
+    // its first ring slot, its values (1 in line 0, then up to LANES), the
+    // values left after it, the next line's values, and the query count.
     logic        bl_s;
     logic [15:0] bl_line;
-    logic        bl_on;              // an FP32 RESULT line is built (and its slots cleared) this cycle
-    logic        bl_end;             // its last line
-    logic [15:0] bl_idx [LANES];
-    logic [RB-1:0] bl_slot [LANES];
-    logic [LANES-1:0] bl_in;         // value j is in the line
-    logic        bl_wait;            // a slot of the line has a sum in flight: the builder waits
+    logic        bl_ld;
+    logic [RB-1:0] cur_slot;
+    logic [4:0]  cur_n, nxt_n;
+    logic [LANES-1:0] cur_in;        // value j is in the line
+    logic        cur_end;            // its last line
+    logic [15:0] left;
+    logic [5:0]  hq;
+    logic        hit_r, hit_ok;      // the answer to last cycle's query, and whether it is this line's
+    logic        bl_act, bl_fp, bl_go;
     logic [LANES-1:0] bl_has;        // value j of the line is read (and its slot cleared)
     logic [DATA_W-1:0] bl_vals;
+    always_comb begin
+        bl_act = rq_valid[bl_s] && !rq_built[bl_s];
+        bl_fp = bl_act && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
+        bl_go = bl_fp && bl_ld && hit_ok && !hit_r;
+        bl_has = bl_go ? cur_in : '0;
+    end
+    assign eg_slot = cur_slot;
+    assign eg_qn = RN_W'(cur_n);
+    assign eg_hqn = RN_W'(hq);
+    assign eg_go = bl_go;
+    assign eg_clear = bl_has;
+
     // The ring's egress read takes EG_LAT cycles: an FP32 line is written
     // (and counted in rq_lines) EG_LAT cycles after the builder reads its
     // slots. Under KULISCH_FIXED a line's values leave
@@ -249,40 +309,91 @@ module prism_egress #(
         if (!rst && r_mv0 != rl_v[RL-1]) $error("prism_egress: R_LAT is not prism_kulisch_round_pipe's latency");
 `endif
     always_comb begin
-        bl_on = rq_valid[bl_s] && !rq_built[bl_s] && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
-        bl_end = 16'(64) * (bl_line + 16'd1) >= 16'd60 + 16'd4 * rq_count[bl_s];
-        for (int j = 0; j < LANES; j++) begin
-            bl_idx[j] = 16'(16 * $signed(32'(bl_line)) - 15 + j);
-            bl_slot[j] = bl_line == 0 ? RB'(rq_base[bl_s]) : RB'(rq_base[bl_s] + 33'(bl_idx[j]));
-            bl_in[j] = bl_line == 0 ? j == 0 : bl_idx[j] < rq_count[bl_s];
-        end
-    end
-    // The hazard query reads the line's slots (consecutive from bl_slot[0]).
-    assign eg_slot = bl_slot[0];
-    assign eg_qn = RN_W'($countones(bl_in));
-    assign eg_clear = bl_has;
-    always_comb begin
-        bl_wait = bl_on && eg_hit;
-        eg_go = rq_valid[bl_s] && !rq_built[bl_s] && bl_on && !bl_wait;
-        for (int j = 0; j < LANES; j++) bl_has[j] = bl_on && !bl_wait && bl_in[j];
-    end
-    always_comb begin
         bl_vals = '0;
         for (int j = 0; j < LANES; j++) if (rl_has[EG_LAT-1][j]) bl_vals[32*j +: 32] = eg_acc[32*j +: 32];
+    end
+    // The line written this cycle (an FP32 line and a KULISCH_FIXED line
+    // never meet: the context, and so the kind, changes only when egress is idle).
+    logic          lw_en;
+    logic          lw_s;
+    logic [15:0]   lw_line;
+    logic [DATA_W-1:0] lw_data;
+    always_comb begin
+        lw_en = fl_v[EG_LAT-1] || rl_v[RL-1];
+        lw_s = fl_v[EG_LAT-1] ? rl_s[EG_LAT-1] : rl_s[RL-1];
+        lw_line = fl_v[EG_LAT-1] ? rl_line[EG_LAT-1] : rl_line[RL-1];
+        lw_data = fl_v[EG_LAT-1] ? bl_vals : rl_vals;
+    end
+
+    always_ff @(posedge clk) begin
+        hit_r <= eg_hit;
+        if (rst) begin
+            bl_s <= 1'b0;
+            bl_line <= '0;
+            bl_ld <= 1'b0;
+            hit_ok <= 1'b0;
+            for (int s = 0; s < RQ; s++) begin
+                bt_tog[s] <= 1'b0;
+                rq_lines[s] <= '0;
+            end
+        end else begin
+            // This cycle's query (the line and the next) answers for the line of the next cycle.
+            hit_ok <= bl_fp && bl_ld && !(bl_go && cur_end);
+            if (bl_act && !bl_fp) begin
+                // Nothing to build: a CONTROL reply, an INEXACT, an AUTO body.
+                bt_tog[bl_s] <= !bt_tog[bl_s];
+                bl_s <= !bl_s;
+            end else if (bl_fp && !bl_ld) begin
+                cur_slot <= RB'(rq_base[bl_s]);
+                cur_n <= 5'd1;
+                cur_in <= LANES'(1);
+                cur_end <= rq_one[bl_s];
+                left <= rq_left0[bl_s];
+                nxt_n <= rq_n1[bl_s];
+                hq <= 6'd1 + 6'(rq_n1[bl_s]);
+                bl_line <= '0;
+                bl_ld <= 1'b1;
+            end else if (bl_go) begin
+                if (cur_end) begin
+                    bt_tog[bl_s] <= !bt_tog[bl_s];
+                    bl_s <= !bl_s;
+                    bl_ld <= 1'b0;
+                end else begin
+                    // nxt_n is min(LANES, left): below LANES it takes every value left.
+                    bl_line <= bl_line + 16'd1;
+                    cur_slot <= cur_slot + RB'(cur_n);
+                    cur_n <= nxt_n;
+                    for (int j = 0; j < LANES; j++) cur_in[j] <= nxt_n > 5'(j);
+                    cur_end <= left <= 16'd16;
+                    left <= left - 16'(nxt_n);
+                    nxt_n <= !nxt_n[4] ? 5'd0 : (left >= 16'd32 ? 5'd16 : {1'b0, left[3:0]});
+                    hq <= left >= 16'd32 ? 6'd32 : left[5:0];
+                end
+            end
+            if (lw_en) rq_lines[lw_s] <= lw_line + 16'd1;
+            // Retire a slot every port has sent.
+            for (int s = 0; s < RQ; s++)
+                if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) rq_lines[s] <= '0;
+        end
     end
 
     // ------------------------------------------------------------ senders
     // The paths, as arrays over every index the path counter can hold.
     logic [47:0] pm [PSLOTS];
-    logic [15:0] pl [PSLOTS], pp [PSLOTS], ps [PSLOTS], pt [PSLOTS];
+    logic [15:0] pl [PSLOTS], pp [PSLOTS], ps [PSLOTS];
     always_comb
         for (int i = 0; i < PSLOTS; i++) begin
             pm[i] = i < MAX_PATHS ? p_mac[48*i +: 48] : '0;
             pl[i] = i < MAX_PATHS ? p_lep[16*i +: 16] : '0;
             pp[i] = i < MAX_PATHS ? p_pep[16*i +: 16] : '0;
             ps[i] = i < MAX_PATHS ? p_stream[16*i +: 16] : '0;
-            pt[i] = i < MAX_PATHS ? p_port[16*i +: 16] : '0;
         end
+    // Port p's paths (bit i: path i is bound and on port p), registered.
+    logic [MAX_PATHS-1:0] pmask [PORTS];
+    always_ff @(posedge clk)
+        for (int p = 0; p < PORTS; p++)
+            for (int i = 0; i < MAX_PATHS; i++)
+                pmask[p][i] <= PI_W'(i) < n_paths && p_port[16*i +: 16] == 16'(p);
 
     // Header byte i of slot s's RESULT on path pi.
     function automatic logic [7:0] res_hdr_byte(input int i, input logic s, input logic [PI_W-1:0] pi);
@@ -325,117 +436,173 @@ module prism_egress #(
         res_hdr_byte = v;
     endfunction
 
-    // Port p is on slot sp_s[p], at path sp_pi[p] or after, line sp_line[p].
+    // AUTO body line l (l >= 1): obytes from byte 64l - 56 (line 0 takes its first 8 bytes).
+    logic [DATA_W-1:0] ob_line [2 ** FB];
+    genvar gl;
+    generate
+        for (gl = 0; gl < 2 ** FB; gl++) begin : g_ob_line
+            if (gl >= 1 && 64 * gl + 8 <= OB) begin : g_in
+                assign ob_line[gl] = obytes[8 * (64 * gl - 56) +: DATA_W];
+            end else begin : g_out
+                assign ob_line[gl] = '0;
+            end
+        end
+    endgenerate
+
+    // Stage 1 (issue): port p is on slot sp_s[p], at path sp_pi[p] or
+    // after, line sp_line[p]; it issues the beat into d1_* when the line
+    // is built and its FIFO has room for every beat in flight.
     logic        sp_s [PORTS];
     logic [PI_W-1:0] sp_pi [PORTS];
-    logic [15:0] sp_line [PORTS];
+    logic [FB-1:0] sp_line [PORTS];
+    logic        sx_live [PORTS];    // the slot is taken and the port not done with it
     logic        sx_has [PORTS];     // the slot has a frame for the port (from sp_pi on)
     logic        sx_more [PORTS];    // and another after it
     logic [PI_W-1:0] sx_pi [PORTS];  // its path
-    always_comb
+    logic        sx_last [PORTS];    // the beat is its frame's last
+    logic        sx_go [PORTS];      // the beat is issued
+    logic [FL_W-1:0] f_level [PORTS];
+    // Stage 2 (sources) and stage 3 (merge into the FIFO).
+    logic        d1_v [PORTS], d1_s [PORTS], d1_last [PORTS], d1_ctl [PORTS], d1_auto [PORTS], d1_ix [PORTS];
+    logic [PI_W-1:0] d1_pi [PORTS];
+    logic [FB-1:0] d1_line [PORTS];
+    logic [6:0]  d1_lrem [PORTS];
+    logic        d2_v [PORTS], d2_last [PORTS], d2_ram [PORTS], d2_l0 [PORTS];
+    logic [DATA_W-1:0] d2_w [PORTS];
+    logic [KEEP_W-1:0] d2_keep [PORTS];
+    logic [DATA_W-1:0] lb_q [PORTS];  // the line's RAM, read in stage 2
+    always_comb begin
+        sp_busy = 1'b0;
         for (int p = 0; p < PORTS; p++) begin
             logic s;
-            logic [15:0] o_len, rem;
-            logic [DATA_W-1:0] d;
+            logic [MAX_PATHS-1:0] cand;
             s = sp_s[p];
-            sx_has[p] = 1'b0;
-            sx_more[p] = 1'b0;
+            sx_live[p] = rq_valid[s] && !rq_pdone[s][p];
+            for (int i = 0; i < MAX_PATHS; i++) cand[i] = pmask[p][i] && PI_W'(i) >= sp_pi[p];
             sx_pi[p] = '0;
-            if (rq_ctl[s]) sx_has[p] = rq_port[s] == 16'(p) && sp_pi[p] == 0;
-            else
-                for (int i = MAX_PATHS - 1; i >= 0; i--)
-                    if (PI_W'(i) < n_paths && PI_W'(i) >= sp_pi[p] && pt[i] == 16'(p)) begin
-                        if (sx_has[p]) sx_more[p] = 1'b1;
-                        sx_has[p] = 1'b1;
-                        sx_pi[p] = PI_W'(i);
-                    end
-            m_axis_tvalid[p] = rq_valid[s] && !rq_pdone[s][p] && sx_has[p]
-                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || sp_line[p] < rq_lines[s]);
-            o_len = rq_ctl[s] ? q_len : rq_olen[s];
-            rem = o_len - 16'(64 * $signed(32'(sp_line[p])));
-            d = '0;
-            if (rq_ctl[s]) d = DATA_W'(cbuf >> (DATA_W * $signed(32'(sp_line[p][1:0]))));   // replies are at most three beats
-            else if (sp_line[p] == 0) begin
-                for (int i = 0; i < 60; i++) d[8*i +: 8] = res_hdr_byte(i, s, sx_pi[p]);
-                if (rq_auto[s]) d[448 +: 64] = obytes[63:0];
-                else if (!rq_inexact[s]) d[480 +: 32] = rbuf[s][0][31:0];
-            end else if (rq_auto[s]) d = obytes[8 * (64 * $signed(32'(sp_line[p])) - 56) +: DATA_W];
-            else d = rbuf[s][FB'(sp_line[p])];
-            for (int i = 0; i < 64; i++) if (16'(i) >= rem) d[8*i +: 8] = 8'd0;
-            m_axis_tdata[DATA_W*p +: DATA_W] = d;
-            m_axis_tlast[p] = rem <= 16'd64;
-            m_axis_tkeep[KEEP_W*p +: KEEP_W] = rem >= 16'd64 ? '1 : KEEP_W'((65'(1) << rem) - 65'(1));
+            for (int i = MAX_PATHS - 1; i >= 0; i--) if (cand[i]) sx_pi[p] = PI_W'(i);
+            if (rq_ctl[s]) begin
+                sx_has[p] = rq_ctlp[s][p] && sp_pi[p] == 0;
+                sx_more[p] = 1'b0;
+                sx_pi[p] = '0;
+            end else begin
+                sx_has[p] = cand != 0;
+                sx_more[p] = (cand & (cand - MAX_PATHS'(1))) != 0;
+            end
+            sx_last[p] = sp_line[p] == rq_ll[s];
+            sx_go[p] = sx_live[p] && sx_has[p]
+                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || 16'(sp_line[p]) < rq_lines[s])
+                && f_level[p] + FL_W'(d1_v[p]) + FL_W'(d2_v[p]) < FL_W'(FDEPTH);
+            if (d1_v[p] || d2_v[p] || f_level[p] != 0) sp_busy = 1'b1;
         end
+    end
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            bl_s <= 1'b0;
-            bl_line <= '0;
             for (int s = 0; s < RQ; s++) begin
-                bt_tog[s] <= 1'b0;
                 rt_tog[s] <= 1'b0;
                 pd_tog[s] <= '0;
-                rq_lines[s] <= '0;
             end
             for (int p = 0; p < PORTS; p++) begin
                 sp_s[p] <= 1'b0;
                 sp_pi[p] <= '0;
                 sp_line[p] <= '0;
+                d1_v[p] <= 1'b0;
+                d2_v[p] <= 1'b0;
             end
         end else begin
-            // Build (a line waits while one of its slots has a sum in flight).
-            if (rq_valid[bl_s] && !rq_built[bl_s] && !bl_wait) begin
-                if (!bl_on || bl_end) begin
-                    bt_tog[bl_s] <= !bt_tog[bl_s];
-                    bl_s <= !bl_s;
-                    bl_line <= '0;
-                end else bl_line <= bl_line + 16'd1;
-            end
-            // An FP32 line out of the ring, or a KULISCH_FIXED line out of
-            // the rounding pipes (the context, and so the kind, changes only
-            // when egress is idle).
-            if (fl_v[EG_LAT-1]) begin
-                rbuf[rl_s[EG_LAT-1]][FB'(rl_line[EG_LAT-1])] <= bl_vals;
-                rq_lines[rl_s[EG_LAT-1]] <= rl_line[EG_LAT-1] + 16'd1;
-            end
-            if (rl_v[RL-1]) begin
-                rbuf[rl_s[RL-1]][FB'(rl_line[RL-1])] <= rl_vals;
-                rq_lines[rl_s[RL-1]] <= rl_line[RL-1] + 16'd1;
-            end
-            // Send.
             for (int p = 0; p < PORTS; p++) begin
                 logic s;
                 s = sp_s[p];
-                if (rq_valid[s] && !rq_pdone[s][p]) begin
-                    if (!sx_has[p]) begin
-                        // Nothing (more) for this port in the slot.
-                        pd_tog[s][p] <= !pd_tog[s][p];
-                        sp_s[p] <= !s;
-                        sp_pi[p] <= '0;
-                    end else if (m_axis_tvalid[p] && m_axis_tready[p]) begin
-                        if (!m_axis_tlast[p]) begin
-                            sp_line[p] <= sp_line[p] + 16'd1;
-                            sp_pi[p] <= sx_pi[p];
-                        end else begin
-                            sp_line[p] <= '0;
-                            if (sx_more[p]) sp_pi[p] <= sx_pi[p] + 1'b1;
-                            else begin
-                                pd_tog[s][p] <= !pd_tog[s][p];
-                                sp_s[p] <= !s;
-                                sp_pi[p] <= '0;
-                            end
+                d1_v[p] <= sx_go[p];
+                d2_v[p] <= d1_v[p];
+                if (sx_live[p] && !sx_has[p]) begin
+                    // Nothing (more) for this port in the slot.
+                    pd_tog[s][p] <= !pd_tog[s][p];
+                    sp_s[p] <= !s;
+                    sp_pi[p] <= '0;
+                end else if (sx_go[p]) begin
+                    if (!sx_last[p]) begin
+                        sp_line[p] <= sp_line[p] + 1'b1;
+                        sp_pi[p] <= sx_pi[p];
+                    end else begin
+                        sp_line[p] <= '0;
+                        if (sx_more[p]) sp_pi[p] <= sx_pi[p] + 1'b1;
+                        else begin
+                            pd_tog[s][p] <= !pd_tog[s][p];
+                            sp_s[p] <= !s;
+                            sp_pi[p] <= '0;
                         end
                     end
                 end
             end
-            // Retire a slot every port has sent.
+            // Retire a slot every port has issued (its last beats' sources are read this cycle).
             for (int s = 0; s < RQ; s++)
-                if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) begin
-                    rt_tog[s] <= !rt_tog[s];
-                    rq_lines[s] <= '0;
-                end
+                if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) rt_tog[s] <= !rt_tog[s];
+        end
+        for (int p = 0; p < PORTS; p++) begin
+            logic s;
+            s = sp_s[p];
+            d1_s[p] <= s;
+            d1_pi[p] <= sx_pi[p];
+            d1_line[p] <= sp_line[p];
+            d1_last[p] <= sx_last[p];
+            d1_lrem[p] <= rq_lrem[s];
+            d1_ctl[p] <= rq_ctl[s];
+            d1_auto[p] <= rq_auto[s];
+            d1_ix[p] <= rq_inexact[s];
+        end
+        // Stage 2: the beat's bytes other than the line's values, and its keep.
+        for (int p = 0; p < PORTS; p++) begin
+            logic [DATA_W-1:0] w;
+            w = '0;
+            if (d1_ctl[p]) w = DATA_W'(cbuf >> (DATA_W * $signed(32'(d1_line[p][1:0]))));   // replies are at most three beats
+            else if (d1_line[p] == 0) begin
+                for (int i = 0; i < 60; i++) w[8*i +: 8] = res_hdr_byte(i, d1_s[p], d1_pi[p]);
+                if (d1_auto[p]) w[448 +: 64] = obytes[63:0];
+            end else if (d1_auto[p]) w = ob_line[d1_line[p]];
+            d2_w[p] <= w;
+            d2_ram[p] <= !d1_ctl[p] && !d1_auto[p] && !d1_ix[p];
+            d2_l0[p] <= d1_line[p] == 0;
+            d2_last[p] <= d1_last[p];
+            for (int i = 0; i < KEEP_W; i++) d2_keep[p][i] <= !d1_last[p] || 7'(i) < d1_lrem[p];
         end
     end
+
+    genvar gp;
+    generate
+        for (gp = 0; gp < PORTS; gp++) begin : g_port
+            // The slots' lines for this port's sender: written by the
+            // builder (every port's copy), read in stage 2.
+            prism_ram_sdp #(.W(DATA_W), .DEPTH(RQ * 2 ** FB)) lines (
+                .clk, .we(lw_en), .waddr({lw_s, FB'(lw_line)}), .wdata(lw_data),
+                .re(d1_v[gp]), .raddr({d1_s[gp], d1_line[gp]}), .rdata(lb_q[gp])
+            );
+            // Stage 3: the line's values (line 0: value 0 in bytes 60 to 63) and the mask.
+            logic [DATA_W-1:0] v, d;
+            always_comb begin
+                v = !d2_ram[gp] ? '0 : (d2_l0[gp] ? {lb_q[gp][31:0], 480'b0} : lb_q[gp]);
+                for (int i = 0; i < KEEP_W; i++) d[8*i +: 8] = d2_keep[gp][i] ? (d2_w[gp][8*i +: 8] | v[8*i +: 8]) : 8'd0;
+            end
+            prism_axis_fifo #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .DEPTH(FDEPTH), .LW(FL_W)) fifo (
+                .clk, .rst,
+                .s_axis_tdata(d), .s_axis_tkeep(d2_keep[gp]), .s_axis_tlast(d2_last[gp]), .s_axis_tvalid(d2_v[gp]),
+                .m_axis_tdata(m_axis_tdata[DATA_W*gp +: DATA_W]), .m_axis_tkeep(m_axis_tkeep[KEEP_W*gp +: KEEP_W]),
+                .m_axis_tlast(m_axis_tlast[gp]), .m_axis_tvalid(m_axis_tvalid[gp]), .m_axis_tready(m_axis_tready[gp]),
+                .level(f_level[gp])
+            );
+        end
+    endgenerate
+`ifndef SYNTHESIS
+    // A CONTROL reply's length is read as its request is taken: it must not change while the reply is out.
+    logic [15:0] q_len_q;
+    always_ff @(posedge clk) begin
+        q_len_q <= q_len;
+        for (int s = 0; s < RQ; s++)
+            if (!rst && rq_valid[s] && rq_ctl[s] && q_len != q_len_q)
+                $error("prism_egress: q_len changed while a CONTROL reply was out");
+    end
+`endif
 endmodule
 
 `default_nettype wire

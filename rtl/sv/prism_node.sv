@@ -511,14 +511,14 @@ module prism_node #(
     logic [15:0] req_count, req_olen, req_port, req_blen;
     logic [31:0] req_pid;
     logic [7:0]  req_groups;
-    logic        tx_idle, rq_free;
+    logic        tx_idle, out_idle, rq_free;
     // The ring's egress run (the builder's line, or AUTO's slots), EG_LAT cycles after its read.
     logic [LANES*32-1:0] eg_acc;
     logic [LANES*RKW-1:0] eg_acck;
     logic [LANES*5-1:0]  eg_accf;
     // The builder's read of the ring, and its hazard query.
     logic [RB-1:0] eb_slot;
-    logic [RN_W-1:0] eb_qn;
+    logic [RN_W-1:0] eb_qn, eb_hqn;   // the line's slots; it and the next line's (the query)
     logic        eb_go;
     logic [LANES-1:0] eb_clear;
     // The roundings after the ring's egress read (prism_kulisch_round_pipe's
@@ -527,7 +527,7 @@ module prism_node #(
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && !lanes_busy && !ro_pend;
+        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend;
         for (int p = 0; p < PORTS; p++) begin
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
@@ -1191,11 +1191,11 @@ module prism_node #(
                    .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .RN_W(RN_W)) egress (
         .clk, .rst,
         .req_en, .req_ctl, .req_auto, .req_inexact, .req_base, .req_count, .req_last, .req_olen, .req_port,
-        .req_pid, .req_groups, .req_blen, .req_free(rq_free), .tx_idle,
+        .req_pid, .req_groups, .req_blen, .req_free(rq_free), .tx_idle, .out_idle,
         .cbuf, .q_len, .obytes,
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
-        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hit(hz_hit[1]), .eg_go(eb_go), .eg_clear(eb_clear),
+        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[1]), .eg_go(eb_go), .eg_clear(eb_clear),
         .eg_acc, .eg_acck, .eg_accf,
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
@@ -1536,7 +1536,7 @@ module prism_node #(
     // the cycle the ring reads it and lands RING_LAT + F_LAT (K_LAT) cycles
     // later, when its sums are written.
     assign hz_slot = {au_qslot, eb_slot, lane_slot};
-    assign hz_n = {ro_n, eb_qn, run_n};
+    assign hz_n = {ro_n, eb_hqn, run_n};
     assign hz_hit = f_hit | k_hit;
     assign run_hold = st == D_RUN && hz_hit[0];
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
