@@ -170,9 +170,35 @@ module prism_egress #(
     (* mem2reg *) logic [FB-1:0] rq_ll [RQ];
     (* mem2reg *) logic [6:0]  rq_lrem [RQ];
     (* mem2reg *) logic [PORTS-1:0] rq_ctlp [RQ];
-    (* mem2reg *) logic        rq_one [RQ];   // a single value: line 0 is the last
-    (* mem2reg *) logic [15:0] rq_left0 [RQ]; // values after line 0
-    (* mem2reg *) logic [4:0]  rq_n1 [RQ];    // values of line 1
+    // A line of a RESULT: its first ring slot, its values (1 in line 0,
+    // then up to LANES), whether it is the last, the values after it, the
+    // next line's values and its index.
+    typedef struct packed {
+        logic [RB-1:0] slot;
+        logic [4:0]    n;
+        logic          last;
+        logic [15:0]   left;
+        logic [4:0]    nn;
+        logic [FB-1:0] idx;
+    } line_t;
+    // The line after x (x not the last of its RESULT): nn is min(LANES, left),
+    // so below LANES it takes every value left.
+    /* verilator lint_off UNUSEDSIGNAL */   // x.last: succ is never asked past the last line
+    function automatic line_t succ(input line_t x);
+        line_t y;
+        y.slot = x.slot + RB'(x.n);
+        y.n = x.nn;
+        y.last = x.left <= 16'd16;
+        y.left = x.left - 16'(x.nn);
+        y.nn = !x.nn[4] ? 5'd0 : (x.left >= 16'd32 ? 5'd16 : {1'b0, x.left[3:0]});
+        y.idx = x.idx + 1'b1;
+        return y;
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+    (* mem2reg *) line_t       rq_l0 [RQ], rq_l1 [RQ];   // lines 0 and 1 of a RESULT
+    // Line 0 follows the previous request's last slot in the ring (the
+    // builder's hazard query can then cover both in one range).
+    (* mem2reg *) logic        rq_contig [RQ];
     logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
     logic        sp_busy;            // a beat in some sender's pipeline or FIFO
     always_comb begin
@@ -197,6 +223,7 @@ module prism_egress #(
         end
         if (req_en) begin
             logic [15:0] olen, cm1, om1;
+            line_t l0;
             olen = req_ctl ? q_len : req_olen;
             om1 = olen - 16'd1;
             cm1 = req_count - 16'd1;
@@ -212,37 +239,48 @@ module prism_egress #(
             rq_ll[rq_w] <= FB'(om1 >> 6);
             rq_lrem[rq_w] <= {1'b0, om1[5:0]} + 7'd1;
             for (int p = 0; p < PORTS; p++) rq_ctlp[rq_w][p] <= req_ctl && req_port == 16'(p);
-            rq_one[rq_w] <= req_count <= 16'd1;
-            rq_left0[rq_w] <= cm1;
-            rq_n1[rq_w] <= req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
+            l0.slot = RB'(req_base);
+            l0.n = 5'd1;
+            l0.last = req_count <= 16'd1;
+            l0.left = cm1;
+            l0.nn = req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
+            l0.idx = '0;
+            rq_l0[rq_w] <= l0;
+            rq_l1[rq_w] <= succ(l0);
+            rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
     end
 
     // ------------------------------------------------------------ builder
-    // Slot bl_s, line bl_line. Once loaded (bl_ld), the line's registers:
-    // its first ring slot, its values (1 in line 0, then up to LANES), the
-    // values left after it, the next line's values, and the query count.
+    // The current line (cur, of slot bl_s, when cv) and the line after it
+    // (nx, when nv): the next line of the same RESULT, or line 0 of the
+    // next request once it is taken. The hazard query is cur's slots and,
+    // when nq, nx's (hq slots from cur.slot: nx follows cur in the ring),
+    // so its answer covers the line the builder moves to: a RESULT's
+    // lines, and RESULTs of consecutive ranges, go a line a cycle.
     logic        bl_s;
-    logic [15:0] bl_line;
-    logic        bl_ld;
-    logic [RB-1:0] cur_slot;
-    logic [4:0]  cur_n, nxt_n;
-    logic [LANES-1:0] cur_in;        // value j is in the line
-    logic        cur_end;            // its last line
-    logic [15:0] left;
+    logic        cv, nv, nq, hv;     // cur, nx, nx in the query, hit_r answers for cur
+    line_t       nx;
+    /* verilator lint_off UNUSEDSIGNAL */   // cur's counts past itself live on in nx (synthesis drops them)
+    line_t       cur;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [5:0]  hq;
-    logic        hit_r, hit_ok;      // the answer to last cycle's query, and whether it is this line's
-    logic        bl_act, bl_fp, bl_go;
+    logic        hit_r;              // the answer to last cycle's query
+    logic        bl_act, bl_fp, bl_go, o_rdy;
+    logic [LANES-1:0] cur_in;        // value j is in the line
     logic [LANES-1:0] bl_has;        // value j of the line is read (and its slot cleared)
     logic [DATA_W-1:0] bl_vals;
     always_comb begin
         bl_act = rq_valid[bl_s] && !rq_built[bl_s];
         bl_fp = bl_act && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
-        bl_go = bl_fp && bl_ld && hit_ok && !hit_r;
+        // The next request is taken, not built, an FP32 RESULT.
+        o_rdy = rq_valid[!bl_s] && !rq_built[!bl_s] && !rq_ctl[!bl_s] && !rq_auto[!bl_s] && !rq_inexact[!bl_s];
+        bl_go = cv && hv && !hit_r;
+        for (int j = 0; j < LANES; j++) cur_in[j] = cur.n > 5'(j);
         bl_has = bl_go ? cur_in : '0;
     end
-    assign eg_slot = cur_slot;
-    assign eg_qn = RN_W'(cur_n);
+    assign eg_slot = cur.slot;
+    assign eg_qn = RN_W'(cur.n);
     assign eg_hqn = RN_W'(hq);
     assign eg_go = bl_go;
     assign eg_clear = bl_has;
@@ -296,7 +334,7 @@ module prism_egress #(
             fl_v <= EG_LAT'({fl_v, eg_go && !ctx_kulisch});
         end
         rl_s[0] <= bl_s;
-        rl_line[0] <= bl_line;
+        rl_line[0] <= 16'(cur.idx);
         rl_has[0] <= bl_has;
         for (int i = 1; i < RL; i++) begin
             rl_s[i] <= rl_s[i-1];
@@ -329,46 +367,57 @@ module prism_egress #(
         hit_r <= eg_hit;
         if (rst) begin
             bl_s <= 1'b0;
-            bl_line <= '0;
-            bl_ld <= 1'b0;
-            hit_ok <= 1'b0;
+            cv <= 1'b0;
+            nv <= 1'b0;
+            nq <= 1'b0;
+            hv <= 1'b0;
             for (int s = 0; s < RQ; s++) begin
                 bt_tog[s] <= 1'b0;
                 rq_lines[s] <= '0;
             end
         end else begin
-            // This cycle's query (the line and the next) answers for the line of the next cycle.
-            hit_ok <= bl_fp && bl_ld && !(bl_go && cur_end);
-            if (bl_act && !bl_fp) begin
-                // Nothing to build: a CONTROL reply, an INEXACT, an AUTO body.
-                bt_tog[bl_s] <= !bt_tog[bl_s];
-                bl_s <= !bl_s;
-            end else if (bl_fp && !bl_ld) begin
-                cur_slot <= RB'(rq_base[bl_s]);
-                cur_n <= 5'd1;
-                cur_in <= LANES'(1);
-                cur_end <= rq_one[bl_s];
-                left <= rq_left0[bl_s];
-                nxt_n <= rq_n1[bl_s];
-                hq <= 6'd1 + 6'(rq_n1[bl_s]);
-                bl_line <= '0;
-                bl_ld <= 1'b1;
-            end else if (bl_go) begin
-                if (cur_end) begin
+            // This cycle's query answers for cur next cycle if it stays, for nx if the builder moves on.
+            hv <= cv && (!bl_go || nq);
+            if (!cv) begin
+                if (bl_act && !bl_fp) begin
+                    // Nothing to build: a CONTROL reply, an INEXACT, an AUTO body.
                     bt_tog[bl_s] <= !bt_tog[bl_s];
                     bl_s <= !bl_s;
-                    bl_ld <= 1'b0;
-                end else begin
-                    // nxt_n is min(LANES, left): below LANES it takes every value left.
-                    bl_line <= bl_line + 16'd1;
-                    cur_slot <= cur_slot + RB'(cur_n);
-                    cur_n <= nxt_n;
-                    for (int j = 0; j < LANES; j++) cur_in[j] <= nxt_n > 5'(j);
-                    cur_end <= left <= 16'd16;
-                    left <= left - 16'(nxt_n);
-                    nxt_n <= !nxt_n[4] ? 5'd0 : (left >= 16'd32 ? 5'd16 : {1'b0, left[3:0]});
-                    hq <= left >= 16'd32 ? 6'd32 : left[5:0];
+                end else if (bl_fp) begin
+                    cur <= rq_l0[bl_s];
+                    nx <= rq_l1[bl_s];
+                    cv <= 1'b1;
+                    nv <= !rq_l0[bl_s].last;
+                    nq <= !rq_l0[bl_s].last;
+                    hq <= 6'd1 + 6'(rq_l0[bl_s].nn);
                 end
+            end else if (bl_go) begin
+                cur <= nx;
+                if (cur.last) begin
+                    // The RESULT is read; nx, if any, is line 0 of the next one.
+                    bt_tog[bl_s] <= !bt_tog[bl_s];
+                    bl_s <= !bl_s;
+                    cv <= nv;
+                    nx <= rq_l1[!bl_s];
+                    nv <= nv && !rq_l0[!bl_s].last;
+                    nq <= nv && !rq_l0[!bl_s].last;
+                    hq <= 6'd1 + 6'(rq_l0[!bl_s].nn);
+                end else if (!nx.last) begin
+                    nx <= succ(nx);
+                    hq <= 6'(nx.n) + 6'(nx.nn);
+                end else begin
+                    // nx is the RESULT's last line: line 0 of the next request after it.
+                    nx <= rq_l0[!bl_s];
+                    nv <= o_rdy;
+                    nq <= o_rdy && rq_contig[!bl_s];
+                    hq <= 6'(nx.n) + 6'(o_rdy && rq_contig[!bl_s]);
+                end
+            end else if (cur.last && !nv && o_rdy) begin
+                // The next request came while cur is its RESULT's last line.
+                nx <= rq_l0[!bl_s];
+                nv <= 1'b1;
+                nq <= rq_contig[!bl_s];
+                hq <= 6'(cur.n) + 6'(rq_contig[!bl_s]);
             end
             if (lw_en) rq_lines[lw_s] <= lw_line + 16'd1;
             // Retire a slot every port has sent.
