@@ -170,32 +170,15 @@ module prism_egress #(
     (* mem2reg *) logic [FB-1:0] rq_ll [RQ];
     (* mem2reg *) logic [6:0]  rq_lrem [RQ];
     (* mem2reg *) logic [PORTS-1:0] rq_ctlp [RQ];
-    // A line of a RESULT: its first ring slot, its values (1 in line 0,
-    // then up to LANES), whether it is the last, the values after it, the
-    // next line's values and its index.
-    typedef struct packed {
-        logic [RB-1:0] slot;
-        logic [4:0]    n;
-        logic          last;
-        logic [15:0]   left;
-        logic [4:0]    nn;
-        logic [FB-1:0] idx;
-    } line_t;
-    // The line after x (x not the last of its RESULT): nn is min(LANES, left),
-    // so below LANES it takes every value left.
-    /* verilator lint_off UNUSEDSIGNAL */   // x.last: succ is never asked past the last line
-    function automatic line_t succ(input line_t x);
-        line_t y;
-        y.slot = x.slot + RB'(x.n);
-        y.n = x.nn;
-        y.last = x.left <= 16'd16;
-        y.left = x.left - 16'(x.nn);
-        y.nn = !x.nn[4] ? 5'd0 : (x.left >= 16'd32 ? 5'd16 : {1'b0, x.left[3:0]});
-        y.idx = x.idx + 1'b1;
-        return y;
-    endfunction
-    /* verilator lint_on UNUSEDSIGNAL */
-    (* mem2reg *) line_t       rq_l0 [RQ], rq_l1 [RQ];   // lines 0 and 1 of a RESULT
+    // A RESULT's lines: each has its first ring slot, its values (1 in
+    // line 0, then up to LANES), whether it is the last, the values after
+    // it, the next line's values (nn: min(LANES, left), so below LANES the
+    // next line takes every value left) and its index. Lines 0 and 1 of a
+    // request are worked out as it is taken (line 0's slot is its base).
+    (* mem2reg *) logic        rq_last0 [RQ], rq_last1 [RQ];
+    (* mem2reg *) logic [15:0] rq_left0 [RQ], rq_left1 [RQ];
+    (* mem2reg *) logic [4:0]  rq_nn0 [RQ], rq_nn1 [RQ];
+    (* mem2reg *) logic [RB-1:0] rq_slot1 [RQ];
     // Line 0 follows the previous request's last slot in the ring (the
     // builder's hazard query can then cover both in one range).
     (* mem2reg *) logic        rq_contig [RQ];
@@ -222,11 +205,9 @@ module prism_egress #(
             rq_w <= !rq_w;
         end
         if (req_en) begin
-            logic [15:0] olen, cm1, om1;
-            line_t l0;
+            logic [15:0] olen, om1;
             olen = req_ctl ? q_len : req_olen;
             om1 = olen - 16'd1;
-            cm1 = req_count - 16'd1;
             rq_ctl[rq_w] <= req_ctl;
             rq_auto[rq_w] <= req_auto;
             rq_inexact[rq_w] <= req_inexact;
@@ -239,48 +220,56 @@ module prism_egress #(
             rq_ll[rq_w] <= FB'(om1 >> 6);
             rq_lrem[rq_w] <= {1'b0, om1[5:0]} + 7'd1;
             for (int p = 0; p < PORTS; p++) rq_ctlp[rq_w][p] <= req_ctl && req_port == 16'(p);
-            l0.slot = RB'(req_base);
-            l0.n = 5'd1;
-            l0.last = req_count <= 16'd1;
-            l0.left = cm1;
-            l0.nn = req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
-            l0.idx = '0;
-            rq_l0[rq_w] <= l0;
-            rq_l1[rq_w] <= succ(l0);
+            begin
+                logic [15:0] cm1;
+                logic [4:0] nn0;
+                cm1 = req_count - 16'd1;
+                nn0 = req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
+                rq_last0[rq_w] <= req_count <= 16'd1;
+                rq_left0[rq_w] <= cm1;
+                rq_nn0[rq_w] <= nn0;
+                rq_slot1[rq_w] <= RB'(req_base) + RB'(1);
+                rq_last1[rq_w] <= cm1 <= 16'd16;
+                rq_left1[rq_w] <= cm1 - 16'(nn0);
+                rq_nn1[rq_w] <= !nn0[4] ? 5'd0 : (cm1 >= 16'd32 ? 5'd16 : {1'b0, cm1[3:0]});
+            end
             rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
     end
 
     // ------------------------------------------------------------ builder
-    // The current line (cur, of slot bl_s, when cv) and the line after it
-    // (nx, when nv): the next line of the same RESULT, or line 0 of the
+    // The current line (cur_*, of slot bl_s, when cv) and the line after it
+    // (nx_*, when nv): the next line of the same RESULT, or line 0 of the
     // next request once it is taken. The hazard query is cur's slots and,
-    // when nq, nx's (hq slots from cur.slot: nx follows cur in the ring),
+    // when nq, nx's (hq slots from cur_slot: nx follows cur in the ring),
     // so its answer covers the line the builder moves to: a RESULT's
     // lines, and RESULTs of consecutive ranges, go a line a cycle.
     logic        bl_s;
     logic        cv, nv, nq, hv;     // cur, nx, nx in the query, hit_r answers for cur
-    line_t       nx;
-    /* verilator lint_off UNUSEDSIGNAL */   // cur's counts past itself live on in nx (synthesis drops them)
-    line_t       cur;
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic [RB-1:0] cur_slot, nx_slot;
+    logic [4:0]  cur_n, nx_n, nx_nn;
+    logic        cur_last, nx_last;
+    logic [15:0] nx_left;
+    logic [FB-1:0] cur_idx, nx_idx;
     logic [5:0]  hq;
     logic        hit_r;              // the answer to last cycle's query
     logic        bl_act, bl_fp, bl_go, o_rdy;
+    logic        o;                  // the other slot
     logic [LANES-1:0] cur_in;        // value j is in the line
     logic [LANES-1:0] bl_has;        // value j of the line is read (and its slot cleared)
     logic [DATA_W-1:0] bl_vals;
     always_comb begin
+        o = !bl_s;
         bl_act = rq_valid[bl_s] && !rq_built[bl_s];
         bl_fp = bl_act && !rq_ctl[bl_s] && !rq_auto[bl_s] && !rq_inexact[bl_s];
         // The next request is taken, not built, an FP32 RESULT.
-        o_rdy = rq_valid[!bl_s] && !rq_built[!bl_s] && !rq_ctl[!bl_s] && !rq_auto[!bl_s] && !rq_inexact[!bl_s];
+        o_rdy = rq_valid[o] && !rq_built[o] && !rq_ctl[o] && !rq_auto[o] && !rq_inexact[o];
         bl_go = cv && hv && !hit_r;
-        for (int j = 0; j < LANES; j++) cur_in[j] = cur.n > 5'(j);
+        for (int j = 0; j < LANES; j++) cur_in[j] = cur_n > 5'(j);
         bl_has = bl_go ? cur_in : '0;
     end
-    assign eg_slot = cur.slot;
-    assign eg_qn = RN_W'(cur.n);
+    assign eg_slot = cur_slot;
+    assign eg_qn = RN_W'(cur_n);
     assign eg_hqn = RN_W'(hq);
     assign eg_go = bl_go;
     assign eg_clear = bl_has;
@@ -334,7 +323,7 @@ module prism_egress #(
             fl_v <= EG_LAT'({fl_v, eg_go && !ctx_kulisch});
         end
         rl_s[0] <= bl_s;
-        rl_line[0] <= 16'(cur.idx);
+        rl_line[0] <= 16'(cur_idx);
         rl_has[0] <= bl_has;
         for (int i = 1; i < RL; i++) begin
             rl_s[i] <= rl_s[i-1];
@@ -363,6 +352,23 @@ module prism_egress #(
         lw_data = fl_v[EG_LAT-1] ? bl_vals : rl_vals;
     end
 
+    // nx as line 0 (1) of the request in slot r.
+    task automatic load_nx0(input logic r);
+        nx_slot <= RB'(rq_base[r]);
+        nx_n <= 5'd1;
+        nx_last <= rq_last0[r];
+        nx_left <= rq_left0[r];
+        nx_nn <= rq_nn0[r];
+        nx_idx <= '0;
+    endtask
+    task automatic load_nx1(input logic r);
+        nx_slot <= rq_slot1[r];
+        nx_n <= rq_nn0[r];
+        nx_last <= rq_last1[r];
+        nx_left <= rq_left1[r];
+        nx_nn <= rq_nn1[r];
+        nx_idx <= FB'(1);
+    endtask
     always_ff @(posedge clk) begin
         hit_r <= eg_hit;
         if (rst) begin
@@ -382,42 +388,55 @@ module prism_egress #(
                 if (bl_act && !bl_fp) begin
                     // Nothing to build: a CONTROL reply, an INEXACT, an AUTO body.
                     bt_tog[bl_s] <= !bt_tog[bl_s];
-                    bl_s <= !bl_s;
+                    bl_s <= o;
                 end else if (bl_fp) begin
-                    cur <= rq_l0[bl_s];
-                    nx <= rq_l1[bl_s];
+                    // Line 0 of the request, line 1 after it.
+                    cur_slot <= RB'(rq_base[bl_s]);
+                    cur_n <= 5'd1;
+                    cur_last <= rq_last0[bl_s];
+                    cur_idx <= '0;
+                    load_nx1(bl_s);
                     cv <= 1'b1;
-                    nv <= !rq_l0[bl_s].last;
-                    nq <= !rq_l0[bl_s].last;
-                    hq <= 6'd1 + 6'(rq_l0[bl_s].nn);
+                    nv <= !rq_last0[bl_s];
+                    nq <= !rq_last0[bl_s];
+                    hq <= 6'd1 + 6'(rq_nn0[bl_s]);
                 end
             end else if (bl_go) begin
-                cur <= nx;
-                if (cur.last) begin
+                cur_slot <= nx_slot;
+                cur_n <= nx_n;
+                cur_last <= nx_last;
+                cur_idx <= nx_idx;
+                if (cur_last) begin
                     // The RESULT is read; nx, if any, is line 0 of the next one.
                     bt_tog[bl_s] <= !bt_tog[bl_s];
-                    bl_s <= !bl_s;
+                    bl_s <= o;
                     cv <= nv;
-                    nx <= rq_l1[!bl_s];
-                    nv <= nv && !rq_l0[!bl_s].last;
-                    nq <= nv && !rq_l0[!bl_s].last;
-                    hq <= 6'd1 + 6'(rq_l0[!bl_s].nn);
-                end else if (!nx.last) begin
-                    nx <= succ(nx);
-                    hq <= 6'(nx.n) + 6'(nx.nn);
+                    load_nx1(o);
+                    nv <= nv && !rq_last0[o];
+                    nq <= nv && !rq_last0[o];
+                    hq <= 6'd1 + 6'(rq_nn0[o]);
+                end else if (!nx_last) begin
+                    // The line after nx.
+                    nx_slot <= nx_slot + RB'(nx_n);
+                    nx_n <= nx_nn;
+                    nx_last <= nx_left <= 16'd16;
+                    nx_left <= nx_left - 16'(nx_nn);
+                    nx_nn <= !nx_nn[4] ? 5'd0 : (nx_left >= 16'd32 ? 5'd16 : {1'b0, nx_left[3:0]});
+                    nx_idx <= nx_idx + 1'b1;
+                    hq <= 6'(nx_n) + 6'(nx_nn);
                 end else begin
                     // nx is the RESULT's last line: line 0 of the next request after it.
-                    nx <= rq_l0[!bl_s];
+                    load_nx0(o);
                     nv <= o_rdy;
-                    nq <= o_rdy && rq_contig[!bl_s];
-                    hq <= 6'(nx.n) + 6'(o_rdy && rq_contig[!bl_s]);
+                    nq <= o_rdy && rq_contig[o];
+                    hq <= 6'(nx_n) + 6'(o_rdy && rq_contig[o]);
                 end
-            end else if (cur.last && !nv && o_rdy) begin
+            end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
-                nx <= rq_l0[!bl_s];
+                load_nx0(o);
                 nv <= 1'b1;
-                nq <= rq_contig[!bl_s];
-                hq <= 6'(cur.n) + 6'(rq_contig[!bl_s]);
+                nq <= rq_contig[o];
+                hq <= 6'(cur_n) + 6'(rq_contig[o]);
             end
             if (lw_en) rq_lines[lw_s] <= lw_line + 16'd1;
             // Retire a slot every port has sent.
