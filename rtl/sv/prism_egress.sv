@@ -220,18 +220,18 @@ module prism_egress #(
             rq_ll[rq_w] <= FB'(om1 >> 6);
             rq_lrem[rq_w] <= {1'b0, om1[5:0]} + 7'd1;
             for (int p = 0; p < PORTS; p++) rq_ctlp[rq_w][p] <= req_ctl && req_port == 16'(p);
+            // Each from the count directly (compares and a subtraction side
+            // by side): line 1 holds values 1 to 16, line 2 from value 17.
             begin
-                logic [15:0] cm1;
-                logic [4:0] nn0;
-                cm1 = req_count - 16'd1;
-                nn0 = req_count <= 16'd1 ? 5'd0 : (cm1 >= 16'd16 ? 5'd16 : cm1[4:0]);
+                logic [4:0] cm1;
+                cm1 = req_count[4:0] - 5'd1;
                 rq_last0[rq_w] <= req_count <= 16'd1;
-                rq_left0[rq_w] <= cm1;
-                rq_nn0[rq_w] <= nn0;
+                rq_left0[rq_w] <= req_count - 16'd1;
+                rq_nn0[rq_w] <= req_count <= 16'd1 ? 5'd0 : (req_count >= 16'd17 ? 5'd16 : cm1);
                 rq_slot1[rq_w] <= RB'(req_base) + RB'(1);
-                rq_last1[rq_w] <= cm1 <= 16'd16;
-                rq_left1[rq_w] <= cm1 - 16'(nn0);
-                rq_nn1[rq_w] <= !nn0[4] ? 5'd0 : (cm1 >= 16'd32 ? 5'd16 : {1'b0, cm1[3:0]});
+                rq_last1[rq_w] <= req_count <= 16'd17;
+                rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
+                rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
             end
             rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
