@@ -168,6 +168,41 @@ const FRAME_HEADER: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
 const FIXED_HEAD: usize = ETH_HEADER_LEN + offsets::data::PACKET_ID.start;
 const FIXED_TAIL: core::ops::Range<usize> = ETH_HEADER_LEN + offsets::data::STREAM_ID.start..FRAME_HEADER;
 
+/// The header as eight-byte words (little-endian), and in each the bits of
+/// its fixed bytes: `fixed_equal` compares them by seven masked XORs, with
+/// no call to `memcmp` and no byte loop.
+const WORDS: usize = FRAME_HEADER / 8;
+const FIXED_MASK: [u64; WORDS] = {
+    assert!(FRAME_HEADER.is_multiple_of(8));
+    let mut m = [0u64; WORDS];
+    let mut i = 0;
+    while i < FRAME_HEADER {
+        if i < FIXED_HEAD || i >= FIXED_TAIL.start {
+            m[i / 8] |= 0xff << (8 * (i % 8));
+        }
+        i += 1;
+    }
+    m
+};
+
+/// Word `i` of a header (little-endian).
+#[inline(always)]
+fn word(h: &[u8; FRAME_HEADER], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&h[8 * i..8 * i + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether two headers agree in every fixed byte (`FIXED_HEAD`, `FIXED_TAIL`).
+#[inline(always)]
+fn fixed_equal(a: &[u8; FRAME_HEADER], b: &[u8; FRAME_HEADER]) -> bool {
+    let mut diff = 0;
+    for (i, m) in FIXED_MASK.iter().enumerate() {
+        diff |= (word(a, i) ^ word(b, i)) & m;
+    }
+    diff == 0
+}
+
 /// The header of a DATA frame on one stream with its per-frame fields zero.
 fn frame_header(class: Class, dst: Mac, src: Mac, identity: Identity, src_ep: u16, dst_ep: u16, stream_id: u16) -> [u8; FRAME_HEADER] {
     let mut header = [0u8; FRAME_HEADER];
@@ -251,6 +286,9 @@ pub struct OpData {
     identity: Identity,
     node_mac: Mac,
     contributors: Vec<Contributor>,
+    /// Each contributor's Stream ID, in its order: `admit_fast` finds a
+    /// frame's contributor in one or two cache lines.
+    stream_ids: Vec<u16>,
     paths: Vec<Outgoing>,
     parent: Option<Parent>,
     acc: Accumulator,
@@ -258,8 +296,14 @@ pub struct OpData {
     /// Positions to their offset in the native output's canonical packet
     /// (`pos mod capacity`): where the next RESULT ends, without a divide.
     cut: Ring,
+    /// `native_of()`, computed once.
+    native: Option<(Output, NumFormat)>,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
+    /// Contributors whose coverage ends at or below `base`: while any is,
+    /// nothing new is complete (`emit_ready` is not called for most
+    /// packets, whose check walked every contributor).
+    behind: usize,
     /// The reduction failed (INEXACT): no more DATA is taken.
     failed: bool,
     /// Every RESULT from the parent was forwarded (or its terminal INEXACT).
@@ -314,7 +358,7 @@ impl OpData {
         let depth = context.replay_depth as usize;
         let frame_len = context.mtu as usize + ETH_HEADER_LEN;
         let stream = |b: BindingRecord| Outgoing::new(b, Replay::new(b.port, depth, frame_len, context.window_intervals as u32, context.window_bytes, rto_ns), identity, node_mac);
-        let contributors = bindings
+        let contributors: Vec<Contributor> = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
             .map(|b| Contributor {
@@ -338,17 +382,22 @@ impl OpData {
             result_in: b.has(direction::RESULT_IN).then(|| RxWindow::new(context.window_intervals as usize)),
             starved: false,
         });
+        let behind = contributors.len();
+        let stream_ids = contributors.iter().map(|c| c.binding.stream_id).collect();
         let mut data = OpData {
             context,
             identity,
             node_mac,
             contributors,
+            stream_ids,
             paths,
             parent,
             acc: Accumulator::new(policy, slots),
             ring: Ring::new(slots),
             cut: Ring::new(0),
+            native: None,
             base: 0,
+            behind,
             failed: false,
             results_in_done: false,
             results_in_inexact: false,
@@ -361,6 +410,7 @@ impl OpData {
             scratch: vec![0; context.mtu as usize],
             cover: Vec::with_capacity(context.window_intervals as usize),
         };
+        data.native = data.native_of();
         if let Some((_, format)) = data.native() {
             data.cut = Ring::new(capacity(format, context.mtu));
         }
@@ -464,40 +514,36 @@ impl OpData {
     /// caller parses it in full), else what `admit` would have answered.
     pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
         let h = frame.first_chunk::<FRAME_HEADER>()?;
-        let sid = &h[FIXED_TAIL.start..FIXED_TAIL.start + 2];
-        let ci = self.contributors.iter().position(|c| c.template[FIXED_TAIL.start..FIXED_TAIL.start + 2] == *sid)?;
-        let c = &self.contributors[ci];
-        if c.binding.port != port || c.template[..FIXED_HEAD] != h[..FIXED_HEAD] || c.template[FIXED_TAIL] != h[FIXED_TAIL] {
+        let sid = u16::from_be_bytes([h[FIXED_TAIL.start], h[FIXED_TAIL.start + 1]]);
+        let ci = self.stream_ids.iter().position(|s| *s == sid)?;
+        let c = self.contributors.get(ci)?;
+        if c.binding.port != port || !fixed_equal(&c.template, h) {
             return None;
         }
-        let b = c.binding;
         let p = DataPacket::new_unchecked(&h[ETH_HEADER_LEN..]);
-        let d = DataRepr {
-            class: Class::DATA,
-            identity: self.identity,
-            src_ep: b.peer_ep,
-            dst_ep: b.local_ep,
-            packet_id: p.packet_id(),
-            first_element: p.first_element(),
-            element_count: p.element_count(),
-            group_count: 1,
-            flags: p.flags(),
-            stream_id: b.stream_id,
-            body: &frame[FRAME_HEADER..],
-        };
+        let (packet_id, count) = (p.packet_id(), p.element_count());
+        let body = frame.get(FRAME_HEADER..)?;
+        let values = body.get(GROUP_DESCRIPTOR_LEN..)?;
         if self.failed {
             return Some(Err(DataReject::OperationFailed));
         }
         if !self.feedback && self.reduced() {
             return Some(Err(DataReject::OperationDone));
         }
-        // The shape checks of `admit_from` that the frame's checks left: its range against the vector.
-        let (first, end) = (d.first_element as u64, d.end_element());
-        let r = match d.check_against_vector(self.context.vector_len, 0) {
-            Err(e) => Err(vector_reject(e.reason)),
-            Ok(()) => self.admit_window(ci, &d, Some(GroupRepr { format: NumFormat::Fp32, count: d.element_count, values: &d.body[GROUP_DESCRIPTOR_LEN..] }), first, end, frame.len(), out),
+        // The shape checks of `admit_from` that the frame's checks left: its
+        // range against the vector (`DataRepr::check_against_vector` for a
+        // frame that is not INEXACT, which the caller checked).
+        let first = p.first_element() as u64;
+        let end = first + count as u64;
+        let len = self.context.vector_len as u64;
+        let r = if end > len {
+            Err(DataReject::RangeOutsideVector)
+        } else if (p.flags() & flags::LAST != 0) != (end == len) {
+            Err(DataReject::LastFlagMismatch)
+        } else {
+            self.admit_window(ci, packet_id, body, Groups::One(GroupRepr { format: NumFormat::Fp32, count, values }), first, end, frame.len(), out)
         };
-        Some(self.progress_after(ci, d.packet_id, r, out))
+        Some(self.progress_after(ci, packet_id, r, out))
     }
 
     /// `admit` once the frame's stream and binding are known.
@@ -543,19 +589,29 @@ impl OpData {
         if !ok {
             return Err(DataReject::FormatNotAllowed);
         }
-        self.admit_window(ci, d, single, d.first_element as u64, d.end_element(), frame_len, out)
+        let groups = match single {
+            Some(g) => Groups::One(g),
+            None => Groups::All(d),
+        };
+        self.admit_window(ci, d.packet_id, d.body, groups, d.first_element as u64, d.end_element(), frame_len, out)
     }
 
     /// Admission of a well-shaped packet `[first, end)` to the window: a
     /// duplicate, or room in the window and in the contributor's credit,
-    /// then applied (`single`: its one group, else its groups are walked).
+    /// then applied (`groups`: its one group, or every group walked).
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn admit_window(&mut self, ci: usize, d: &DataRepr<'_>, single: Option<GroupRepr<'_>>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
-        let digest = digest(first, end, d.body);
+    fn admit_window(&mut self, ci: usize, packet_id: u32, body: &[u8], groups: Groups<'_>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
+        let digest = digest(first, end, body);
         let c = &self.contributors[ci];
-        if let Some(h) = c.held.iter().find(|h| h.packet_id == d.packet_id) {
-            return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
+        // One walk of the held packets: the first with this Packet ID
+        // decides at once; an overlap is refused after the checks below.
+        let mut overlap = false;
+        for h in &c.held {
+            if h.packet_id == packet_id {
+                return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
+            }
+            overlap |= h.first < end && first < h.end;
         }
         if self.feedback && end <= c.covered.max(self.base) {
             // A copy of a range already taken (and perhaps released): its sender lost our PROGRESS.
@@ -571,7 +627,7 @@ impl OpData {
             self.contributors[ci].starved = true;
             return Err(DataReject::BeyondWindow);
         }
-        if c.held.iter().any(|h| h.first < end && first < h.end) {
+        if overlap {
             return Err(DataReject::Overlap);
         }
         // With feedback, the last interval and frame of the window are kept
@@ -588,9 +644,9 @@ impl OpData {
             return Err(DataReject::BytesExhausted);
         }
         // Admitted: apply every group at its global position.
-        match single {
-            Some(g) => self.apply_group(first, &g),
-            None => {
+        match groups {
+            Groups::One(g) => self.apply_group(first, &g),
+            Groups::All(d) => {
                 let mut pos = first;
                 for g in d.groups() {
                     self.apply_group(pos, &g);
@@ -600,10 +656,16 @@ impl OpData {
         }
         let c = &mut self.contributors[ci];
         c.largest = c.largest.max(end - first);
-        c.held.push(Held { packet_id: d.packet_id, first, end, digest, bytes: frame_len as u32 });
+        c.held.push(Held { packet_id, first, end, digest, bytes: frame_len as u32 });
         c.held_bytes += frame_len as u32;
-        c.covered = c.covered_from(c.covered.max(self.base));
-        self.emit_ready(out);
+        let from = c.covered.max(self.base);
+        c.covered = c.covered_from(from);
+        if from == self.base && c.covered > self.base {
+            self.behind -= 1;
+        }
+        if self.behind == 0 {
+            self.emit_ready(out);
+        }
         Ok(Admitted::Applied)
     }
 
@@ -768,9 +830,12 @@ impl OpData {
     fn emit_ready(&mut self, out: &mut impl Sink) {
         let len = self.len();
         while !self.failed {
-            let ready = self.complete_to();
             // Nothing new is complete (most packets), or no stream has room.
-            if ready <= self.base || !self.room() {
+            if self.behind > 0 || !self.room() {
+                return;
+            }
+            let ready = self.complete_to();
+            if ready <= self.base {
                 return;
             }
             let at_end = ready == len;
@@ -805,8 +870,13 @@ impl OpData {
         }
     }
 
-    /// The single format of what this node emits, unless it is AUTO.
+    /// The single format of what this node emits, unless it is AUTO (fixed
+    /// at STAGE: `native` holds it).
     fn native(&self) -> Option<(Output, NumFormat)> {
+        self.native
+    }
+
+    fn native_of(&self) -> Option<(Output, NumFormat)> {
         match self.emitted() {
             OutputFormat::INT8 => Some((Output::Int8, NumFormat::Int8)),
             OutputFormat::FP16 => Some((Output::Fp16, NumFormat::Fp16)),
@@ -950,21 +1020,31 @@ impl OpData {
             self.acc.clear(slot, n);
             pos += n as u64;
         }
-        let shift = ((to - self.base) as usize).min(self.masks_len);
-        self.masks.copy_within(shift..self.masks_len, 0);
-        self.masks_len -= shift;
+        if self.masks_len > 0 {
+            let shift = ((to - self.base) as usize).min(self.masks_len);
+            self.masks.copy_within(shift..self.masks_len, 0);
+            self.masks_len -= shift;
+        }
         self.base = to;
+        self.behind = 0;
         for ci in 0..self.contributors.len() {
             let c = &mut self.contributors[ci];
-            let mut freed = 0;
-            c.held.retain(|h| {
-                let keep = h.end > to;
-                if !keep {
-                    freed += h.bytes;
-                }
-                keep
-            });
-            c.held_bytes -= freed;
+            self.behind += (c.covered <= to) as usize;
+            if c.held.iter().all(|h| h.end <= to) {
+                // Every packet released (in-order traffic): no compaction.
+                c.held.clear();
+                c.held_bytes = 0;
+            } else {
+                let mut freed = 0;
+                c.held.retain(|h| {
+                    let keep = h.end > to;
+                    if !keep {
+                        freed += h.bytes;
+                    }
+                    keep
+                });
+                c.held_bytes -= freed;
+            }
             if self.feedback && c.starved {
                 c.starved = false;
                 self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
@@ -990,6 +1070,13 @@ impl OpData {
             }
         }
     }
+}
+
+/// What `admit_window` applies: the frame's one group (read once by the
+/// caller), or every group of a parsed frame.
+enum Groups<'a> {
+    One(GroupRepr<'a>),
+    All(&'a DataRepr<'a>),
 }
 
 enum Plan {
