@@ -298,6 +298,8 @@ pub struct OpData {
     cut: Ring,
     /// `native_of()`, computed once.
     native: Option<(Output, NumFormat)>,
+    /// FP32 RESULT and no parent: `emit_fp32`.
+    fp32_results: bool,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
     /// Contributors whose coverage ends at or below `base`: while any is,
@@ -396,6 +398,7 @@ impl OpData {
             ring: Ring::new(slots),
             cut: Ring::new(0),
             native: None,
+            fp32_results: false,
             base: 0,
             behind,
             failed: false,
@@ -411,6 +414,7 @@ impl OpData {
             cover: Vec::with_capacity(context.window_intervals as usize),
         };
         data.native = data.native_of();
+        data.fp32_results = data.parent.is_none() && matches!(data.native, Some((Output::Fp32, _)));
         if let Some((_, format)) = data.native() {
             data.cut = Ring::new(capacity(format, context.mtu));
         }
@@ -600,7 +604,7 @@ impl OpData {
     /// duplicate, or room in the window and in the contributor's credit,
     /// then applied (`groups`: its one group, or every group walked).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn admit_window(&mut self, ci: usize, packet_id: u32, body: &[u8], groups: Groups<'_>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         let digest = digest(first, end, body);
         let c = &self.contributors[ci];
@@ -671,7 +675,7 @@ impl OpData {
 
     /// Adds one admitted group's values, which start at global position
     /// `pos`, to the window (split where the ring wraps).
-    #[inline]
+    #[inline(always)]
     fn apply_group(&mut self, mut pos: u64, g: &GroupRepr<'_>) {
         let slots = self.acc.slots();
         let w = g.format.value_bytes();
@@ -828,6 +832,73 @@ impl OpData {
     /// Sends the packets whose whole range (and AUTO lookahead) is complete,
     /// in order, while their streams have room.
     fn emit_ready(&mut self, out: &mut impl Sink) {
+        if self.fp32_results {
+            self.emit_fp32(out);
+        } else {
+            self.emit_planned(out);
+        }
+    }
+
+    /// `emit_ready` for a node that sends FP32 RESULT (no parent, FP32
+    /// output; nearly every operation): the canonical packet that starts
+    /// at `base` when it is complete, its values taken in one run (straight
+    /// into the frame for one FP32_ARRIVAL path), without a plan. The
+    /// same frames, in the same order, as `emit_planned`, which it leaves
+    /// a packet cut by the ring's end to.
+    fn emit_fp32(&mut self, out: &mut impl Sink) {
+        let len = self.len();
+        let slots = self.acc.slots();
+        while !self.failed && self.behind == 0 {
+            if !self.paths.iter().all(|p| p.replay.has_room()) {
+                return;
+            }
+            let ready = self.complete_to();
+            let base = self.base;
+            // Canonical cut: packet k covers [k * cap, (k + 1) * cap).
+            let end = (base - self.cut.slot(base) as u64 + self.cut.slots).min(len);
+            if ready <= base || ready < end {
+                return;
+            }
+            let count = (end - base) as usize;
+            let first_slot = self.ring.slot(base);
+            if slots - first_slot < count {
+                return self.emit_planned(out);
+            }
+            let flags = if end == len { flags::LAST } else { 0 };
+            let descriptor = GroupRepr { format: NumFormat::Fp32, count: count as u16, values: &[] }.descriptor().to_be_bytes();
+            let (now, acc) = (self.now, &mut self.acc);
+            let taken = match (acc.policy(), &mut self.paths[..]) {
+                // Its values cannot fail to round: written straight into the frame.
+                (Policy::Fp32Arrival, [path]) => {
+                    let mut taken = false;
+                    path.send_filled(now, out, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                        body[..4].copy_from_slice(&descriptor);
+                        taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
+                    });
+                    self.tally.results += 1;
+                    taken
+                }
+                (_, paths) => {
+                    let body = &mut self.scratch[..4 + 4 * count];
+                    body[..4].copy_from_slice(&descriptor);
+                    if acc.take_fp32_run(first_slot, count, &mut body[4..]).is_err() {
+                        self.fail(out);
+                        return;
+                    }
+                    for path in paths {
+                        path.send(now, out, Class::RESULT, base as u32, count as u16, 1, flags, body);
+                        self.tally.results += 1;
+                    }
+                    true
+                }
+            };
+            self.release(end, taken, out);
+        }
+    }
+
+    /// `emit_ready` for every other node: each packet planned (AUTO,
+    /// partials, other output formats, a packet cut by the ring's end).
+    fn emit_planned(&mut self, out: &mut impl Sink) {
         let len = self.len();
         while !self.failed {
             // Nothing new is complete (most packets), or no stream has room.
