@@ -146,7 +146,12 @@ struct Contributor {
 
 impl Contributor {
     /// End of the contiguous coverage from `from` by held packets.
+    #[inline]
     fn covered_from(&self, from: u64) -> u64 {
+        // One held packet (in-order traffic: the one just admitted): no walk.
+        if let [h] = self.held[..] {
+            return if h.first <= from && h.end > from { h.end } else { from };
+        }
         let mut at = from;
         loop {
             match self.held.iter().find(|h| h.first <= at && h.end > at) {
@@ -248,16 +253,7 @@ impl Outgoing {
         self.replay.push(now, out, range, len, |packet_id, buf| {
             // len >= FRAME_HEADER: the chunk is always there.
             let Some((head, rest)) = buf[..len].split_first_chunk_mut::<FRAME_HEADER>() else { return };
-            // A fixed-size copy: a few vector moves, not a call to memcpy.
-            *head = *header;
-            let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
-            p.set_class_code(class.into());
-            p.set_packet_id(packet_id);
-            p.set_first_element(first);
-            p.set_element_count(count);
-            p.set_group_count(groups);
-            p.set_flags(flags);
-            p.set_body_len(body_len as u16);
+            write_header(head, header, class, packet_id, first, count, groups, flags, body_len);
             let (body, pad) = rest.split_at_mut(body_len);
             fill(body);
             // Only short frames have padding (no call to memset for none).
@@ -266,6 +262,36 @@ impl Outgoing {
             }
         });
     }
+}
+
+impl Outgoing {
+    /// The frame `send_filled` would send, built as a copy of the one just
+    /// sent to port `from` with the same body and length (`Sink::copy_last`;
+    /// streams without feedback only): only the header is written.
+    #[allow(clippy::too_many_arguments)]
+    fn send_copy(&mut self, out: &mut impl Sink, from: u16, class: Class, first: u32, count: u16, groups: u8, flags: u8, body_len: usize) {
+        let header = &self.header;
+        self.replay.push_copy(out, from, |packet_id, buf| {
+            let Some(head) = buf.first_chunk_mut::<FRAME_HEADER>() else { return };
+            write_header(head, header, class, packet_id, first, count, groups, flags, body_len);
+        });
+    }
+}
+
+/// A frame's header: the stream's template, then the per-frame fields.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn write_header(head: &mut [u8; FRAME_HEADER], header: &[u8; FRAME_HEADER], class: Class, packet_id: u32, first: u32, count: u16, groups: u8, flags: u8, body_len: usize) {
+    // A fixed-size copy: a few vector moves, not a call to memcpy.
+    *head = *header;
+    let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
+    p.set_class_code(class.into());
+    p.set_packet_id(packet_id);
+    p.set_first_element(first);
+    p.set_element_count(count);
+    p.set_group_count(groups);
+    p.set_flags(flags);
+    p.set_body_len(body_len as u16);
 }
 
 /// The parent of a LEAF or INTERNAL node: where partials go, and where the
@@ -877,6 +903,27 @@ impl OpData {
                     });
                     self.tally.results += 1;
                     taken
+                }
+                // Without feedback, into the first path's frame that the sink
+                // has a buffer for; the others get a copy of it with their
+                // own header (no scratch body copied into every frame).
+                (Policy::Fp32Arrival, paths) if !self.feedback && out.copies_last() => {
+                    let mut from = None;
+                    for path in paths {
+                        match from {
+                            None => {
+                                let mut taken = false;
+                                path.send_filled(now, out, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                                    body[..4].copy_from_slice(&descriptor);
+                                    taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
+                                });
+                                from = taken.then_some(path.binding.port);
+                            }
+                            Some(f) => path.send_copy(out, f, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count),
+                        }
+                        self.tally.results += 1;
+                    }
+                    from.is_some()
                 }
                 (_, paths) => {
                     let body = &mut self.scratch[..4 + 4 * count];
