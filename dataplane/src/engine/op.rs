@@ -146,7 +146,7 @@ struct Contributor {
 
 impl Contributor {
     /// End of the contiguous coverage from `from` by held packets.
-    #[inline]
+    #[inline(always)]
     fn covered_from(&self, from: u64) -> u64 {
         // One held packet (in-order traffic: the one just admitted): no walk.
         if let [h] = self.held[..] {
@@ -315,6 +315,8 @@ pub struct OpData {
     /// Each contributor's Stream ID, in its order: `admit_fast` finds a
     /// frame's contributor in one or two cache lines.
     stream_ids: Vec<u16>,
+    /// Contributor `i` has Stream ID `i` (then each ID is its own index).
+    ids_are_indices: bool,
     paths: Vec<Outgoing>,
     parent: Option<Parent>,
     acc: Accumulator,
@@ -411,12 +413,13 @@ impl OpData {
             starved: false,
         });
         let behind = contributors.len();
-        let stream_ids = contributors.iter().map(|c| c.binding.stream_id).collect();
+        let stream_ids: Vec<u16> = contributors.iter().map(|c| c.binding.stream_id).collect();
         let mut data = OpData {
             context,
             identity,
             node_mac,
             contributors,
+            ids_are_indices: stream_ids.iter().enumerate().all(|(i, s)| i == *s as usize),
             stream_ids,
             paths,
             parent,
@@ -545,7 +548,11 @@ impl OpData {
     pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
         let h = frame.first_chunk::<FRAME_HEADER>()?;
         let sid = u16::from_be_bytes([h[FIXED_TAIL.start], h[FIXED_TAIL.start + 1]]);
-        let ci = self.stream_ids.iter().position(|s| *s == sid)?;
+        let ci = match self.stream_ids.get(sid as usize) {
+            // Stream IDs 0..n in contributor order (the usual binding): no search.
+            Some(s) if self.ids_are_indices && *s == sid => sid as usize,
+            _ => self.stream_ids.iter().position(|s| *s == sid)?,
+        };
         let c = self.contributors.get(ci)?;
         if c.binding.port != port || !fixed_equal(&c.template, h) {
             return None;
@@ -1144,10 +1151,9 @@ impl OpData {
             self.masks_len -= shift;
         }
         self.base = to;
-        self.behind = 0;
-        for ci in 0..self.contributors.len() {
-            let c = &mut self.contributors[ci];
-            self.behind += (c.covered <= to) as usize;
+        let mut behind = 0;
+        for c in &mut self.contributors {
+            behind += (c.covered <= to) as usize;
             if c.held.iter().all(|h| h.end <= to) {
                 // Every packet released (in-order traffic): no compaction.
                 c.held.clear();
@@ -1163,9 +1169,16 @@ impl OpData {
                 });
                 c.held_bytes -= freed;
             }
-            if self.feedback && c.starved {
-                c.starved = false;
-                self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
+        }
+        self.behind = behind;
+        // Then, in the same order, the refused hear that the window moved
+        // (each PROGRESS reads only its own contributor's state).
+        if self.feedback {
+            for ci in 0..self.contributors.len() {
+                if self.contributors[ci].starved {
+                    self.contributors[ci].starved = false;
+                    self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
+                }
             }
         }
     }
