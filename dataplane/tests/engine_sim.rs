@@ -548,7 +548,19 @@ fn results_copied_from_the_first_path_equal_results_built_from_one_body() {
                 let mut body = vec![0; groups_len(&g)];
                 emit_groups(&g, &mut body);
                 let last = if first + n as u32 == s.vector_len { flags::LAST } else { 0 };
-                let d = DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000 + r, dst_ep: 0x0100 + r, packet_id, first_element: first, element_count: n, group_count: 1, flags: last, stream_id: r, body: &body };
+                let d = DataRepr {
+                    class: Class::DATA,
+                    identity: s.identity(2),
+                    src_ep: 0x1000 + r,
+                    dst_ep: 0x0100 + r,
+                    packet_id,
+                    first_element: first,
+                    element_count: n,
+                    group_count: 1,
+                    flags: last,
+                    stream_id: r,
+                    body: &body,
+                };
                 let p = PrismRepr::Data(d);
                 let mut f = vec![0; p.frame_len()];
                 p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
