@@ -491,3 +491,94 @@ fn window_bytes_below_window_and_done_are_refused() {
         }
     }
 }
+
+/// A sink that has no buffer for every `every`-th frame it is asked for
+/// (0: never), and that reads back the frames it sent (`copy_last`) or not.
+struct Reading {
+    sent: Vec<prism_dataplane::engine::Sent>,
+    every: usize,
+    asked: usize,
+    copies: bool,
+}
+
+impl Reading {
+    fn refuse(&mut self) -> bool {
+        self.asked += 1;
+        self.every > 0 && self.asked.is_multiple_of(self.every)
+    }
+}
+
+impl prism_dataplane::engine::Sink for Reading {
+    fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
+        if self.refuse() {
+            return None;
+        }
+        self.sent.buffer(port, len)
+    }
+    fn copies_last(&self) -> bool {
+        self.copies
+    }
+    fn copy_last(&mut self, from: u16, port: u16) -> Option<&mut [u8]> {
+        if self.refuse() {
+            return None;
+        }
+        self.sent.copy_last(from, port)
+    }
+}
+
+#[test]
+fn results_copied_from_the_first_path_equal_results_built_from_one_body() {
+    // ALLREDUCE under FP32_ARRIVAL without feedback: a RESULT's values are
+    // taken into the first path's frame and the other paths get a copy with
+    // their own header, when the sink can read its frames back. A node whose
+    // sink cannot must send the same frames and count the same, also when
+    // frames are lost (the first path's too) and when every path is on one port.
+    for (single_port, every) in [(false, 0), (true, 0), (false, 3), (true, 5), (false, 4)] {
+        let s = Scenario { single_port, ..Scenario::new(4, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL) };
+        let (mut copying, mut building) = (setup(&s, 2), setup(&s, 2));
+        let mut a = Reading { sent: Vec::new(), every, asked: 0, copies: true };
+        let mut b = Reading { sent: Vec::new(), every, asked: 0, copies: false };
+        let (mut first, mut packet_id, mut results) = (0u32, 0u32, 0usize);
+        while first < s.vector_len {
+            let n = (s.vector_len - first).min(363) as u16;
+            for r in 0..s.ranks {
+                // Values that differ by rank and element, so that a body from another RESULT shows.
+                let values: Vec<u8> = (0..n as u32).flat_map(|i| ((first + i) as f32 * 0.25 + r as f32).to_le_bytes()).collect();
+                let g = [GroupRepr { format: NumFormat::Fp32, count: n, values: &values }];
+                let mut body = vec![0; groups_len(&g)];
+                emit_groups(&g, &mut body);
+                let last = if first + n as u32 == s.vector_len { flags::LAST } else { 0 };
+                let d = DataRepr {
+                    class: Class::DATA,
+                    identity: s.identity(2),
+                    src_ep: 0x1000 + r,
+                    dst_ep: 0x0100 + r,
+                    packet_id,
+                    first_element: first,
+                    element_count: n,
+                    group_count: 1,
+                    flags: last,
+                    stream_id: r,
+                    body: &body,
+                };
+                let p = PrismRepr::Data(d);
+                let mut f = vec![0; p.frame_len()];
+                p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
+                let port = if single_port { 0 } else { r };
+                copying.handle(port, &f, &mut a);
+                building.handle(port, &f, &mut b);
+                assert_eq!(a.sent, b.sent, "single_port {single_port} every {every}: frames differ at element {first} rank {r}");
+                assert_eq!(copying.counters, building.counters, "single_port {single_port} every {every}: counters differ");
+                results += a.sent.len();
+                a.sent.clear();
+                b.sent.clear();
+            }
+            first += n as u32;
+            packet_id += 1;
+        }
+        assert_eq!(a.asked, b.asked);
+        // Every RESULT went to every path (less what the sink refused).
+        let ranges = s.vector_len.div_ceil(363) as usize;
+        assert_eq!(results + a.asked.checked_div(every).unwrap_or(0), ranges * s.ranks as usize, "single_port {single_port} every {every}");
+    }
+}

@@ -457,6 +457,22 @@ impl crate::engine::Sink for MbufSink<'_> {
         q.push(m);
         q.last_mut().map(Mbuf::data_mut)
     }
+
+    fn copies_last(&self) -> bool {
+        true
+    }
+
+    fn copy_last(&mut self, from: u16, port: u16) -> Option<&mut [u8]> {
+        let src = self.txq.get(from as usize)?.last()?.data();
+        let Some(mut m) = self.pool.alloc_len(src.len()) else {
+            self.no_mbuf += 1;
+            return None;
+        };
+        m.data_mut().copy_from_slice(src);
+        let q = self.txq.get_mut(port as usize)?;
+        q.push(m);
+        q.last_mut().map(Mbuf::data_mut)
+    }
 }
 
 /// Pre-built frames sent again and again without copying (pktgen's line-rate path).

@@ -92,7 +92,14 @@ type Answered = ((u16, u32), Vec<u8>, Vec<Vec<u8>>);
 #[derive(Debug)]
 pub struct Node {
     cfg: NodeConfig,
-    ops: FastMap<OpKey, Op>,
+    /// Each installed operation's slot in `slots` (iterated in this map's
+    /// order, as when the map held the operations).
+    ops: FastMap<OpKey, usize>,
+    slots: Vec<Option<Op>>,
+    /// The operation the last fast-path DATA frame was for, and its slot:
+    /// the next frame of the same operation skips the hash lookup. Cleared
+    /// when an operation is removed (its slot may be reused).
+    last: Option<(OpKey, usize)>,
     /// Highest generation retired (ABORT or RELEASE) per key.
     retired: HashMap<OpKey, (u16, u32)>,
     /// Per (key, Transaction ID): the request's generation and bytes, and the ACK sent.
@@ -115,6 +122,8 @@ impl Node {
         Node {
             cfg,
             ops: FastMap::default(),
+            slots: Vec::new(),
+            last: None,
             retired: HashMap::new(),
             txns: HashMap::new(),
             counters: Counters::default(),
@@ -124,6 +133,19 @@ impl Node {
             fast_path: true,
             fast_taken: 0,
         }
+    }
+
+    fn op(&self, key: &OpKey) -> Option<&Op> {
+        self.slots.get(*self.ops.get(key)?)?.as_ref()
+    }
+
+    fn op_mut(&mut self, key: &OpKey) -> Option<&mut Op> {
+        self.slots.get_mut(*self.ops.get(key)?)?.as_mut()
+    }
+
+    /// Installed operations, in the map's order.
+    fn ops(&self) -> impl Iterator<Item = &Op> {
+        self.ops.values().filter_map(|&i| self.slots.get(i)?.as_ref())
     }
 
     /// Turns the DATA fast path off or on (tests and benchmarks compare
@@ -145,7 +167,7 @@ impl Node {
     /// Retransmission statistics of every outgoing stream, past and present.
     pub fn stream_stats(&self) -> StreamStats {
         let mut s = self.retired_streams;
-        for op in self.ops.values() {
+        for op in self.ops() {
             s.add(&op.data.stream_stats());
         }
         s
@@ -153,13 +175,14 @@ impl Node {
 
     /// When `handle_timeout` is next needed, if ever.
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.ops.values().filter(|o| o.state == OpState::Active).filter_map(|o| o.data.deadline()).min()
+        self.ops().filter(|o| o.state == OpState::Active).filter_map(|o| o.data.deadline()).min()
     }
 
     /// Retransmits what timed out at `now`.
     pub fn handle_timeout(&mut self, now: u64, out: &mut impl Sink) {
         self.now = self.now.max(now);
-        for op in self.ops.values_mut().filter(|o| o.state == OpState::Active) {
+        for &i in self.ops.values() {
+            let Some(op) = self.slots.get_mut(i).and_then(Option::as_mut).filter(|o| o.state == OpState::Active) else { continue };
             if op.data.deadline().is_some_and(|d| d <= now) {
                 op.data.set_now(self.now);
                 op.data.on_timeout(out);
@@ -175,17 +198,17 @@ impl Node {
 
     /// The state of an operation, if installed.
     pub fn state(&self, id: &Identity) -> Option<OpState> {
-        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.state)
+        self.op(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.state)
     }
 
     /// The staged or active context of an operation.
     pub fn context(&self, id: &Identity) -> Option<&ContextRecord> {
-        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| &o.data.context)
+        self.op(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| &o.data.context)
     }
 
     /// Lowest element of an operation whose RESULT is not yet sent (its window's base).
     pub fn window_base(&self, id: &Identity) -> Option<u64> {
-        self.ops.get(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.data.base())
+        self.op(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation()).map(|o| o.data.base())
     }
 
     /// Handles one received frame; replies go to `out`. Anything refused changes no state.
@@ -326,7 +349,16 @@ impl Node {
             return None;
         }
         let id = p.identity();
-        let op = self.ops.get_mut(&(id.job, id.group, id.op))?;
+        let key = (id.job, id.group, id.op);
+        let slot = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let i = *self.ops.get(&key)?;
+                self.last = Some((key, i));
+                i
+            }
+        };
+        let op = self.slots.get_mut(slot)?.as_mut()?;
         if op.state != OpState::Active {
             return None;
         }
@@ -338,7 +370,8 @@ impl Node {
 
     fn progress(&mut self, port: u16, src: Mac, p: &ProgressRepr<'_>, out: &mut impl Sink) {
         let id = p.identity;
-        let Some(op) = self.ops.get_mut(&(id.job, id.group, id.op)).filter(|o| o.generation == id.generation() && o.state == OpState::Active) else {
+        let slot = self.ops.get(&(id.job, id.group, id.op)).copied();
+        let Some(op) = slot.and_then(|i| self.slots.get_mut(i)?.as_mut()).filter(|o| o.generation == id.generation() && o.state == OpState::Active) else {
             self.counters.progress_ignored += 1;
             return;
         };
@@ -361,7 +394,8 @@ impl Node {
 
     fn data(&mut self, port: u16, src: Mac, d: &DataRepr<'_>, len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
         let id = d.identity;
-        let Some(op) = self.ops.get_mut(&(id.job, id.group, id.op)) else {
+        let slot = self.ops.get(&(id.job, id.group, id.op)).copied();
+        let Some(op) = slot.and_then(|i| self.slots.get_mut(i)?.as_mut()) else {
             return Err(if d.class == Class::RESULT { DataReject::ResultNotInput } else { DataReject::NoOperation });
         };
         if d.class == Class::RESULT && !op.data.takes_results() {
@@ -388,7 +422,7 @@ impl Node {
         match c.command {
             Command::STAGE => {
                 let ControlBody::Stage { context, bindings } = c.body else { return Err((AckStatus::INVALID, 0)) };
-                if let Some(op) = self.ops.get(&key) {
+                if let Some(op) = self.op(&key) {
                     return Err(if gen <= op.generation { (AckStatus::STALE_GENERATION, 0) } else { (AckStatus::BAD_STATE, 0) });
                 }
                 self.validate(&context, &bindings)?;
@@ -396,11 +430,22 @@ impl Node {
                     return Err((AckStatus::NO_RESOURCES, 0));
                 }
                 let data = OpData::new(c.identity, context, &bindings, self.cfg.mac, self.rto_ns);
-                self.ops.insert(key, Op { generation: gen, state: OpState::Staged, data });
+                let op = Some(Op { generation: gen, state: OpState::Staged, data });
+                let slot = match self.slots.iter().position(Option::is_none) {
+                    Some(i) => {
+                        self.slots[i] = op;
+                        i
+                    }
+                    None => {
+                        self.slots.push(op);
+                        self.slots.len() - 1
+                    }
+                };
+                self.ops.insert(key, slot);
                 Ok(())
             }
             Command::COMMIT | Command::COMPLETE | Command::RELEASE | Command::ABORT => {
-                let Some(op) = self.ops.get_mut(&key) else { return Err((AckStatus::BAD_STATE, 0)) };
+                let Some(op) = self.op_mut(&key) else { return Err((AckStatus::BAD_STATE, 0)) };
                 if op.generation != gen {
                     return Err(if gen < op.generation { (AckStatus::STALE_GENERATION, 0) } else { (AckStatus::BAD_STATE, 0) });
                 }
@@ -408,9 +453,10 @@ impl Node {
                     (Command::COMMIT, OpState::Staged) => op.state = OpState::Active,
                     (Command::COMPLETE, OpState::Active) if op.data.done() => {}
                     (Command::RELEASE, OpState::Active) | (Command::ABORT, _) => {
-                        if let Some(op) = self.ops.remove(&key) {
+                        if let Some(op) = self.ops.remove(&key).and_then(|i| self.slots.get_mut(i)?.take()) {
                             self.retired_streams.add(&op.data.stream_stats());
                         }
+                        self.last = None;
                         self.retired.insert(key, gen);
                     }
                     _ => return Err((AckStatus::BAD_STATE, 0)),

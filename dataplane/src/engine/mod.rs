@@ -36,11 +36,38 @@ pub trait Sink {
             b.copy_from_slice(frame);
         }
     }
+
+    /// Whether `copy_last` works: the sink can read back the frames it
+    /// handed out during one call into the engine.
+    fn copies_last(&self) -> bool {
+        false
+    }
+
+    /// A buffer for a frame to `port` holding a copy of the frame `buffer`
+    /// (or this method) last handed out for port `from` in the same call
+    /// into the engine (which rewrites its header: a RESULT's body built
+    /// once, on every path without a scratch copy). `None` when nothing is
+    /// free (the frame is dropped and the sink counts it), as `buffer`.
+    /// Called only when `copies_last` says so.
+    fn copy_last(&mut self, from: u16, port: u16) -> Option<&mut [u8]> {
+        let _ = (from, port);
+        None
+    }
 }
 
 impl Sink for Vec<Sent> {
     fn buffer(&mut self, port: u16, len: usize) -> Option<&mut [u8]> {
         self.push(Sent { port, frame: vec![0; len] });
+        self.last_mut().map(|s| s.frame.as_mut_slice())
+    }
+
+    fn copies_last(&self) -> bool {
+        true
+    }
+
+    fn copy_last(&mut self, from: u16, port: u16) -> Option<&mut [u8]> {
+        let frame = self.iter().rev().find(|s| s.port == from)?.frame.clone();
+        self.push(Sent { port, frame });
         self.last_mut().map(|s| s.frame.as_mut_slice())
     }
 }

@@ -146,7 +146,12 @@ struct Contributor {
 
 impl Contributor {
     /// End of the contiguous coverage from `from` by held packets.
+    #[inline(always)]
     fn covered_from(&self, from: u64) -> u64 {
+        // One held packet (in-order traffic: the one just admitted): no walk.
+        if let [h] = self.held[..] {
+            return if h.first <= from && h.end > from { h.end } else { from };
+        }
         let mut at = from;
         loop {
             match self.held.iter().find(|h| h.first <= at && h.end > at) {
@@ -167,6 +172,41 @@ const FRAME_HEADER: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
 /// body length.
 const FIXED_HEAD: usize = ETH_HEADER_LEN + offsets::data::PACKET_ID.start;
 const FIXED_TAIL: core::ops::Range<usize> = ETH_HEADER_LEN + offsets::data::STREAM_ID.start..FRAME_HEADER;
+
+/// The header as eight-byte words (little-endian), and in each the bits of
+/// its fixed bytes: `fixed_equal` compares them by seven masked XORs, with
+/// no call to `memcmp` and no byte loop.
+const WORDS: usize = FRAME_HEADER / 8;
+const FIXED_MASK: [u64; WORDS] = {
+    assert!(FRAME_HEADER.is_multiple_of(8));
+    let mut m = [0u64; WORDS];
+    let mut i = 0;
+    while i < FRAME_HEADER {
+        if i < FIXED_HEAD || i >= FIXED_TAIL.start {
+            m[i / 8] |= 0xff << (8 * (i % 8));
+        }
+        i += 1;
+    }
+    m
+};
+
+/// Word `i` of a header (little-endian).
+#[inline(always)]
+fn word(h: &[u8; FRAME_HEADER], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&h[8 * i..8 * i + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether two headers agree in every fixed byte (`FIXED_HEAD`, `FIXED_TAIL`).
+#[inline(always)]
+fn fixed_equal(a: &[u8; FRAME_HEADER], b: &[u8; FRAME_HEADER]) -> bool {
+    let mut diff = 0;
+    for (i, m) in FIXED_MASK.iter().enumerate() {
+        diff |= (word(a, i) ^ word(b, i)) & m;
+    }
+    diff == 0
+}
 
 /// The header of a DATA frame on one stream with its per-frame fields zero.
 fn frame_header(class: Class, dst: Mac, src: Mac, identity: Identity, src_ep: u16, dst_ep: u16, stream_id: u16) -> [u8; FRAME_HEADER] {
@@ -213,16 +253,7 @@ impl Outgoing {
         self.replay.push(now, out, range, len, |packet_id, buf| {
             // len >= FRAME_HEADER: the chunk is always there.
             let Some((head, rest)) = buf[..len].split_first_chunk_mut::<FRAME_HEADER>() else { return };
-            // A fixed-size copy: a few vector moves, not a call to memcpy.
-            *head = *header;
-            let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
-            p.set_class_code(class.into());
-            p.set_packet_id(packet_id);
-            p.set_first_element(first);
-            p.set_element_count(count);
-            p.set_group_count(groups);
-            p.set_flags(flags);
-            p.set_body_len(body_len as u16);
+            write_header(head, header, class, packet_id, first, count, groups, flags, body_len);
             let (body, pad) = rest.split_at_mut(body_len);
             fill(body);
             // Only short frames have padding (no call to memset for none).
@@ -231,6 +262,36 @@ impl Outgoing {
             }
         });
     }
+}
+
+impl Outgoing {
+    /// The frame `send_filled` would send, built as a copy of the one just
+    /// sent to port `from` with the same body and length (`Sink::copy_last`;
+    /// streams without feedback only): only the header is written.
+    #[allow(clippy::too_many_arguments)]
+    fn send_copy(&mut self, out: &mut impl Sink, from: u16, class: Class, first: u32, count: u16, groups: u8, flags: u8, body_len: usize) {
+        let header = &self.header;
+        self.replay.push_copy(out, from, |packet_id, buf| {
+            let Some(head) = buf.first_chunk_mut::<FRAME_HEADER>() else { return };
+            write_header(head, header, class, packet_id, first, count, groups, flags, body_len);
+        });
+    }
+}
+
+/// A frame's header: the stream's template, then the per-frame fields.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn write_header(head: &mut [u8; FRAME_HEADER], header: &[u8; FRAME_HEADER], class: Class, packet_id: u32, first: u32, count: u16, groups: u8, flags: u8, body_len: usize) {
+    // A fixed-size copy: a few vector moves, not a call to memcpy.
+    *head = *header;
+    let mut p = DataPacket::new_unchecked(&mut head[ETH_HEADER_LEN..]);
+    p.set_class_code(class.into());
+    p.set_packet_id(packet_id);
+    p.set_first_element(first);
+    p.set_element_count(count);
+    p.set_group_count(groups);
+    p.set_flags(flags);
+    p.set_body_len(body_len as u16);
 }
 
 /// The parent of a LEAF or INTERNAL node: where partials go, and where the
@@ -251,6 +312,11 @@ pub struct OpData {
     identity: Identity,
     node_mac: Mac,
     contributors: Vec<Contributor>,
+    /// Each contributor's Stream ID, in its order: `admit_fast` finds a
+    /// frame's contributor in one or two cache lines.
+    stream_ids: Vec<u16>,
+    /// Contributor `i` has Stream ID `i` (then each ID is its own index).
+    ids_are_indices: bool,
     paths: Vec<Outgoing>,
     parent: Option<Parent>,
     acc: Accumulator,
@@ -258,8 +324,16 @@ pub struct OpData {
     /// Positions to their offset in the native output's canonical packet
     /// (`pos mod capacity`): where the next RESULT ends, without a divide.
     cut: Ring,
+    /// `native_of()`, computed once.
+    native: Option<(Output, NumFormat)>,
+    /// FP32 RESULT and no parent: `emit_fp32`.
+    fp32_results: bool,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
+    /// Contributors whose coverage ends at or below `base`: while any is,
+    /// nothing new is complete (`emit_ready` is not called for most
+    /// packets, whose check walked every contributor).
+    behind: usize,
     /// The reduction failed (INEXACT): no more DATA is taken.
     failed: bool,
     /// Every RESULT from the parent was forwarded (or its terminal INEXACT).
@@ -314,7 +388,7 @@ impl OpData {
         let depth = context.replay_depth as usize;
         let frame_len = context.mtu as usize + ETH_HEADER_LEN;
         let stream = |b: BindingRecord| Outgoing::new(b, Replay::new(b.port, depth, frame_len, context.window_intervals as u32, context.window_bytes, rto_ns), identity, node_mac);
-        let contributors = bindings
+        let contributors: Vec<Contributor> = bindings
             .iter()
             .filter(|b| b.has(direction::DATA_IN))
             .map(|b| Contributor {
@@ -338,17 +412,24 @@ impl OpData {
             result_in: b.has(direction::RESULT_IN).then(|| RxWindow::new(context.window_intervals as usize)),
             starved: false,
         });
+        let behind = contributors.len();
+        let stream_ids: Vec<u16> = contributors.iter().map(|c| c.binding.stream_id).collect();
         let mut data = OpData {
             context,
             identity,
             node_mac,
             contributors,
+            ids_are_indices: stream_ids.iter().enumerate().all(|(i, s)| i == *s as usize),
+            stream_ids,
             paths,
             parent,
             acc: Accumulator::new(policy, slots),
             ring: Ring::new(slots),
             cut: Ring::new(0),
+            native: None,
+            fp32_results: false,
             base: 0,
+            behind,
             failed: false,
             results_in_done: false,
             results_in_inexact: false,
@@ -361,6 +442,8 @@ impl OpData {
             scratch: vec![0; context.mtu as usize],
             cover: Vec::with_capacity(context.window_intervals as usize),
         };
+        data.native = data.native_of();
+        data.fp32_results = data.parent.is_none() && matches!(data.native, Some((Output::Fp32, _)));
         if let Some((_, format)) = data.native() {
             data.cut = Ring::new(capacity(format, context.mtu));
         }
@@ -464,40 +547,40 @@ impl OpData {
     /// caller parses it in full), else what `admit` would have answered.
     pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
         let h = frame.first_chunk::<FRAME_HEADER>()?;
-        let sid = &h[FIXED_TAIL.start..FIXED_TAIL.start + 2];
-        let ci = self.contributors.iter().position(|c| c.template[FIXED_TAIL.start..FIXED_TAIL.start + 2] == *sid)?;
-        let c = &self.contributors[ci];
-        if c.binding.port != port || c.template[..FIXED_HEAD] != h[..FIXED_HEAD] || c.template[FIXED_TAIL] != h[FIXED_TAIL] {
+        let sid = u16::from_be_bytes([h[FIXED_TAIL.start], h[FIXED_TAIL.start + 1]]);
+        let ci = match self.stream_ids.get(sid as usize) {
+            // Stream IDs 0..n in contributor order (the usual binding): no search.
+            Some(s) if self.ids_are_indices && *s == sid => sid as usize,
+            _ => self.stream_ids.iter().position(|s| *s == sid)?,
+        };
+        let c = self.contributors.get(ci)?;
+        if c.binding.port != port || !fixed_equal(&c.template, h) {
             return None;
         }
-        let b = c.binding;
         let p = DataPacket::new_unchecked(&h[ETH_HEADER_LEN..]);
-        let d = DataRepr {
-            class: Class::DATA,
-            identity: self.identity,
-            src_ep: b.peer_ep,
-            dst_ep: b.local_ep,
-            packet_id: p.packet_id(),
-            first_element: p.first_element(),
-            element_count: p.element_count(),
-            group_count: 1,
-            flags: p.flags(),
-            stream_id: b.stream_id,
-            body: &frame[FRAME_HEADER..],
-        };
+        let (packet_id, count) = (p.packet_id(), p.element_count());
+        let body = frame.get(FRAME_HEADER..)?;
+        let values = body.get(GROUP_DESCRIPTOR_LEN..)?;
         if self.failed {
             return Some(Err(DataReject::OperationFailed));
         }
         if !self.feedback && self.reduced() {
             return Some(Err(DataReject::OperationDone));
         }
-        // The shape checks of `admit_from` that the frame's checks left: its range against the vector.
-        let (first, end) = (d.first_element as u64, d.end_element());
-        let r = match d.check_against_vector(self.context.vector_len, 0) {
-            Err(e) => Err(vector_reject(e.reason)),
-            Ok(()) => self.admit_window(ci, &d, Some(GroupRepr { format: NumFormat::Fp32, count: d.element_count, values: &d.body[GROUP_DESCRIPTOR_LEN..] }), first, end, frame.len(), out),
+        // The shape checks of `admit_from` that the frame's checks left: its
+        // range against the vector (`DataRepr::check_against_vector` for a
+        // frame that is not INEXACT, which the caller checked).
+        let first = p.first_element() as u64;
+        let end = first + count as u64;
+        let len = self.context.vector_len as u64;
+        let r = if end > len {
+            Err(DataReject::RangeOutsideVector)
+        } else if (p.flags() & flags::LAST != 0) != (end == len) {
+            Err(DataReject::LastFlagMismatch)
+        } else {
+            self.admit_window(ci, packet_id, body, Groups::One(GroupRepr { format: NumFormat::Fp32, count, values }), first, end, frame.len(), out)
         };
-        Some(self.progress_after(ci, d.packet_id, r, out))
+        Some(self.progress_after(ci, packet_id, r, out))
     }
 
     /// `admit` once the frame's stream and binding are known.
@@ -543,19 +626,29 @@ impl OpData {
         if !ok {
             return Err(DataReject::FormatNotAllowed);
         }
-        self.admit_window(ci, d, single, d.first_element as u64, d.end_element(), frame_len, out)
+        let groups = match single {
+            Some(g) => Groups::One(g),
+            None => Groups::All(d),
+        };
+        self.admit_window(ci, d.packet_id, d.body, groups, d.first_element as u64, d.end_element(), frame_len, out)
     }
 
     /// Admission of a well-shaped packet `[first, end)` to the window: a
     /// duplicate, or room in the window and in the contributor's credit,
-    /// then applied (`single`: its one group, else its groups are walked).
+    /// then applied (`groups`: its one group, or every group walked).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn admit_window(&mut self, ci: usize, d: &DataRepr<'_>, single: Option<GroupRepr<'_>>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
-        let digest = digest(first, end, d.body);
+    #[inline(always)]
+    fn admit_window(&mut self, ci: usize, packet_id: u32, body: &[u8], groups: Groups<'_>, first: u64, end: u64, frame_len: usize, out: &mut impl Sink) -> Result<Admitted, DataReject> {
+        let digest = digest(first, end, body);
         let c = &self.contributors[ci];
-        if let Some(h) = c.held.iter().find(|h| h.packet_id == d.packet_id) {
-            return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
+        // One walk of the held packets: the first with this Packet ID
+        // decides at once; an overlap is refused after the checks below.
+        let mut overlap = false;
+        for h in &c.held {
+            if h.packet_id == packet_id {
+                return if h.digest == digest && h.first == first && h.end == end { Ok(Admitted::Duplicate) } else { Err(DataReject::ChangedRetransmit) };
+            }
+            overlap |= h.first < end && first < h.end;
         }
         if self.feedback && end <= c.covered.max(self.base) {
             // A copy of a range already taken (and perhaps released): its sender lost our PROGRESS.
@@ -571,7 +664,7 @@ impl OpData {
             self.contributors[ci].starved = true;
             return Err(DataReject::BeyondWindow);
         }
-        if c.held.iter().any(|h| h.first < end && first < h.end) {
+        if overlap {
             return Err(DataReject::Overlap);
         }
         // With feedback, the last interval and frame of the window are kept
@@ -588,9 +681,9 @@ impl OpData {
             return Err(DataReject::BytesExhausted);
         }
         // Admitted: apply every group at its global position.
-        match single {
-            Some(g) => self.apply_group(first, &g),
-            None => {
+        match groups {
+            Groups::One(g) => self.apply_group(first, &g),
+            Groups::All(d) => {
                 let mut pos = first;
                 for g in d.groups() {
                     self.apply_group(pos, &g);
@@ -600,16 +693,22 @@ impl OpData {
         }
         let c = &mut self.contributors[ci];
         c.largest = c.largest.max(end - first);
-        c.held.push(Held { packet_id: d.packet_id, first, end, digest, bytes: frame_len as u32 });
+        c.held.push(Held { packet_id, first, end, digest, bytes: frame_len as u32 });
         c.held_bytes += frame_len as u32;
-        c.covered = c.covered_from(c.covered.max(self.base));
-        self.emit_ready(out);
+        let from = c.covered.max(self.base);
+        c.covered = c.covered_from(from);
+        if from == self.base && c.covered > self.base {
+            self.behind -= 1;
+        }
+        if self.behind == 0 {
+            self.emit_ready(out);
+        }
         Ok(Admitted::Applied)
     }
 
     /// Adds one admitted group's values, which start at global position
     /// `pos`, to the window (split where the ring wraps).
-    #[inline]
+    #[inline(always)]
     fn apply_group(&mut self, mut pos: u64, g: &GroupRepr<'_>) {
         let slots = self.acc.slots();
         let w = g.format.value_bytes();
@@ -766,11 +865,102 @@ impl OpData {
     /// Sends the packets whose whole range (and AUTO lookahead) is complete,
     /// in order, while their streams have room.
     fn emit_ready(&mut self, out: &mut impl Sink) {
+        if self.fp32_results {
+            self.emit_fp32(out);
+        } else {
+            self.emit_planned(out);
+        }
+    }
+
+    /// `emit_ready` for a node that sends FP32 RESULT (no parent, FP32
+    /// output; nearly every operation): the canonical packet that starts
+    /// at `base` when it is complete, its values taken in one run (straight
+    /// into the frame for one FP32_ARRIVAL path), without a plan. The
+    /// same frames, in the same order, as `emit_planned`, which it leaves
+    /// a packet cut by the ring's end to.
+    fn emit_fp32(&mut self, out: &mut impl Sink) {
+        let len = self.len();
+        let slots = self.acc.slots();
+        while !self.failed && self.behind == 0 {
+            if !self.paths.iter().all(|p| p.replay.has_room()) {
+                return;
+            }
+            let ready = self.complete_to();
+            let base = self.base;
+            // Canonical cut: packet k covers [k * cap, (k + 1) * cap).
+            let end = (base - self.cut.slot(base) as u64 + self.cut.slots).min(len);
+            if ready <= base || ready < end {
+                return;
+            }
+            let count = (end - base) as usize;
+            let first_slot = self.ring.slot(base);
+            if slots - first_slot < count {
+                return self.emit_planned(out);
+            }
+            let flags = if end == len { flags::LAST } else { 0 };
+            let descriptor = GroupRepr { format: NumFormat::Fp32, count: count as u16, values: &[] }.descriptor().to_be_bytes();
+            let (now, acc) = (self.now, &mut self.acc);
+            let taken = match (acc.policy(), &mut self.paths[..]) {
+                // Its values cannot fail to round: written straight into the frame.
+                (Policy::Fp32Arrival, [path]) => {
+                    let mut taken = false;
+                    path.send_filled(now, out, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                        body[..4].copy_from_slice(&descriptor);
+                        taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
+                    });
+                    self.tally.results += 1;
+                    taken
+                }
+                // Without feedback, into the first path's frame that the sink
+                // has a buffer for; the others get a copy of it with their
+                // own header (no scratch body copied into every frame).
+                (Policy::Fp32Arrival, paths) if !self.feedback && out.copies_last() => {
+                    let mut from = None;
+                    for path in paths {
+                        match from {
+                            None => {
+                                let mut taken = false;
+                                path.send_filled(now, out, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count, |body| {
+                                    body[..4].copy_from_slice(&descriptor);
+                                    taken = acc.take_fp32_run(first_slot, count, &mut body[4..]).is_ok();
+                                });
+                                from = taken.then_some(path.binding.port);
+                            }
+                            Some(f) => path.send_copy(out, f, Class::RESULT, base as u32, count as u16, 1, flags, 4 + 4 * count),
+                        }
+                        self.tally.results += 1;
+                    }
+                    from.is_some()
+                }
+                (_, paths) => {
+                    let body = &mut self.scratch[..4 + 4 * count];
+                    body[..4].copy_from_slice(&descriptor);
+                    if acc.take_fp32_run(first_slot, count, &mut body[4..]).is_err() {
+                        self.fail(out);
+                        return;
+                    }
+                    for path in paths {
+                        path.send(now, out, Class::RESULT, base as u32, count as u16, 1, flags, body);
+                        self.tally.results += 1;
+                    }
+                    true
+                }
+            };
+            self.release(end, taken, out);
+        }
+    }
+
+    /// `emit_ready` for every other node: each packet planned (AUTO,
+    /// partials, other output formats, a packet cut by the ring's end).
+    fn emit_planned(&mut self, out: &mut impl Sink) {
         let len = self.len();
         while !self.failed {
-            let ready = self.complete_to();
             // Nothing new is complete (most packets), or no stream has room.
-            if ready <= self.base || !self.room() {
+            if self.behind > 0 || !self.room() {
+                return;
+            }
+            let ready = self.complete_to();
+            if ready <= self.base {
                 return;
             }
             let at_end = ready == len;
@@ -805,8 +995,13 @@ impl OpData {
         }
     }
 
-    /// The single format of what this node emits, unless it is AUTO.
+    /// The single format of what this node emits, unless it is AUTO (fixed
+    /// at STAGE: `native` holds it).
     fn native(&self) -> Option<(Output, NumFormat)> {
+        self.native
+    }
+
+    fn native_of(&self) -> Option<(Output, NumFormat)> {
         match self.emitted() {
             OutputFormat::INT8 => Some((Output::Int8, NumFormat::Int8)),
             OutputFormat::FP16 => Some((Output::Fp16, NumFormat::Fp16)),
@@ -950,24 +1145,40 @@ impl OpData {
             self.acc.clear(slot, n);
             pos += n as u64;
         }
-        let shift = ((to - self.base) as usize).min(self.masks_len);
-        self.masks.copy_within(shift..self.masks_len, 0);
-        self.masks_len -= shift;
+        if self.masks_len > 0 {
+            let shift = ((to - self.base) as usize).min(self.masks_len);
+            self.masks.copy_within(shift..self.masks_len, 0);
+            self.masks_len -= shift;
+        }
         self.base = to;
-        for ci in 0..self.contributors.len() {
-            let c = &mut self.contributors[ci];
-            let mut freed = 0;
-            c.held.retain(|h| {
-                let keep = h.end > to;
-                if !keep {
-                    freed += h.bytes;
+        let mut behind = 0;
+        for c in &mut self.contributors {
+            behind += (c.covered <= to) as usize;
+            if c.held.iter().all(|h| h.end <= to) {
+                // Every packet released (in-order traffic): no compaction.
+                c.held.clear();
+                c.held_bytes = 0;
+            } else {
+                let mut freed = 0;
+                c.held.retain(|h| {
+                    let keep = h.end > to;
+                    if !keep {
+                        freed += h.bytes;
+                    }
+                    keep
+                });
+                c.held_bytes -= freed;
+            }
+        }
+        self.behind = behind;
+        // Then, in the same order, the refused hear that the window moved
+        // (each PROGRESS reads only its own contributor's state).
+        if self.feedback {
+            for ci in 0..self.contributors.len() {
+                if self.contributors[ci].starved {
+                    self.contributors[ci].starved = false;
+                    self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
                 }
-                keep
-            });
-            c.held_bytes -= freed;
-            if self.feedback && c.starved {
-                c.starved = false;
-                self.progress_to_contributor(ci, 0, ProgressStatus::ACCEPTED, progress_flags::WINDOW_UPDATE, out);
             }
         }
     }
@@ -990,6 +1201,13 @@ impl OpData {
             }
         }
     }
+}
+
+/// What `admit_window` applies: the frame's one group (read once by the
+/// caller), or every group of a parsed frame.
+enum Groups<'a> {
+    One(GroupRepr<'a>),
+    All(&'a DataRepr<'a>),
 }
 
 enum Plan {

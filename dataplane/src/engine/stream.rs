@@ -165,6 +165,19 @@ impl Replay {
         self.transmit(now, out);
     }
 
+    /// `push` without feedback (depth 0 only) for a frame that starts as a
+    /// copy of the one last sent to port `from` (`Sink::copy_last`): `fill`
+    /// rewrites what differs (the header).
+    pub fn push_copy(&mut self, out: &mut impl Sink, from: u16, fill: impl FnOnce(u32, &mut [u8])) {
+        debug_assert_eq!(self.depth, 0);
+        let packet_id = self.next_packet_id;
+        self.next_packet_id = self.next_packet_id.wrapping_add(1);
+        if let Some(b) = out.copy_last(from, self.port) {
+            fill(packet_id, b);
+        }
+        self.stats.sent += 1;
+    }
+
     /// Sends queued frames in order while the receiver's credit allows and
     /// the stream is not paused.
     pub fn transmit(&mut self, now: u64, out: &mut impl Sink) {
