@@ -179,6 +179,9 @@ module prism_egress #(
     (* mem2reg *) logic [15:0] rq_left0 [RQ], rq_left1 [RQ];
     (* mem2reg *) logic [4:0]  rq_nn0 [RQ], rq_nn1 [RQ];
     (* mem2reg *) logic [RB-1:0] rq_slot1 [RQ];
+    // Slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1): the
+    // builder's hazard query counts, ready before the builder needs them.
+    (* mem2reg *) logic [5:0]  rq_hq0 [RQ], rq_hq1 [RQ];
     // Line 0 follows the previous request's last slot in the ring (the
     // builder's hazard query can then cover both in one range).
     (* mem2reg *) logic        rq_contig [RQ];
@@ -232,6 +235,8 @@ module prism_egress #(
                 rq_last1[rq_w] <= req_count <= 16'd17;
                 rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
                 rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
+                rq_hq0[rq_w] <= req_count <= 16'd1 ? 6'd1 : (req_count >= 16'd17 ? 6'd17 : {1'b0, req_count[4:0]});
+                rq_hq1[rq_w] <= req_count <= 16'd1 ? 6'd0 : (req_count >= 16'd33 ? 6'd32 : {1'b0, cm1});
             end
             rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
@@ -252,6 +257,10 @@ module prism_egress #(
     logic [15:0] nx_left;
     logic [FB-1:0] cur_idx, nx_idx;
     logic [5:0]  hq;
+    // nx_n + nx_nn, nx_n + 1, cur_n + 1: kept beside the counts, so a
+    // query count is a choice among registers, never an add after the
+    // builder's decision.
+    logic [5:0]  nx_hq, nx_n1, cur_n1;
     logic        hit_r;              // the answer to last cycle's query
     logic        bl_act, bl_fp, bl_go, o_rdy;
     logic        o;                  // the other slot
@@ -360,6 +369,8 @@ module prism_egress #(
         nx_left <= rq_left0[r];
         nx_nn <= rq_nn0[r];
         nx_idx <= '0;
+        nx_hq <= rq_hq0[r];
+        nx_n1 <= 6'd2;
     endtask
     task automatic load_nx1(input logic r);
         nx_slot <= rq_slot1[r];
@@ -368,6 +379,8 @@ module prism_egress #(
         nx_left <= rq_left1[r];
         nx_nn <= rq_nn1[r];
         nx_idx <= FB'(1);
+        nx_hq <= rq_hq1[r];
+        nx_n1 <= rq_hq0[r];
     endtask
     always_ff @(posedge clk) begin
         hit_r <= eg_hit;
@@ -393,17 +406,19 @@ module prism_egress #(
                     // Line 0 of the request, line 1 after it.
                     cur_slot <= RB'(rq_base[bl_s]);
                     cur_n <= 5'd1;
+                    cur_n1 <= 6'd2;
                     cur_last <= rq_last0[bl_s];
                     cur_idx <= '0;
                     load_nx1(bl_s);
                     cv <= 1'b1;
                     nv <= !rq_last0[bl_s];
                     nq <= !rq_last0[bl_s];
-                    hq <= 6'd1 + 6'(rq_nn0[bl_s]);
+                    hq <= rq_hq0[bl_s];
                 end
             end else if (bl_go) begin
                 cur_slot <= nx_slot;
                 cur_n <= nx_n;
+                cur_n1 <= nx_n1;
                 cur_last <= nx_last;
                 cur_idx <= nx_idx;
                 if (cur_last) begin
@@ -414,7 +429,7 @@ module prism_egress #(
                     load_nx1(o);
                     nv <= nv && !rq_last0[o];
                     nq <= nv && !rq_last0[o];
-                    hq <= 6'd1 + 6'(rq_nn0[o]);
+                    hq <= rq_hq0[o];
                 end else if (!nx_last) begin
                     // The line after nx.
                     nx_slot <= nx_slot + RB'(nx_n);
@@ -423,20 +438,23 @@ module prism_egress #(
                     nx_left <= nx_left - 16'(nx_nn);
                     nx_nn <= !nx_nn[4] ? 5'd0 : (nx_left >= 16'd32 ? 5'd16 : {1'b0, nx_left[3:0]});
                     nx_idx <= nx_idx + 1'b1;
-                    hq <= 6'(nx_n) + 6'(nx_nn);
+                    // nx_nn is 16 or the RESULT's last line: no carry to add.
+                    nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'd32 ? 6'd32 : {2'b01, nx_left[3:0]});
+                    nx_n1 <= nx_nn[4] ? 6'd17 : 6'(nx_nn[3:0]) + 6'd1;
+                    hq <= nx_hq;
                 end else begin
                     // nx is the RESULT's last line: line 0 of the next request after it.
                     load_nx0(o);
                     nv <= o_rdy;
                     nq <= o_rdy && rq_contig[o];
-                    hq <= 6'(nx_n) + 6'(o_rdy && rq_contig[o]);
+                    hq <= o_rdy && rq_contig[o] ? nx_n1 : 6'(nx_n);
                 end
             end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
                 load_nx0(o);
                 nv <= 1'b1;
                 nq <= rq_contig[o];
-                hq <= 6'(cur_n) + 6'(rq_contig[o]);
+                hq <= rq_contig[o] ? cur_n1 : 6'(cur_n);
             end
             if (lw_en) rq_lines[lw_s] <= lw_line + 16'd1;
             // Retire a slot every port has sent.
