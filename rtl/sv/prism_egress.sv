@@ -185,7 +185,7 @@ module prism_egress #(
     // Line 0 follows the previous request's last slot in the ring (the
     // builder's hazard query can then cover both in one range).
     (* mem2reg *) logic        rq_contig [RQ];
-    logic [15:0] rq_lines [RQ];      // lines of the slot's values built so far
+    logic [FB:0] rq_lines [RQ];      // lines of the slot's values built so far
     logic        sp_busy;            // a beat in some sender's pipeline or FIFO
     always_comb begin
         tx_idle = !req_en;
@@ -296,7 +296,7 @@ module prism_egress #(
     logic [EG_LAT-1:0] fl_v;
     logic [RL-1:0] rl_v;
     logic        rl_s [RL];
-    logic [15:0] rl_line [RL];
+    logic [FB-1:0] rl_line [RL];
     logic [LANES-1:0] rl_has [RL];
     logic [DATA_W-1:0] rl_vals;      // the line leaving the rounding pipes
     logic        r_mv0;              // round pipe 0's m_valid (the latency check)
@@ -332,7 +332,7 @@ module prism_egress #(
             fl_v <= EG_LAT'({fl_v, eg_go && !ctx_kulisch});
         end
         rl_s[0] <= bl_s;
-        rl_line[0] <= 16'(cur_idx);
+        rl_line[0] <= cur_idx;
         rl_has[0] <= bl_has;
         for (int i = 1; i < RL; i++) begin
             rl_s[i] <= rl_s[i-1];
@@ -352,7 +352,7 @@ module prism_egress #(
     // never meet: the context, and so the kind, changes only when egress is idle).
     logic          lw_en;
     logic          lw_s;
-    logic [15:0]   lw_line;
+    logic [FB-1:0] lw_line;
     logic [DATA_W-1:0] lw_data;
     always_comb begin
         lw_en = fl_v[EG_LAT-1] || rl_v[RL-1];
@@ -456,7 +456,7 @@ module prism_egress #(
                 nq <= rq_contig[o];
                 hq <= rq_contig[o] ? cur_n1 : 6'(cur_n);
             end
-            if (lw_en) rq_lines[lw_s] <= lw_line + 16'd1;
+            if (lw_en) rq_lines[lw_s] <= {1'b0, lw_line} + 1'b1;
             // Retire a slot every port has sent.
             for (int s = 0; s < RQ; s++)
                 if (rq_valid[s] && rq_built[s] && rq_pdone[s] == '1) rq_lines[s] <= '0;
@@ -480,6 +480,33 @@ module prism_egress #(
         for (int p = 0; p < PORTS; p++)
             for (int i = 0; i < MAX_PATHS; i++)
                 pmask[p][i] <= PI_W'(i) < n_paths && p_port[16*i +: 16] == 16'(p);
+    // For a sender at path v: whether port p has a path from v on (pt_has),
+    // a second one after it (pt_more), and the first (pt_pi); registered
+    // from pmask, so a sender's step is a lookup by its path index, not a
+    // priority search and a subtraction (the paths change only while
+    // egress is idle).
+    logic          pt_has [PORTS][PSLOTS];
+    logic          pt_more [PORTS][PSLOTS];
+    logic [PI_W-1:0] pt_pi [PORTS][PSLOTS];
+    always_ff @(posedge clk)
+        for (int p = 0; p < PORTS; p++)
+            for (int v = 0; v < PSLOTS; v++) begin
+                logic [MAX_PATHS-1:0] c;
+                logic seen, two;
+                logic [PI_W-1:0] first;
+                for (int i = 0; i < MAX_PATHS; i++) c[i] = pmask[p][i] && i >= v;
+                seen = 1'b0;
+                two = 1'b0;
+                first = '0;
+                for (int i = 0; i < MAX_PATHS; i++) begin
+                    if (c[i] && seen) two = 1'b1;
+                    if (c[i] && !seen) first = PI_W'(i);
+                    if (c[i]) seen = 1'b1;
+                end
+                pt_has[p][v] <= seen;
+                pt_more[p][v] <= two;
+                pt_pi[p][v] <= first;
+            end
 
     // Header byte i of slot s's RESULT on path pi.
     function automatic logic [7:0] res_hdr_byte(input int i, input logic s, input logic [PI_W-1:0] pi);
@@ -561,23 +588,20 @@ module prism_egress #(
         sp_busy = 1'b0;
         for (int p = 0; p < PORTS; p++) begin
             logic s;
-            logic [MAX_PATHS-1:0] cand;
             s = sp_s[p];
             sx_live[p] = rq_valid[s] && !rq_pdone[s][p];
-            for (int i = 0; i < MAX_PATHS; i++) cand[i] = pmask[p][i] && PI_W'(i) >= sp_pi[p];
-            sx_pi[p] = '0;
-            for (int i = MAX_PATHS - 1; i >= 0; i--) if (cand[i]) sx_pi[p] = PI_W'(i);
+            sx_pi[p] = pt_pi[p][sp_pi[p]];
             if (rq_ctl[s]) begin
                 sx_has[p] = rq_ctlp[s][p] && sp_pi[p] == 0;
                 sx_more[p] = 1'b0;
                 sx_pi[p] = '0;
             end else begin
-                sx_has[p] = cand != 0;
-                sx_more[p] = (cand & (cand - MAX_PATHS'(1))) != 0;
+                sx_has[p] = pt_has[p][sp_pi[p]];
+                sx_more[p] = pt_more[p][sp_pi[p]];
             end
             sx_last[p] = sp_line[p] == rq_ll[s];
             sx_go[p] = sx_live[p] && sx_has[p]
-                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || 16'(sp_line[p]) < rq_lines[s])
+                && (rq_ctl[s] || rq_auto[s] || rq_inexact[s] || (FB + 1)'(sp_line[p]) < rq_lines[s])
                 && f_level[p] + FL_W'(d1_v[p]) + FL_W'(d2_v[p]) < FL_W'(FDEPTH);
             if (d1_v[p] || d2_v[p] || f_level[p] != 0) sp_busy = 1'b1;
         end
@@ -661,7 +685,7 @@ module prism_egress #(
             // The slots' lines for this port's sender: written by the
             // builder (every port's copy), read in stage 2.
             prism_ram_sdp #(.W(DATA_W), .DEPTH(RQ * 2 ** FB)) lines (
-                .clk, .we(lw_en), .waddr({lw_s, FB'(lw_line)}), .wdata(lw_data),
+                .clk, .we(lw_en), .waddr({lw_s, lw_line}), .wdata(lw_data),
                 .re(d1_v[gp]), .raddr({d1_s[gp], d1_line[gp]}), .rdata(lb_q[gp])
             );
             // Stage 3: the line's values (line 0: value 0 in bytes 60 to 63) and the mask.
