@@ -582,3 +582,94 @@ fn results_copied_from_the_first_path_equal_results_built_from_one_body() {
         assert_eq!(results + a.asked.checked_div(every).unwrap_or(0), ranges * s.ranks as usize, "single_port {single_port} every {every}");
     }
 }
+
+#[test]
+fn a_slot_reused_after_release_or_abort_takes_no_frame_of_the_operation_before() {
+    // The node keeps a one-entry cache of the last fast-path frame's
+    // operation and slot. An operation released (or aborted) frees its slot,
+    // the next STAGE takes it: a frame of the gone operation must then be
+    // refused as with no cache (NoOperation, StaleGeneration), and the new
+    // one's frames admitted, while frames of two operations alternate. A
+    // node without the fast path (no cache) must send and count the same.
+    let s = Scenario::new(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL);
+    let a = |op_gen: u32| Identity { op: 10, ..s.identity(op_gen) };
+    let b = Identity { op: 11, ..s.identity(2) };
+    let stage = |id: Identity, txn: u32| {
+        let bindings: Vec<BindingRecord> = (0..s.ranks).map(|r| prism_dataplane::fixtures::rank_binding(r, r == s.dest_rank, r)).collect();
+        let context = prism_dataplane::fixtures::single_context(s.semantics, s.accumulator, s.output, s.ranks, s.dest_rank, s.vector_len, s.mtu);
+        control_frame(id, txn, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })
+    };
+    // 363 values: one frame a canonical RESULT packet (MTU 1500).
+    let frame = |id: Identity, r: u16, k: u32| data(&s, r, k * 363, 363, k, move |d, _| d.identity = id);
+    let (mut fast, mut full) = (node(s.ranks, 1500), node(s.ranks, 1500));
+    full.set_fast_path(false);
+    let (mut out_fast, mut out_full) = (Vec::new(), Vec::new());
+    let mut txn = 100;
+    let mut control = |f: &[u8], fast: &mut Node, full: &mut Node| {
+        fast.handle(AM_PORT, f, &mut out_fast);
+        full.handle(AM_PORT, f, &mut out_full);
+        assert_eq!(ack_status(&out_fast), AckStatus::OK);
+        assert_eq!(out_fast, out_full);
+        out_fast.clear();
+        out_full.clear();
+    };
+    let (mut of, mut ou) = (Vec::new(), Vec::new());
+    let mut feed = |port: u16, f: &[u8], fast: &mut Node, full: &mut Node| {
+        fast.handle(port, f, &mut of);
+        full.handle(port, f, &mut ou);
+        assert_eq!(of, ou, "frames sent differ");
+        assert_eq!(fast.counters, full.counters, "counters differ");
+        let sent = of.len();
+        of.clear();
+        ou.clear();
+        sent
+    };
+    let mut next_txn = || {
+        txn += 1;
+        txn
+    };
+    // A in the first slot, one frame taken (the cache now holds A).
+    control(&stage(a(2), next_txn()), &mut fast, &mut full);
+    control(&control_frame(a(2), next_txn(), Command::COMMIT, ControlBody::Empty), &mut fast, &mut full);
+    feed(0, &frame(a(2), 0, 0), &mut fast, &mut full);
+    assert_eq!((fast.counters.data_applied, fast.fast_path_taken()), (1, 1));
+    // A released; B staged into its slot.
+    control(&control_frame(a(2), next_txn(), Command::RELEASE, ControlBody::Empty), &mut fast, &mut full);
+    control(&stage(b, next_txn()), &mut fast, &mut full);
+    control(&control_frame(b, next_txn(), Command::COMMIT, ControlBody::Empty), &mut fast, &mut full);
+    // A's next frame: no such operation, not admitted to B.
+    feed(1, &frame(a(2), 1, 0), &mut fast, &mut full);
+    assert_eq!(fast.counters.data_rejected[DataReject::NoOperation.index()], 1);
+    assert_eq!(fast.counters.data_applied, 1);
+    // B's frames are its own (a RESULT once both ranks sent the range).
+    feed(0, &frame(b, 0, 0), &mut fast, &mut full);
+    assert_eq!(feed(1, &frame(b, 1, 0), &mut fast, &mut full), 1, "B's first RESULT");
+    // A again, a newer generation, in another slot; frames of both alternate.
+    control(&stage(a(3), next_txn()), &mut fast, &mut full);
+    control(&control_frame(a(3), next_txn(), Command::COMMIT, ControlBody::Empty), &mut fast, &mut full);
+    feed(0, &frame(a(2), 0, 1), &mut fast, &mut full);
+    assert_eq!(fast.counters.data_rejected[DataReject::StaleGeneration.index()], 1);
+    let mut results = 0;
+    for k in 0..3 {
+        for r in 0..2 {
+            results += feed(r, &frame(a(3), r, k), &mut fast, &mut full);
+            results += feed(r, &frame(b, r, k + 1), &mut fast, &mut full);
+        }
+    }
+    assert_eq!(results, 6, "a RESULT a range, both operations");
+    assert_eq!(fast.counters.data_applied, 1 + 2 + 12);
+    // B aborted while the cache holds it: its next frame has no operation;
+    // a STAGE of B's key takes the freed slot and its frames are admitted.
+    control(&control_frame(b, next_txn(), Command::ABORT, ControlBody::Empty), &mut fast, &mut full);
+    feed(0, &frame(b, 0, 4), &mut fast, &mut full);
+    assert_eq!(fast.counters.data_rejected[DataReject::NoOperation.index()], 2);
+    let b3 = Identity { op_gen: s.identity(3).op_gen, ..b };
+    control(&stage(b3, next_txn()), &mut fast, &mut full);
+    control(&control_frame(b3, next_txn(), Command::COMMIT, ControlBody::Empty), &mut fast, &mut full);
+    feed(0, &frame(b, 0, 0), &mut fast, &mut full);
+    assert_eq!(fast.counters.data_rejected[DataReject::StaleGeneration.index()], 2);
+    assert_eq!(feed(0, &frame(b3, 0, 0), &mut fast, &mut full) + feed(1, &frame(b3, 1, 0), &mut fast, &mut full), 1);
+    assert_eq!(fast.counters.data_applied, 1 + 2 + 12 + 2);
+    assert_eq!(fast.counters.data_rejected.iter().sum::<u64>(), 4);
+    assert!(fast.fast_path_taken() >= 16 && full.fast_path_taken() == 0, "{}", fast.fast_path_taken());
+}

@@ -330,10 +330,13 @@ pub struct OpData {
     fp32_results: bool,
     /// Lowest element not yet released: results (or partials) below it are sent.
     base: u64,
-    /// Contributors whose coverage ends at or below `base`: while any is,
-    /// nothing new is complete (`emit_ready` is not called for most
-    /// packets, whose check walked every contributor).
+    /// Contributors whose coverage ends below `target`: while any is, the
+    /// next packet out is not complete (`emit_ready` is not called for most
+    /// packets, and `emit_fp32` does not take the minimum over contributors).
     behind: usize,
+    /// Where the next packet out ends (`next_target`): the end of the
+    /// canonical packet at `base` for a native output, else `base + 1`.
+    target: u64,
     /// The reduction failed (INEXACT): no more DATA is taken.
     failed: bool,
     /// Every RESULT from the parent was forwarded (or its terminal INEXACT).
@@ -430,6 +433,7 @@ impl OpData {
             fp32_results: false,
             base: 0,
             behind,
+            target: 1,
             failed: false,
             results_in_done: false,
             results_in_inexact: false,
@@ -447,7 +451,23 @@ impl OpData {
         if let Some((_, format)) = data.native() {
             data.cut = Ring::new(capacity(format, context.mtu));
         }
+        data.target = data.next_target();
         data
+    }
+
+    /// `target` for the current `base`: a native output's packets are cut
+    /// canonically (packet k covers `[k * cap, (k + 1) * cap)`, `plan`), so
+    /// nothing goes out before every contributor covers the one at `base`;
+    /// AUTO plans whatever is complete. A native output only ever releases
+    /// whole canonical packets, so `base` is on a cut (or the end) and the
+    /// packet at it ends `cap` further on.
+    fn next_target(&self) -> u64 {
+        if self.native.is_some() {
+            debug_assert!(self.cut.slot(self.base) == 0 || self.base >= self.len(), "base {} is not on a cut", self.base);
+            (self.base + self.cut.slots).min(self.len())
+        } else {
+            self.base + 1
+        }
     }
 
     fn len(&self) -> u64 {
@@ -545,6 +565,7 @@ impl OpData {
     /// body length, count, group count, flags, descriptor and MTU
     /// (`Node::data_fast`). `None`: not such a frame (nothing changed; the
     /// caller parses it in full), else what `admit` would have answered.
+    #[inline]
     pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
         let h = frame.first_chunk::<FRAME_HEADER>()?;
         let sid = u16::from_be_bytes([h[FIXED_TAIL.start], h[FIXED_TAIL.start + 1]]);
@@ -695,9 +716,9 @@ impl OpData {
         c.largest = c.largest.max(end - first);
         c.held.push(Held { packet_id, first, end, digest, bytes: frame_len as u32 });
         c.held_bytes += frame_len as u32;
-        let from = c.covered.max(self.base);
-        c.covered = c.covered_from(from);
-        if from == self.base && c.covered > self.base {
+        let was = c.covered;
+        c.covered = c.covered_from(was.max(self.base));
+        if was < self.target && c.covered >= self.target {
             self.behind -= 1;
         }
         if self.behind == 0 {
@@ -885,13 +906,13 @@ impl OpData {
             if !self.paths.iter().all(|p| p.replay.has_room()) {
                 return;
             }
-            let ready = self.complete_to();
-            let base = self.base;
-            // Canonical cut: packet k covers [k * cap, (k + 1) * cap).
-            let end = (base - self.cut.slot(base) as u64 + self.cut.slots).min(len);
-            if ready <= base || ready < end {
+            // Every contributor covers the canonical packet at `base`
+            // (`behind` is zero), which ends at `target`.
+            let (base, end) = (self.base, self.target);
+            if end <= base {
                 return;
             }
+            debug_assert!(self.complete_to() >= end, "behind is zero before the packet at {base} is complete");
             let count = (end - base) as usize;
             let first_slot = self.ring.slot(base);
             if slots - first_slot < count {
@@ -1151,9 +1172,11 @@ impl OpData {
             self.masks_len -= shift;
         }
         self.base = to;
+        let target = self.next_target();
+        self.target = target;
         let mut behind = 0;
         for c in &mut self.contributors {
-            behind += (c.covered <= to) as usize;
+            behind += (c.covered < target) as usize;
             if c.held.iter().all(|h| h.end <= to) {
                 // Every packet released (in-order traffic): no compaction.
                 c.held.clear();
