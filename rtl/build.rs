@@ -17,11 +17,7 @@ struct Model {
 }
 
 const MODELS: &[Model] = &[
-    Model {
-        top: "prism_rx_validate",
-        sv: &["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"],
-        shim: "csrc/shim.cpp",
-    },
+    Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
     Model { top: "prism_fp32_add_pipe", sv: &["sv/prism_fp32_add_pipe.sv"], shim: "csrc/fp32_add_pipe.cpp" },
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },
@@ -94,11 +90,7 @@ fn fingerprint(pkg: &str, m: &Model) -> String {
     let shim = if m.shim.is_empty() { String::new() } else { std::fs::read_to_string(m.shim).unwrap_or_else(|e| panic!("read {}: {e}", m.shim)) };
     let included = MODELS.iter().filter(|x| shim.contains(&format!("\"V{}.h\"", x.top))).flat_map(|x| x.sv.iter().copied());
     // And against the csrc/ headers it includes (pipe.h).
-    let headers: Vec<String> = shim
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("#include \"")?.strip_suffix('"').map(|h| format!("csrc/{h}")))
-        .filter(|h| Path::new(h).exists())
-        .collect();
+    let headers: Vec<String> = shim.lines().filter_map(|l| l.trim().strip_prefix("#include \"")?.strip_suffix('"').map(|h| format!("csrc/{h}"))).filter(|h| Path::new(h).exists()).collect();
     for f in std::iter::once(pkg).chain(m.sv.iter().copied()).chain(included).chain(std::iter::once(m.shim)).chain(headers.iter().map(String::as_str)).filter(|f| !f.is_empty()) {
         f.hash(&mut h);
         std::fs::read(f).unwrap_or_else(|e| panic!("read {f}: {e}")).hash(&mut h);

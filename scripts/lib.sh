@@ -33,6 +33,11 @@ need_rust() {
         log "installing clippy (rustup component add clippy)"
         rustup component add clippy
     fi
+    # The format check (rustfmt.toml); the minimal profile leaves it out too.
+    if ! cargo fmt --version >/dev/null 2>&1; then
+        log "installing rustfmt (rustup component add rustfmt)"
+        rustup component add rustfmt
+    fi
 }
 
 # need_avx512_emu: BochsCPU (bochscpu-python, from PyPI) in a venv under

@@ -33,6 +33,8 @@ run_step "${PRISM_BUILD_TIMEOUT:-2400}" "$log_dir/build.log" cargo build --works
 # A check links nothing, so prism-rtl's build script verilates no model here
 # (PRISM_RTL_NO_MODELS): clippy's build of it is another one than the test
 # build's, and verilating every model again took about 8 minutes.
+log "cargo fmt --all --check (rustfmt.toml)"
+run_step 120 "$log_dir/fmt.log" cargo fmt --all --check || status=1
 log "cargo clippy --workspace --all-targets -- -D warnings"
 run_step 1500 "$log_dir/clippy.log" env PRISM_RTL_NO_MODELS=1 cargo clippy --workspace --all-targets --locked -- -D warnings || status=1
 log "cargo test --workspace --no-fail-fast"

@@ -9,16 +9,16 @@
 //! the others, shows in the figure; a sum of per-core rates would hide it.
 
 use crate::switch_throughput::{config, Case};
-use prism_dataplane::fixtures::SwitchToml;
 use crate::BenchError;
+use crossbeam::queue::ArrayQueue;
 use prism_dataplane::dpdk::{online_cpus, rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::Sent;
+use prism_dataplane::fixtures::SwitchToml;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::stats;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;
 use prism_pktgen::Job;
-use crossbeam::queue::ArrayQueue;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Releases every core at once: a spinning barrier (a futex barrier wakes

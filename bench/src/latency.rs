@@ -13,11 +13,11 @@
 use hdrhistogram::Histogram;
 use prism_dataplane::wire::*;
 use prism_pktgen::link::Link;
+use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::{AfPacketLink, Job, Packetization, Pattern, RunOptions, SimLink};
 use prism_rtl::RtlLink;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use prism_pktgen::process::{switch_command, Spawned};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -249,12 +249,20 @@ impl Side {
 
     /// Elements reduced per second of operation time.
     pub fn elements_per_s(&self) -> f64 {
-        if self.busy_ns == 0 { 0.0 } else { self.elements as f64 * 1e9 / self.busy_ns as f64 }
+        if self.busy_ns == 0 {
+            0.0
+        } else {
+            self.elements as f64 * 1e9 / self.busy_ns as f64
+        }
     }
 
     /// DATA frames per second of operation time: the rate the switch sustained.
     pub fn data_pps(&self) -> f64 {
-        if self.busy_ns == 0 { 0.0 } else { self.data_frames as f64 * 1e9 / self.busy_ns as f64 }
+        if self.busy_ns == 0 {
+            0.0
+        } else {
+            self.data_frames as f64 * 1e9 / self.busy_ns as f64
+        }
     }
 }
 
@@ -350,7 +358,11 @@ impl VethSwitch {
         let _ = Command::new("ip").args(["link", "del", &ours]).stderr(Stdio::null()).status();
         let ip = |args: &[&str]| -> Result<(), BenchError> {
             let st = Command::new("ip").args(args).status().map_err(BenchError::NoIp)?;
-            if st.success() { Ok(()) } else { Err(BenchError::Ip(args.join(" "))) }
+            if st.success() {
+                Ok(())
+            } else {
+                Err(BenchError::Ip(args.join(" ")))
+            }
         };
         ip(&["link", "add", &ours, "type", "veth", "peer", "name", &theirs])?;
         for n in [&ours, &theirs] {
@@ -361,11 +373,7 @@ impl VethSwitch {
         let cfg = dir.join(format!("prism-bench-{tag}.toml"));
         let stats = dir.join(format!("prism-bench-{tag}.json"));
         let ready = dir.join(format!("prism-bench-{tag}.ready"));
-        std::fs::write(
-            &cfg,
-            SwitchToml::new(&["net_af_packet0"]).mtu(9000).to_string(),
-        )
-        .map_err(BenchError::file(&cfg))?;
+        std::fs::write(&cfg, SwitchToml::new(&["net_af_packet0"]).mtu(9000).to_string()).map_err(BenchError::file(&cfg))?;
         let mut cmd = switch_command(binary, &format!("prism-bench-{tag}"), "0", &[format!("net_af_packet0,iface={ours}")], &cfg, &stats, &ready);
         let mut child = Spawned::spawn(&mut cmd, "prism-switch", &dir.join(format!("prism-bench-{tag}.log"))).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
         let sw = match child.wait_ready(&ready, Duration::from_secs(30)) {
@@ -442,8 +450,7 @@ impl MemifRig {
         let sock = dir.join("memif.sock");
         let _ = std::fs::remove_file(&sock);
         let (cfg, ready, hlog, stats) = (dir.join("switch.toml"), dir.join("switch.ready"), dir.join("residence.hlog"), dir.join("switch.json"));
-        std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).mtu(9000).to_string())
-            .map_err(BenchError::file(&cfg))?;
+        std::fs::write(&cfg, SwitchToml::new(&["net_memif0"]).mtu(9000).to_string()).map_err(BenchError::file(&cfg))?;
         let vdev = |role: &str| format!("net_memif0,role={role},id=0,socket={}", sock.display());
         // The switch's core before the switch takes it: what the machine takes from any poller there.
         let (sw_cpu, pg_cpu) = *MEMIF_CPUS.get_or_init(|| (0, 1));
@@ -542,11 +549,9 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             "prism-switch (DPDK 22.11, net_af_packet) on a veth pair, one polling core".into(),
         ),
         Software::Sim => Side::new("software", "wall time (Instant, TSC-backed); the engine's processing only".into(), "the prism-switch engine in-process (no DPDK, no kernel path)".into()),
-        Software::Interface(i) => Side::new(
-            "software",
-            format!("wall time (Instant, TSC-backed) at this host; includes AF_PACKET on {i}, the NIC and the link"),
-            format!("the switch behind interface {i}"),
-        ),
+        Software::Interface(i) => {
+            Side::new("software", format!("wall time (Instant, TSC-backed) at this host; includes AF_PACKET on {i}, the NIC and the link"), format!("the switch behind interface {i}"))
+        }
     };
     match software {
         Software::Memif => {

@@ -224,7 +224,18 @@ fn report(scenarios: &[std::path::PathBuf], out: &std::path::Path, software: &st
         let sc = latency::Scenario::load(path)?;
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
         if !quiet {
-            eprintln!("[{}/{}] {} ({} ranks, {}, {}, {} elements x {} operations{})", i + 1, scenarios.len(), sc.name, sc.ranks, sc.semantics, sc.policy, sc.vector_len, sc.operations, sc.rate_pps.map_or(String::new(), |r| format!(", {r} DATA/s")));
+            eprintln!(
+                "[{}/{}] {} ({} ranks, {}, {}, {} elements x {} operations{})",
+                i + 1,
+                scenarios.len(),
+                sc.name,
+                sc.ranks,
+                sc.semantics,
+                sc.policy,
+                sc.vector_len,
+                sc.operations,
+                sc.rate_pps.map_or(String::new(), |r| format!(", {r} DATA/s"))
+            );
         }
         let dir = out.join(&sc.name);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -286,10 +297,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     } else {
         cases()
     };
-    let cases: Vec<Case> = cases
-        .into_iter()
-        .filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| case_matches(c, w))))
-        .collect();
+    let cases: Vec<Case> = cases.into_iter().filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| case_matches(c, w)))).collect();
     let secs = if quick { 0.3 } else { seconds };
     for c in &cases {
         let m = measure(&eal, &pool, c, secs);
@@ -332,7 +340,25 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         println!("baseline testpmd io ({memory}): {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
         println!(
             "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
-            "accumulator", "semantics", "data", "ranks", "cyc/pkt", "Mpps/core", "vs base", "rx copy", "core", "floor", "sum only", "sum hot", "kept", "floor/base", "hot/base", "kept/base", "core/work", "no fast", "nf/work"
+            "accumulator",
+            "semantics",
+            "data",
+            "ranks",
+            "cyc/pkt",
+            "Mpps/core",
+            "vs base",
+            "rx copy",
+            "core",
+            "floor",
+            "sum only",
+            "sum hot",
+            "kept",
+            "floor/base",
+            "hot/base",
+            "kept/base",
+            "core/work",
+            "no fast",
+            "nf/work"
         );
         for m in &rows {
             println!(
@@ -361,7 +387,16 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         println!("(rx copy: the emulated RX alone over the same frames, a fresh mbuf with the frame copied in and freed; core: the rest, the switch core's own cycles)");
         println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; kept: FP32_ARRIVAL only, a design that keeps each frame until its range completes and then sums the kept bodies straight into the RESULT, with no window and no digest; floor/base, hot/base and kept/base: against testpmd; core/work: core against the floor's own work, floor minus rx copy; no fast and nf/work: the same with the engine's DATA fast path off, every other operation of the run)");
         if let Some((c, one, two)) = scaling {
-            println!("scaling ({} {} {:?}, {} ranks; best of 3 alternated rounds each): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x", c.accumulator.name(), c.semantics.name(), c.pattern, c.ranks, one / 1e6, two / 1e6, two / one);
+            println!(
+                "scaling ({} {} {:?}, {} ranks; best of 3 alternated rounds each): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x",
+                c.accumulator.name(),
+                c.semantics.name(),
+                c.pattern,
+                c.ranks,
+                one / 1e6,
+                two / 1e6,
+                two / one
+            );
         }
     }
     Ok(())
@@ -379,7 +414,8 @@ fn collective(a: CollectiveArgs) -> Result<(), Box<dyn Error>> {
     if online < cores {
         return Err(format!("--cores {cores} needs {cores} online CPUs; this machine has {online}").into());
     }
-    let args: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "1024", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench-coll"].iter().map(|s| s.to_string()).collect();
+    let args: Vec<String> =
+        ["prism-bench", "--no-huge", "--no-pci", "-l", "0", "-m", "1024", "--log-level", "lib.eal:error", "--file-prefix", "prism-bench-coll"].iter().map(|s| s.to_string()).collect();
     let eal = Eal::init(&args).map_err(|e| e.to_string())?;
     let pool = Mempool::new(&eal, "coll", 16383, 256, 2048 + 128).map_err(|e| e.to_string())?;
     let semantics = if reduce { Semantics::REDUCE } else { Semantics::ALLREDUCE };
@@ -438,7 +474,19 @@ fn collective(a: CollectiveArgs) -> Result<(), Box<dyn Error>> {
         return Ok(());
     }
     println!("one collective, {ranks} ranks, {elements} FP32 elements a rank, {}: striped over {cores} operations on {cores} cores vs one core (best of {rounds} alternated rounds; rate = DATA frames over the makespan)", semantics.name());
-    println!("{:<14} {:<18} {:>12} {:>12} {:>8} {:>14} {:>8} {:>8} {:>8} {:>16}", "accumulator", "data", "1 core Mpps", format!("{cores} cores Mpps"), "ratio", "Melem/s", "25 GbE", "100 GbE", "400 GbE", "one RX queue");
+    println!(
+        "{:<14} {:<18} {:>12} {:>12} {:>8} {:>14} {:>8} {:>8} {:>8} {:>16}",
+        "accumulator",
+        "data",
+        "1 core Mpps",
+        format!("{cores} cores Mpps"),
+        "ratio",
+        "Melem/s",
+        "25 GbE",
+        "100 GbE",
+        "400 GbE",
+        "one RX queue"
+    );
     for (c, one, many, steered, _) in &rows {
         let eff = many.data_pps / one.data_pps / cores as f64;
         println!(
@@ -457,11 +505,23 @@ fn collective(a: CollectiveArgs) -> Result<(), Box<dyn Error>> {
     }
     if memif {
         let cpus = prism_dataplane::dpdk::online_cpus().len();
-        println!("through the binaries on net_memif (prism-switch with 1 and {cores} polling cores, prism-pktgen striping over as many operations; {cpus} CPUs{}):", if cpus < cores + 1 { ", so pktgen time-shares a CPU with a polling core, and the N-core switch runs with --idle-sleep-us 20" } else { "" });
+        println!(
+            "through the binaries on net_memif (prism-switch with 1 and {cores} polling cores, prism-pktgen striping over as many operations; {cpus} CPUs{}):",
+            if cpus < cores + 1 { ", so pktgen time-shares a CPU with a polling core, and the N-core switch runs with --idle-sleep-us 20" } else { "" }
+        );
         println!("{:<14} {:<18} {:>14} {:>14} {:>8} {:>22} {:>8}", "accumulator", "data", "1 core DATA/s", format!("{cores} cores DATA/s"), "ratio", "DATA applied per core", "steered");
         for (c, _, _, _, real) in &rows {
             if let Some((a, n)) = real {
-                println!("{:<14} {:<18} {:>14.0} {:>14.0} {:>7.2}x {:>22} {:>8}", c.accumulator.name(), format!("{:?}", c.pattern), a.data_pps, n.data_pps, n.data_pps / a.data_pps, format!("{:?}", n.applied_per_core), n.steered);
+                println!(
+                    "{:<14} {:<18} {:>14.0} {:>14.0} {:>7.2}x {:>22} {:>8}",
+                    c.accumulator.name(),
+                    format!("{:?}", c.pattern),
+                    a.data_pps,
+                    n.data_pps,
+                    n.data_pps / a.data_pps,
+                    format!("{:?}", n.applied_per_core),
+                    n.steered
+                );
             }
         }
     }
@@ -486,7 +546,11 @@ fn pktgen_rate(seconds: f64, as_json: bool) -> Result<(), Box<dyn Error>> {
     let r = prism_pktgen::dpdk::replay(link.pool(), port, 0, &frames, std::time::Duration::from_secs_f64(seconds), 32, None)?;
     let r2 = prism_pktgen::dpdk::replay_cores(&link, port, &frames, std::time::Duration::from_secs_f64(seconds), 32, None, 2)?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&json!({"testpmd_txonly_pps": base, "pktgen_pps": r.pps, "ratio": r.pps / base, "pktgen_gbps_on_wire": r.gbps, "pktgen_2_cores_pps": r2.pps})).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"testpmd_txonly_pps": base, "pktgen_pps": r.pps, "ratio": r.pps / base, "pktgen_gbps_on_wire": r.gbps, "pktgen_2_cores_pps": r2.pps}))
+                .unwrap_or_default()
+        );
     } else {
         println!("testpmd txonly: {:.2} Mpps; prism-pktgen replay: {:.2} Mpps ({:.1} Gb/s on the wire) = {:.2}x, one core each, 1512-byte frames", base / 1e6, r.pps / 1e6, r.gbps, r.pps / base);
         println!("prism-pktgen replay on 2 cores (2 TX queues): {:.2} Mpps = {:.2}x its one-core rate", r2.pps / 1e6, r2.pps / r.pps);

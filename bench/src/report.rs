@@ -111,7 +111,11 @@ fn plot_spectrum(path: &Path, sides: &[&Side], title: &str) -> Result<(), BenchE
         .y_desc("latency (us)")
         .x_label_formatter(&|x| {
             let p = 100.0 * (1.0 - 1.0 / x);
-            if p < 1.0 { "0%".into() } else { format!("{}%", format!("{p:.3}").trim_end_matches('0').trim_end_matches('.')) }
+            if p < 1.0 {
+                "0%".into()
+            } else {
+                format!("{}%", format!("{p:.3}").trim_end_matches('0').trim_end_matches('.'))
+            }
         })
         .draw()
         .map_err(plot)?;
@@ -158,11 +162,7 @@ fn plot_cdf(path: &Path, sides: &[&Side], title: &str) -> Result<(), BenchError>
             acc += v.count_at_value();
             pts.push((us(v.value_iterated_to()).max(min_us), acc as f64 / total));
         }
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(plot)?
-            .label(s.name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(LineSeries::new(pts, color.stroke_width(2))).map_err(plot)?.label(s.name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
     }
     chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(plot)?;
     root.present().map_err(plot)
@@ -218,7 +218,12 @@ pub fn residence_table(o: &Outcome) -> String {
         if let Some(Ok(ip)) = &s.in_process {
             let h = &ip.residence_cycles;
             let ns = |v: u64| v as f64 * 1e9 / ip.tsc_hz.max(1) as f64;
-            t += &format!("| {} core in process (no link, no driver) | {} | {} |\n", s.name, percentiles(h).iter().map(|(_, v)| format!("{:.2} us", ns(*v) / 1e3)).collect::<Vec<_>>().join(" | "), h.len());
+            t += &format!(
+                "| {} core in process (no link, no driver) | {} | {} |\n",
+                s.name,
+                percentiles(h).iter().map(|(_, v)| format!("{:.2} us", ns(*v) / 1e3)).collect::<Vec<_>>().join(" | "),
+                h.len()
+            );
         }
     }
     t
@@ -251,7 +256,11 @@ fn residence_split(s: &Side) -> String {
         md += &format!("The switch's polling core, probed just before the switch started (a pinned thread spinning on the TSC): {}.", n.describe());
         if let Some(r) = &s.residence {
             let p50 = r.value_at_quantile(0.5) as f64;
-            md += &format!(" At that rate a residence interval of {:.2} us (the p50) starts or spans a gap {:.2}% of the time: tail percentiles above that share are the machine's, not the switch's.", p50 / 1e3, n.chance_within(p50) * 100.0);
+            md += &format!(
+                " At that rate a residence interval of {:.2} us (the p50) starts or spans a gap {:.2}% of the time: tail percentiles above that share are the machine's, not the switch's.",
+                p50 / 1e3,
+                n.chance_within(p50) * 100.0
+            );
         }
         md += "\n\n";
     }
@@ -307,8 +316,15 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
         md += &format!("- **{}**: {}. Clock: {}.\n", s.name, s.target, s.clock);
     }
     md += "\nThe two clocks differ: the software figure is wall time on this machine, including the path to and from the switch; the hardware figure is the simulated switch's cycles times the clock period, with frames handed to it beat by beat and no MAC, PHY or cable. Compare shapes and tails with that in mind.\n\n";
-    md += &format!("The row **hardware + MAC/PHY allowance** adds {MAC_PHY_ALLOWANCE_NS} ns to every hardware sample: {MAC_PHY_ALLOWANCE_SOURCE}. It is shown apart, never folded into the hardware row.\n\n");
-    md += &format!("Offered load: {}. Achieved: software {:.4e} DATA frames/s, hardware {:.4e} DATA frames/s (DATA frames over operation time).\n\n", sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{r:.4e} DATA frames/s over all ranks")), o.software.data_pps(), o.hardware.data_pps());
+    md += &format!(
+        "The row **hardware + MAC/PHY allowance** adds {MAC_PHY_ALLOWANCE_NS} ns to every hardware sample: {MAC_PHY_ALLOWANCE_SOURCE}. It is shown apart, never folded into the hardware row.\n\n"
+    );
+    md += &format!(
+        "Offered load: {}. Achieved: software {:.4e} DATA frames/s, hardware {:.4e} DATA frames/s (DATA frames over operation time).\n\n",
+        sc.rate_pps.map_or("as fast as the window allows".to_string(), |r| format!("{r:.4e} DATA frames/s over all ranks")),
+        o.software.data_pps(),
+        o.hardware.data_pps()
+    );
     match &o.software.in_process {
         Some(Ok(ip)) => {
             md += &format!(

@@ -13,13 +13,13 @@
 //! (`Floor`): the protocol's own work with no engine around it, so that a
 //! report tells the engine's cost from the arithmetic's and the RX's.
 
-use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
+use crate::BenchError;
 use prism_arith::window::{Accumulator, Policy};
 use prism_arith::NumFormat;
+use prism_dataplane::dpdk::{rdtsc, Eal, LcoreGuard, Mbuf, MbufSink, Mempool};
 use prism_dataplane::engine::digest::digest;
 use prism_dataplane::engine::Sent;
 use prism_dataplane::fixtures::SwitchToml;
-use crate::BenchError;
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::SwitchCore;
 use prism_dataplane::wire::*;

@@ -9,10 +9,7 @@ use std::process::Command;
 
 #[test]
 fn a_collective_striped_over_two_cores_runs_on_both() {
-    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
-        .args(["collective", "--elements", "20000", "--rounds", "1", "--gradient-only", "--memif", "--json"])
-        .output()
-        .expect("prism-bench runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench")).args(["collective", "--elements", "20000", "--rounds", "1", "--gradient-only", "--memif", "--json"]).output().expect("prism-bench runs");
     assert!(out.status.success(), "prism-bench collective failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     let cases = v["cases"].as_array().expect("cases");

@@ -9,10 +9,7 @@ use prism_bench::latency::{self, Scenario, Software};
 use prism_bench::report;
 
 fn scenario(name: &str, semantics: &str) -> Scenario {
-    toml::from_str(&format!(
-        "name = \"{name}\"\nranks = 3\nsemantics = \"{semantics}\"\nvector_len = 2904\noperations = 2\nseed = 5\npacketization = \"random\"\n"
-    ))
-    .expect("scenario")
+    toml::from_str(&format!("name = \"{name}\"\nranks = 3\nsemantics = \"{semantics}\"\nvector_len = 2904\noperations = 2\nseed = 5\npacketization = \"random\"\n")).expect("scenario")
 }
 
 fn hlog_count(path: &std::path::Path) -> u64 {
@@ -88,7 +85,8 @@ fn short_scenario_through_both_switches() {
             let p50 = summary["software"]["residence_ns"]["p50"].as_u64().unwrap();
             assert!(p50 > 0 && p50 <= r.max());
             let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-            let row = md.lines().find(|l| l.starts_with("| software |") && l.ends_with(&format!(" {want} |")) && md.contains("## Residence time")).unwrap_or_else(|| panic!("no residence row in:\n{md}"));
+            let row =
+                md.lines().find(|l| l.starts_with("| software |") && l.ends_with(&format!(" {want} |")) && md.contains("## Residence time")).unwrap_or_else(|| panic!("no residence row in:\n{md}"));
             assert!(row.contains(&format!("| {:.2} us |", p50 as f64 / 1000.0)), "report.md's p50 is summary.json's: {row} vs {p50} ns");
             // The same case in process beside the binaries' rate, report.md equal to summary.json.
             let cpp = summary["software_in_process"]["cycles_per_data_packet"].as_f64().expect("an in-process figure on memif");

@@ -171,7 +171,15 @@ fn verbose(out: &mut String, p: &PrismRepr<'_>, v: Verbosity) {
                     let _ = writeln!(
                         out,
                         "    binding {i}: dirs {:#04x} peer {} stream {} ep {:#06x}<->{:#06x} mac {} port {} rank {} terms {}",
-                        b.directions, b.peer_kind.name(), b.stream_id, b.local_ep, b.peer_ep, b.peer_mac, b.port, b.rank, b.terms
+                        b.directions,
+                        b.peer_kind.name(),
+                        b.stream_id,
+                        b.local_ep,
+                        b.peer_ep,
+                        b.peer_mac,
+                        b.port,
+                        b.rank,
+                        b.terms
                     );
                 }
             }

@@ -8,8 +8,8 @@ pub mod sim;
 
 use crate::switch::config::L2Mode;
 use crate::wire::{
-    direction, single_window_elements, AccumulatorPolicy, BindingRecord, Command, ContextRecord, ControlBody, ControlRepr, EthernetRepr, FormatCode, Identity, Mac, OutputFormat, PartialPolicy, PeerKind,
-    PrismRepr, Role, Semantics, ETHERTYPE, NO_RANK,
+    direction, single_window_elements, AccumulatorPolicy, BindingRecord, Command, ContextRecord, ControlBody, ControlRepr, EthernetRepr, FormatCode, Identity, Mac, OutputFormat, PartialPolicy,
+    PeerKind, PrismRepr, Role, Semantics, ETHERTYPE, NO_RANK,
 };
 use std::fmt;
 
@@ -56,7 +56,11 @@ pub fn rank_binding(r: u16, receives: bool, port: u16) -> BindingRecord {
 
 /// The Kulisch accumulator width `terms` need under KULISCH_FIXED (0 under any other policy).
 pub fn kulisch_width(accumulator: AccumulatorPolicy, terms: u32) -> u16 {
-    if accumulator == AccumulatorPolicy::KULISCH_FIXED { prism_arith::min_kulisch_width(terms) as u16 } else { 0 }
+    if accumulator == AccumulatorPolicy::KULISCH_FIXED {
+        prism_arith::min_kulisch_width(terms) as u16
+    } else {
+        0
+    }
 }
 
 /// A SINGLE node's context for `ranks` ranks, one binding each, FP32 in:
@@ -111,16 +115,7 @@ pub struct SwitchToml {
 impl SwitchToml {
     /// `SWITCH_MAC` at MTU 1500 on these devices, the AM (`AM_MAC`) behind port 0.
     pub fn new<S: AsRef<str>>(ports: &[S]) -> Self {
-        SwitchToml {
-            mac: SWITCH_MAC,
-            mtu: 1500,
-            max_ops: None,
-            am_mac: AM_MAC,
-            am_port: 0,
-            ports: ports.iter().map(|p| p.as_ref().to_string()).collect(),
-            l2_mode: None,
-            l2_table: Vec::new(),
-        }
+        SwitchToml { mac: SWITCH_MAC, mtu: 1500, max_ops: None, am_mac: AM_MAC, am_port: 0, ports: ports.iter().map(|p| p.as_ref().to_string()).collect(), l2_mode: None, l2_table: Vec::new() }
     }
 
     pub fn mac(self, mac: Mac) -> Self {

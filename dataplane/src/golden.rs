@@ -228,11 +228,7 @@ fn data_frame(class: Class, first: u32, groups: &[GroupRepr<'_>], vector_len: u3
     emit_groups(groups, &mut body);
     let count: u32 = groups.iter().map(|g| g.count as u32).sum();
     let last = first + count == vector_len;
-    let (e, src_ep, dst_ep, stream) = if class == Class::DATA {
-        (eth(SWITCH_MAC, RANK0_MAC), 0x1000, 0x0100, 0)
-    } else {
-        (eth(RANK1_MAC, SWITCH_MAC), 0x0101, 0x1001, 1)
-    };
+    let (e, src_ep, dst_ep, stream) = if class == Class::DATA { (eth(SWITCH_MAC, RANK0_MAC), 0x1000, 0x0100, 0) } else { (eth(RANK1_MAC, SWITCH_MAC), 0x0101, 0x1001, 1) };
     let repr = DataRepr {
         class,
         identity: IDENTITY,
@@ -345,9 +341,7 @@ pub fn frames() -> Vec<Golden> {
     ];
     out.push(Golden { name: "caps_response", bytes: control_frame(6, Command::CAPS_RESPONSE, ControlBody::Caps(Records::Typed(&caps)), (0, 1)) });
     // Paging at MTU 576: 15 records fill page 0, the 16th goes on page 1.
-    let many: Vec<CapabilityRecord> = (0..16u32)
-        .map(|i| CapabilityRecord { max_vector: 1000 + i, ..caps[(i % 3) as usize] })
-        .collect();
+    let many: Vec<CapabilityRecord> = (0..16u32).map(|i| CapabilityRecord { max_vector: 1000 + i, ..caps[(i % 3) as usize] }).collect();
     let per_page = (576 - codes::offsets::control::BODY) / codes::CAPABILITY_RECORD_LEN;
     for (page, chunk) in many.chunks(per_page).enumerate() {
         let name = if page == 0 { "caps_response_page0_mtu576" } else { "caps_response_page1_mtu576" };
@@ -452,16 +446,29 @@ pub fn malformed() -> Vec<Malformed> {
     let mut huge = data_frame(Class::DATA, 0, &[one_group(NumFormat::Int8, &big)], 10_000, 0);
     DataPacket::new_unchecked(&mut huge[B..]).set_element_count(8960);
     add("exceeds_mtu", huge, Reason::ExceedsMtu, B + o::data::BODY_LEN.start);
-    add("group_overrun", with_data(&|p| { p.body_mut()[3] = 5; p.set_element_count(5) }), Reason::GroupOverrun, body);
+    add(
+        "group_overrun",
+        with_data(&|p| {
+            p.body_mut()[3] = 5;
+            p.set_element_count(5)
+        }),
+        Reason::GroupOverrun,
+        body,
+    );
     add("version_2_0", with_data(&|p| p.set_version(0x20)), Reason::VersionMismatch, B);
     add("unknown_class", with_data(&|p| p.set_class_code(0x09)), Reason::UnknownClass, B + 1);
     add("unknown_command", with_control(&COMMIT, &|p| p.set_command_code(0x09)), Reason::UnknownCommand, B + o::control::COMMAND);
-    add("commit_with_body", {
-        let mut v = with_control(&COMMIT, &|p| p.set_body_len(4));
-        v.truncate(B + o::control::BODY + 4);
-        v.resize(60, 0);
-        v
-    }, Reason::BadBodyLength, B + o::control::BODY_LEN.start);
+    add(
+        "commit_with_body",
+        {
+            let mut v = with_control(&COMMIT, &|p| p.set_body_len(4));
+            v.truncate(B + o::control::BODY + 4);
+            v.resize(60, 0);
+            v
+        },
+        Reason::BadBodyLength,
+        B + o::control::BODY_LEN.start,
+    );
     add("unknown_ack_status", with_control(&ACK_STAGE_OK, &|p| p.set_status(0x20)), Reason::UnknownStatus, B + o::control::STATUS);
     add("status_in_request", with_control(&COMMIT, &|p| p.set_status(0x01)), Reason::ReservedNonZero, B + o::control::STATUS);
     add("bad_fragment", with_control(&COMMIT, &|p| p.set_frag_count(2)), Reason::BadFragment, B + o::control::FRAG_INDEX);
@@ -474,11 +481,16 @@ pub fn malformed() -> Vec<Malformed> {
     let last = padded.len() - 1;
     padded[last] = 0xff;
     add("padding_nonzero", padded, Reason::PaddingNonZero, last);
-    add("inexact_without_last", {
-        let mut v = RESULT_INEXACT.to_vec();
-        DataPacket::new_unchecked(&mut v[B..]).set_flags(codes::flags::INEXACT);
-        v
-    }, Reason::InexactMalformed, B + o::data::FLAGS);
+    add(
+        "inexact_without_last",
+        {
+            let mut v = RESULT_INEXACT.to_vec();
+            DataPacket::new_unchecked(&mut v[B..]).set_flags(codes::flags::INEXACT);
+            v
+        },
+        Reason::InexactMalformed,
+        B + o::data::FLAGS,
+    );
     add("inexact_with_elements", with_data(&|p| p.set_flags(codes::flags::INEXACT | codes::flags::LAST)), Reason::InexactMalformed, B + o::data::FLAGS);
     add("empty_packet", with_data(&|p| p.set_element_count(0)), Reason::EmptyPacket, B + o::data::ELEMENT_COUNT.start);
     add("empty_group", with_data(&|p| p.body_mut()[3] = 0), Reason::EmptyGroup, body + 2);

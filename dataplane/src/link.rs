@@ -193,9 +193,7 @@ impl Link for AfPacketLink {
                 let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
                 let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
                 // SAFETY: buf and from are valid for the sizes given.
-                let n = unsafe {
-                    libc::recvfrom(p.fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len)
-                };
+                let n = unsafe { libc::recvfrom(p.fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len) };
                 if n < 0 {
                     continue;
                 }

@@ -41,12 +41,7 @@ pub fn read_all<R: Read>(r: R) -> Result<Vec<Captured>, CaptureError> {
 
 /// Writes frames as an Ethernet pcap with microsecond timestamps.
 pub fn write_all<W: Write>(w: W, frames: &[Captured]) -> Result<(), CaptureError> {
-    let header = PcapHeader {
-        datalink: DataLink::ETHERNET,
-        snaplen: 65535,
-        endianness: pcap_file::Endianness::Little,
-        ..Default::default()
-    };
+    let header = PcapHeader { datalink: DataLink::ETHERNET, snaplen: 65535, endianness: pcap_file::Endianness::Little, ..Default::default() };
     let mut writer = PcapWriter::with_header(w, header).map_err(|e| CaptureError(e.to_string()))?;
     for f in frames {
         let p = PcapPacket { timestamp: f.ts, orig_len: f.data.len() as u32, data: Cow::Borrowed(&f.data) };

@@ -5,10 +5,7 @@ use prism_dataplane::golden::{self, *};
 use prism_dataplane::wire::*;
 
 fn caps() -> Vec<CapabilityRecord> {
-    vec![
-        sample_capability(FormatCode::FP32, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32),
-        sample_capability(FormatCode::FP32, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::AUTO),
-    ]
+    vec![sample_capability(FormatCode::FP32, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32), sample_capability(FormatCode::FP32, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::AUTO)]
 }
 
 fn node() -> Node {
@@ -48,16 +45,7 @@ fn stage_with(txn: u32, op_gen: u32, edit: impl Fn(&mut ContextRecord, &mut Vec<
 }
 
 fn control(cmd: Command, txn: u32, op_gen: u32) -> Vec<u8> {
-    let c = ControlRepr {
-        identity: Identity { op_gen, ..IDENTITY },
-        txn,
-        src_ep: AM_EP,
-        dst_ep: SWITCH_EP,
-        command: cmd,
-        frag_index: 0,
-        frag_count: 1,
-        body: ControlBody::Empty,
-    };
+    let c = ControlRepr { identity: Identity { op_gen, ..IDENTITY }, txn, src_ep: AM_EP, dst_ep: SWITCH_EP, command: cmd, frag_index: 0, frag_count: 1, body: ControlBody::Empty };
     let p = PrismRepr::Control(c);
     let mut f = vec![0; p.frame_len()];
     p.emit_frame(&EthernetRepr { dst: SWITCH_MAC, src: AM_MAC, ethertype: ETHERTYPE }, &mut f);
@@ -132,8 +120,23 @@ fn stage_refusals_carry_the_right_status() {
         ("MTU 1234", stage_with(1, 2, |c, _| c.mtu = 1234), (AckStatus::UNSUPPORTED, 0)),
         ("MTU 9000 on a 1500 node", stage_with(1, 2, |c, _| c.mtu = 9000), (AckStatus::UNSUPPORTED, 0)),
         // KULISCH_FIXED with FP32 output: both codes are advertised, never together.
-        ("uncovered tuple", stage_with(1, 2, |c, _| { c.accumulator = AccumulatorPolicy::KULISCH_FIXED; c.kulisch_width = 280 }), (AckStatus::UNSUPPORTED, 0)),
-        ("Kulisch too narrow", stage_with(1, 2, |c, _| { c.accumulator = AccumulatorPolicy::KULISCH_FIXED; c.output = OutputFormat::AUTO; c.kulisch_width = 272 }), (AckStatus::INVALID, 0)),
+        (
+            "uncovered tuple",
+            stage_with(1, 2, |c, _| {
+                c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+                c.kulisch_width = 280
+            }),
+            (AckStatus::UNSUPPORTED, 0),
+        ),
+        (
+            "Kulisch too narrow",
+            stage_with(1, 2, |c, _| {
+                c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+                c.output = OutputFormat::AUTO;
+                c.kulisch_width = 272
+            }),
+            (AckStatus::INVALID, 0),
+        ),
         ("port 7", stage_with(1, 2, |_, b| b[1].port = 7), (AckStatus::INVALID_BINDING, 2)),
         ("duplicate stream", stage_with(1, 2, |_, b| b[1].stream_id = 0), (AckStatus::INVALID_BINDING, 2)),
         ("REDUCE path to the wrong rank", stage_with(1, 2, |_, b| b[0].directions |= direction::RESULT_OUT), (AckStatus::INVALID_BINDING, 1)),
@@ -147,7 +150,11 @@ fn stage_refusals_carry_the_right_status() {
     }
     // A supported Kulisch tuple is accepted.
     let mut n = node();
-    let ok = stage_with(1, 2, |c, _| { c.accumulator = AccumulatorPolicy::KULISCH_FIXED; c.output = OutputFormat::AUTO; c.kulisch_width = 280 });
+    let ok = stage_with(1, 2, |c, _| {
+        c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+        c.output = OutputFormat::AUTO;
+        c.kulisch_width = 280
+    });
     assert_eq!(status(&send(&mut n, 0, &ok)), (AckStatus::OK, 0));
 }
 

@@ -3,7 +3,7 @@
 
 use prism_oracle as oracle;
 
-use oracle::{V, B16, F16, F32};
+use oracle::{B16, F16, F32, V};
 use prism_arith::NumFormat;
 use prism_dataplane::engine::{DataReject, Node};
 use prism_dataplane::fixtures::sim;
@@ -30,7 +30,13 @@ fn expected(s: &Scenario, v: &[Vec<Value>], o: &Outcome, pos: usize) -> V {
         OutputFormat::FP16 => oracle::of_f64(half::f16::from_bits(oracle::round(&value, F16) as u16).to_f64()),
         OutputFormat::BF16 => oracle::of_f64(half::bf16::from_bits(oracle::round(&value, B16) as u16).to_f64()),
         // AUTO, KULISCH and INT8 are lossless: the value itself (FP32-rounded under FP32_ARRIVAL).
-        _ => if s.accumulator == AccumulatorPolicy::KULISCH_FIXED { value } else { oracle::of_f32_bits(oracle::round(&value, F32)) },
+        _ => {
+            if s.accumulator == AccumulatorPolicy::KULISCH_FIXED {
+                value
+            } else {
+                oracle::of_f32_bits(oracle::round(&value, F32))
+            }
+        }
     }
 }
 
@@ -218,14 +224,31 @@ fn rank0_frame(s: &Scenario, packet_id: u32, first: u32, groups: &[GroupRepr<'_>
     let mut body = vec![0; groups_len(groups)];
     emit_groups(groups, &mut body);
     let count = groups.iter().map(|g| g.count).sum();
-    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000, dst_ep: 0x0100, packet_id, first_element: first, element_count: count, group_count: groups.len() as u8, flags: 0, stream_id: 0, body: &body });
+    let p = PrismRepr::Data(DataRepr {
+        class: Class::DATA,
+        identity: s.identity(2),
+        src_ep: 0x1000,
+        dst_ep: 0x0100,
+        packet_id,
+        first_element: first,
+        element_count: count,
+        group_count: groups.len() as u8,
+        flags: 0,
+        stream_id: 0,
+        body: &body,
+    });
     let mut f = vec![0; p.frame_len()];
     p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(0), ethertype: ETHERTYPE }, &mut f);
     f
 }
 
 fn data(s: &Scenario, r: u16, first: u32, n: u16, packet_id: u32, edit: impl Fn(&mut DataRepr<'_>, &mut EthernetRepr)) -> Vec<u8> {
-    let values: Vec<u8> = (0..n).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    data_of(s, r, first, n, packet_id, |_| 1.0, edit)
+}
+
+/// `data` with element `i` of the frame (from `first`) holding `value(i)`.
+fn data_of(s: &Scenario, r: u16, first: u32, n: u16, packet_id: u32, value: impl Fn(u32) -> f32, edit: impl Fn(&mut DataRepr<'_>, &mut EthernetRepr)) -> Vec<u8> {
+    let values: Vec<u8> = (0..n as u32).flat_map(|i| value(i).to_le_bytes()).collect();
     let g = [GroupRepr { format: NumFormat::Fp32, count: n, values: &values }];
     let mut body = vec![0; groups_len(&g)];
     emit_groups(&g, &mut body);
@@ -348,7 +371,16 @@ fn the_data_fast_path_decides_every_frame_as_the_full_parse() {
         let staged = || {
             let mut caps = caps();
             caps.iter_mut().for_each(|c| c.replay_depth = 16);
-            let mut n = Node::new(prism_dataplane::engine::NodeConfig { mac: prism_dataplane::fixtures::SWITCH_MAC, control_ep: prism_dataplane::fixtures::SWITCH_EP, am_mac: prism_dataplane::fixtures::AM_MAC, am_port: AM_PORT, ports: 2, mtu: 1500, max_ops: 4, caps });
+            let mut n = Node::new(prism_dataplane::engine::NodeConfig {
+                mac: prism_dataplane::fixtures::SWITCH_MAC,
+                control_ep: prism_dataplane::fixtures::SWITCH_EP,
+                am_mac: prism_dataplane::fixtures::AM_MAC,
+                am_port: AM_PORT,
+                ports: 2,
+                mtu: 1500,
+                max_ops: 4,
+                caps,
+            });
             let mut out = Vec::new();
             n.handle(AM_PORT, &stage_frame(&s, 2, 2), &mut out);
             assert_eq!(ack_status(&out), AckStatus::OK);
@@ -419,7 +451,19 @@ fn int8_output_that_is_not_an_integer_ends_with_inexact() {
     let g = [GroupRepr { format: NumFormat::Fp32, count: 10, values: &half_values }];
     let mut body = vec![0; groups_len(&g)];
     emit_groups(&g, &mut body);
-    let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1001, dst_ep: 0x0101, packet_id: 0, first_element: 0, element_count: 10, group_count: 1, flags: flags::LAST, stream_id: 1, body: &body });
+    let p = PrismRepr::Data(DataRepr {
+        class: Class::DATA,
+        identity: s.identity(2),
+        src_ep: 0x1001,
+        dst_ep: 0x0101,
+        packet_id: 0,
+        first_element: 0,
+        element_count: 10,
+        group_count: 1,
+        flags: flags::LAST,
+        stream_id: 1,
+        body: &body,
+    });
     let mut f = vec![0; p.frame_len()];
     p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(1), ethertype: ETHERTYPE }, &mut f);
     n.handle(1, &f, &mut out);
@@ -448,7 +492,19 @@ fn kulisch_overflow_of_the_width_is_inexact() {
         let g = [GroupRepr { format: NumFormat::Kulisch { width_bits: 280 }, count: 1, values: &big }];
         let mut body = vec![0; groups_len(&g)];
         emit_groups(&g, &mut body);
-        let p = PrismRepr::Data(DataRepr { class: Class::DATA, identity: s.identity(2), src_ep: 0x1000 + r, dst_ep: 0x0100 + r, packet_id: 0, first_element: 0, element_count: 1, group_count: 1, flags: flags::LAST, stream_id: r, body: &body });
+        let p = PrismRepr::Data(DataRepr {
+            class: Class::DATA,
+            identity: s.identity(2),
+            src_ep: 0x1000 + r,
+            dst_ep: 0x0100 + r,
+            packet_id: 0,
+            first_element: 0,
+            element_count: 1,
+            group_count: 1,
+            flags: flags::LAST,
+            stream_id: r,
+            body: &body,
+        });
         let mut f = vec![0; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
         n.handle(r, &f, &mut out);
@@ -543,27 +599,7 @@ fn results_copied_from_the_first_path_equal_results_built_from_one_body() {
             let n = (s.vector_len - first).min(363) as u16;
             for r in 0..s.ranks {
                 // Values that differ by rank and element, so that a body from another RESULT shows.
-                let values: Vec<u8> = (0..n as u32).flat_map(|i| ((first + i) as f32 * 0.25 + r as f32).to_le_bytes()).collect();
-                let g = [GroupRepr { format: NumFormat::Fp32, count: n, values: &values }];
-                let mut body = vec![0; groups_len(&g)];
-                emit_groups(&g, &mut body);
-                let last = if first + n as u32 == s.vector_len { flags::LAST } else { 0 };
-                let d = DataRepr {
-                    class: Class::DATA,
-                    identity: s.identity(2),
-                    src_ep: 0x1000 + r,
-                    dst_ep: 0x0100 + r,
-                    packet_id,
-                    first_element: first,
-                    element_count: n,
-                    group_count: 1,
-                    flags: last,
-                    stream_id: r,
-                    body: &body,
-                };
-                let p = PrismRepr::Data(d);
-                let mut f = vec![0; p.frame_len()];
-                p.emit_frame(&EthernetRepr { dst: prism_dataplane::golden::SWITCH_MAC, src: rank_mac(r), ethertype: ETHERTYPE }, &mut f);
+                let f = data_of(&s, r, first, n, packet_id, |i| (first + i) as f32 * 0.25 + r as f32, |_, _| {});
                 let port = if single_port { 0 } else { r };
                 copying.handle(port, &f, &mut a);
                 building.handle(port, &f, &mut b);

@@ -8,7 +8,7 @@
 use prism_oracle as oracle;
 mod tree;
 
-use oracle::{V, F32};
+use oracle::{F32, V};
 use prism_dataplane::wire::*;
 use tree::*;
 
@@ -181,8 +181,7 @@ fn one_percent_loss_duplication_corruption_and_reordering() {
             let net = run(&s);
             let o = &net.outcome;
             assert!(o.dropped > 0 && o.duplicated > 0 && o.corrupted > 0, "{o:?}");
-            let retx: u64 = net.nodes.iter().map(|n| n.stream_stats().retransmitted).sum::<u64>()
-                + net.ranks.iter().map(|r| r.replay.stats.retransmitted).sum::<u64>();
+            let retx: u64 = net.nodes.iter().map(|n| n.stream_stats().retransmitted).sum::<u64>() + net.ranks.iter().map(|r| r.replay.stats.retransmitted).sum::<u64>();
             assert!(retx > 0, "losses were repaired by retransmission");
             let malformed: u64 = net.nodes.iter().map(|n| n.counters.malformed.iter().sum::<u64>()).sum();
             assert!(malformed > 0, "corrupted frames are counted as malformed");

@@ -93,7 +93,17 @@ fn every_malformed_frame_gets_its_exact_error() {
 fn hand_written_frames_equal_typed_emission() {
     let bindings = [
         BindingRecord { directions: direction::DATA_IN, peer_kind: PeerKind::RANK, stream_id: 0, local_ep: 0x0100, peer_ep: 0x1000, peer_mac: RANK0_MAC, port: 0, rank: 0, terms: 1 },
-        BindingRecord { directions: direction::DATA_IN | direction::RESULT_OUT, peer_kind: PeerKind::RANK, stream_id: 1, local_ep: 0x0101, peer_ep: 0x1001, peer_mac: RANK1_MAC, port: 1, rank: 1, terms: 1 },
+        BindingRecord {
+            directions: direction::DATA_IN | direction::RESULT_OUT,
+            peer_kind: PeerKind::RANK,
+            stream_id: 1,
+            local_ep: 0x0101,
+            peer_ep: 0x1001,
+            peer_mac: RANK1_MAC,
+            port: 1,
+            rank: 1,
+            terms: 1,
+        },
     ];
     let context = ContextRecord {
         role: Role::SINGLE,
@@ -135,19 +145,8 @@ fn hand_written_frames_equal_typed_emission() {
     let group = GroupRepr { format: NumFormat::Fp32, count: 4, values: &values };
     let mut body = [0xa5u8; 20];
     emit_groups(&[group], &mut body);
-    let data = DataRepr {
-        class: Class::DATA,
-        identity: IDENTITY,
-        src_ep: 0x1000,
-        dst_ep: 0x0100,
-        packet_id: 0,
-        first_element: 0,
-        element_count: 4,
-        group_count: 1,
-        flags: 0,
-        stream_id: 0,
-        body: &body,
-    };
+    let data =
+        DataRepr { class: Class::DATA, identity: IDENTITY, src_ep: 0x1000, dst_ep: 0x0100, packet_id: 0, first_element: 0, element_count: 4, group_count: 1, flags: 0, stream_id: 0, body: &body };
     let eth = EthernetRepr { dst: SWITCH_MAC, src: RANK0_MAC, ethertype: ETHERTYPE };
     let n = PrismRepr::Data(data).emit_frame(&eth, &mut buf);
     assert_eq!(&buf[..n], &DATA_FP32[..]);

@@ -6,13 +6,7 @@ use prism_dataplane::wire::*;
 use proptest::prelude::*;
 
 fn format() -> impl Strategy<Value = NumFormat> {
-    prop_oneof![
-        Just(NumFormat::Int8),
-        Just(NumFormat::Fp16),
-        Just(NumFormat::Bf16),
-        Just(NumFormat::Fp32),
-        (35u16..=64).prop_map(|b| NumFormat::Kulisch { width_bits: b * 8 }),
-    ]
+    prop_oneof![Just(NumFormat::Int8), Just(NumFormat::Fp16), Just(NumFormat::Bf16), Just(NumFormat::Fp32), (35u16..=64).prop_map(|b| NumFormat::Kulisch { width_bits: b * 8 }),]
 }
 
 /// A group of valid values: Kulisch values get a canonical state byte.
@@ -38,8 +32,7 @@ fn group() -> impl Strategy<Value = (NumFormat, Vec<u8>)> {
 }
 
 fn identity() -> impl Strategy<Value = Identity> {
-    (any::<u64>(), any::<u16>(), any::<u16>(), any::<u16>(), any::<u32>())
-        .prop_map(|(job, group, group_gen, op, op_gen)| Identity { job, group, group_gen, op, op_gen })
+    (any::<u64>(), any::<u16>(), any::<u16>(), any::<u16>(), any::<u32>()).prop_map(|(job, group, group_gen, op, op_gen)| Identity { job, group, group_gen, op, op_gen })
 }
 
 fn frame_of(p: &PrismRepr<'_>) -> Vec<u8> {

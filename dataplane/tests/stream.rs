@@ -25,17 +25,7 @@ fn read(f: &[u8]) -> (u32, u64, u64) {
 }
 
 fn progress(rx: &mut RxWindow, pid: u32, status: ProgressStatus, flags: u8, credit: Credit) -> Vec<u8> {
-    let b = BindingRecord {
-        directions: 0,
-        peer_kind: PeerKind::RANK,
-        stream_id: 0,
-        local_ep: 1,
-        peer_ep: 2,
-        peer_mac: Mac([2, 0, 0, 0, 0, 1]),
-        port: 0,
-        rank: 0,
-        terms: 1,
-    };
+    let b = BindingRecord { directions: 0, peer_kind: PeerKind::RANK, stream_id: 0, local_ep: 1, peer_ep: 2, peer_mac: Mac([2, 0, 0, 0, 0, 1]), port: 0, rank: 0, terms: 1 };
     let cov = rx.coverage();
     let mut out: Vec<Sent> = Vec::new();
     emit_progress(&mut out, IDENTITY, Mac([2, 0, 0, 0, 0, 2]), &b, pid, status, flags, &cov, credit);

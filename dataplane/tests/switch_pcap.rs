@@ -32,11 +32,7 @@ fn input(s: &Scenario) -> Vec<Vec<u8>> {
     }
     data.sort_by_key(|d| (d.0, d.1));
     let id = s.identity(2);
-    let mut frames = vec![
-        control_frame(id, 1, Command::CAPS_QUERY, ControlBody::Empty),
-        stage_frame(s, 2, 2),
-        control_frame(id, 3, Command::COMMIT, ControlBody::Empty),
-    ];
+    let mut frames = vec![control_frame(id, 1, Command::CAPS_QUERY, ControlBody::Empty), stage_frame(s, 2, 2), control_frame(id, 3, Command::COMMIT, ControlBody::Empty)];
     let bad = golden::malformed();
     for (i, (_, _, f)) in data.into_iter().enumerate() {
         frames.push(f);
@@ -89,10 +85,7 @@ fn run_switch(dir: &Path, input: &[Vec<u8>]) -> (Vec<Vec<u8>>, serde_json::Value
 
 #[test]
 fn pcap_in_equals_engine_out() {
-    for (semantics, acc, output) in [
-        (Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::AUTO),
-        (Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32),
-    ] {
+    for (semantics, acc, output) in [(Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, OutputFormat::AUTO), (Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32)] {
         let mut s = Scenario::new(3, semantics, acc);
         s.single_port = true;
         s.output = output;

@@ -10,12 +10,49 @@ use std::path::Path;
 use std::process::Command as Proc;
 
 const FIELDS: &[&str] = &[
-    "class", "job", "group", "group_gen", "op", "op_gen", "src_ep", "dst_ep", "txn", "command", "status",
-    "frag_index", "frag_count", "stage.role", "stage.vector_len", "stage.binding_count", "binding.stream_id",
-    "binding.peer_mac", "binding.port", "ack.command", "ack.detail", "caps.input_format", "caps.max_vector",
-    "packet_id", "first_element", "element_count", "group_count", "flags", "stream_id", "group.format",
-    "group.count", "group.kulisch_width", "value.int8", "value.bits", "kulisch.state", "committed",
-    "interval_credits", "byte_credits", "progress_status", "hole.first", "hole.count", "reject", "reject_offset",
+    "class",
+    "job",
+    "group",
+    "group_gen",
+    "op",
+    "op_gen",
+    "src_ep",
+    "dst_ep",
+    "txn",
+    "command",
+    "status",
+    "frag_index",
+    "frag_count",
+    "stage.role",
+    "stage.vector_len",
+    "stage.binding_count",
+    "binding.stream_id",
+    "binding.peer_mac",
+    "binding.port",
+    "ack.command",
+    "ack.detail",
+    "caps.input_format",
+    "caps.max_vector",
+    "packet_id",
+    "first_element",
+    "element_count",
+    "group_count",
+    "flags",
+    "stream_id",
+    "group.format",
+    "group.count",
+    "group.kulisch_width",
+    "value.int8",
+    "value.bits",
+    "kulisch.state",
+    "committed",
+    "interval_credits",
+    "byte_credits",
+    "progress_status",
+    "hole.first",
+    "hole.count",
+    "reject",
+    "reject_offset",
 ];
 
 fn root() -> &'static Path {
@@ -24,9 +61,7 @@ fn root() -> &'static Path {
 
 fn tshark(capture: &str) -> Vec<Vec<String>> {
     let mut cmd = Proc::new("tshark");
-    cmd.current_dir(root())
-        .args(["-X", "lua_script:tools/wireshark/prism.lua", "-r", capture, "-T", "fields"])
-        .args(["-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]);
+    cmd.current_dir(root()).args(["-X", "lua_script:tools/wireshark/prism.lua", "-r", capture, "-T", "fields"]).args(["-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]);
     for f in FIELDS {
         cmd.args(["-e", &format!("prismcoll.{f}")]);
     }
@@ -34,11 +69,7 @@ fn tshark(capture: &str) -> Vec<Vec<String>> {
     assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("Lua: Error"), "dissector failed to load: {stderr}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect()
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
 }
 
 /// The row tshark must print for a frame, from the Rust parser.

@@ -56,7 +56,17 @@ impl DpdkLink {
         for p in &ports {
             p.wait_link_up(link_timeout)?;
         }
-        Ok(DpdkLink { ports, rx_queues: rx_queues.max(1), tx_queues: tx_queues.max(1), tx_full_waits: 0, tx_full_timeout: TX_FULL_TIMEOUT, pool, rx: Vec::with_capacity(64), pending: Default::default(), _eal: eal })
+        Ok(DpdkLink {
+            ports,
+            rx_queues: rx_queues.max(1),
+            tx_queues: tx_queues.max(1),
+            tx_full_waits: 0,
+            tx_full_timeout: TX_FULL_TIMEOUT,
+            pool,
+            rx: Vec::with_capacity(64),
+            pending: Default::default(),
+            _eal: eal,
+        })
     }
 
     pub fn pool(&self) -> &Mempool {

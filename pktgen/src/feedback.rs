@@ -10,17 +10,7 @@ use prism_dataplane::wire::*;
 /// The edge between rank `r` and its switch, seen from the rank (the
 /// endpoints of `Job::bindings` and `TreeJob::stage`, swapped).
 pub fn to_switch(r: u16, switch_mac: Mac, port: u16) -> BindingRecord {
-    BindingRecord {
-        directions: 0,
-        peer_kind: PeerKind::SWITCH,
-        stream_id: r,
-        local_ep: 0x1000 + r,
-        peer_ep: 0x0100 + r,
-        peer_mac: switch_mac,
-        port,
-        rank: NO_RANK,
-        terms: 0,
-    }
+    BindingRecord { directions: 0, peer_kind: PeerKind::SWITCH, stream_id: r, local_ep: 0x1000 + r, peer_ep: 0x0100 + r, peer_mac: switch_mac, port, rank: NO_RANK, terms: 0 }
 }
 
 /// Queues one DATA frame of `[first, end)`; the stream sets its Packet ID.

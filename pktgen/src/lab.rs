@@ -3,12 +3,12 @@
 //! `scripts/tree.sh`. Each switch is its own process with DPDK's
 //! `net_af_packet` on two interfaces; pktgen holds one interface per leaf.
 
+use crate::process::{ProcessError, Spawned};
 use crate::tree::TreeNode;
 use prism_dataplane::fixtures::{leaf_mac, SwitchToml, AM_MAC, ROOT_MAC};
 use prism_dataplane::switch::config::L2Mode;
-use std::path::{Path, PathBuf};
-use crate::process::{ProcessError, Spawned};
 use std::io;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -44,7 +44,11 @@ pub enum LabError {
 
 fn ip(args: &[&str]) -> Result<(), LabError> {
     let st = Command::new("ip").args(args).status().map_err(LabError::NoIp)?;
-    if st.success() { Ok(()) } else { Err(LabError::Ip(args.join(" "))) }
+    if st.success() {
+        Ok(())
+    } else {
+        Err(LabError::Ip(args.join(" ")))
+    }
 }
 
 /// A node's prism-switch configuration in the tree's wiring. Leaves: the AM

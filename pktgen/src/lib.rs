@@ -6,17 +6,17 @@
 
 pub mod am;
 pub mod args;
-pub mod feedback;
-pub mod job;
-pub mod link;
-pub mod run;
-pub mod verify;
-pub mod tree;
-pub mod lab;
-pub mod simtree;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod feedback;
+pub mod job;
+pub mod lab;
+pub mod link;
 pub mod process;
+pub mod run;
+pub mod simtree;
+pub mod tree;
+pub mod verify;
 
 pub use job::{Job, Packetization, Pattern};
 pub use link::{AfPacketLink, Link, SimLink};

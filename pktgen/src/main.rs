@@ -211,7 +211,10 @@ fn job_of(a: &Args) -> Result<Job, String> {
             if !pattern.contains("{rank}") {
                 return Err(format!("--input-file '{pattern}' must contain {{rank}}"));
             }
-            let v: Vec<Vec<u8>> = (0..j.ranks).map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input)).collect::<Result<_, _>>().map_err(|e| format!("--input-file: {e}"))?;
+            let v: Vec<Vec<u8>> = (0..j.ranks)
+                .map(|r| prism_pktgen::job::read_vector(std::path::Path::new(&pattern.replace("{rank}", &r.to_string())), j.input))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("--input-file: {e}"))?;
             let len = v[0].len();
             if v.iter().any(|x| x.len() != len) {
                 return Err("--input-file: the ranks' vectors differ in length".into());
@@ -239,7 +242,9 @@ fn link_of(a: &Args) -> Result<Box<dyn Link>, String> {
         eal.extend(a.eal.split_whitespace().map(str::to_string));
         let names: Vec<String> = devs.split(',').map(str::to_string).collect();
         let queues = a.queues.unwrap_or(a.stripes);
-        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms)).map(|l| Box::new(l) as Box<dyn Link>).map_err(|e| format!("--switch {}: {e}", a.switch));
+        return prism_pktgen::dpdk::DpdkLink::open_queues(&eal, &names, a.mtu, queues, queues, Duration::from_millis(a.link_timeout_ms))
+            .map(|l| Box::new(l) as Box<dyn Link>)
+            .map_err(|e| format!("--switch {}: {e}", a.switch));
     }
     if let Some(ifaces) = a.switch.strip_prefix("afpacket:") {
         let names: Vec<String> = ifaces.split(',').map(str::to_string).collect();

@@ -14,7 +14,7 @@ use crate::am::ranks::{drive, Drive, Flow, Operation, Rank, Receiver};
 use crate::am::{AmError, Session};
 use crate::feedback;
 use crate::link::Link;
-use crate::verify::oracle::{self, V, F32};
+use crate::verify::oracle::{self, F32, V};
 use prism_dataplane::engine::stream::StreamStats;
 use prism_dataplane::engine::Replay;
 use prism_dataplane::switch::impair::ImpairSpec;
@@ -226,7 +226,11 @@ impl TreeJob {
                         rs.map(|r| f32::from_bits(v[r][pos])).fold(None, |a: Option<f32>, x| Some(a.map_or(x, |a| a + x))).unwrap_or(0.0)
                     };
                     let total = (0..self.leaves as usize).map(leaf).fold(None, |a: Option<f32>, x| Some(a.map_or(x, |a| a + x))).unwrap_or(0.0);
-                    if total.is_nan() { 0x7fc0_0000 } else { total.to_bits() }
+                    if total.is_nan() {
+                        0x7fc0_0000
+                    } else {
+                        total.to_bits()
+                    }
                 }
             })
             .collect())
@@ -292,11 +296,19 @@ pub enum TreeError {
 }
 
 fn not_rolled_back(rollback: &[String], clean: &str) -> String {
-    if rollback.is_empty() { clean.into() } else { format!("; not rolled back: {}", rollback.join(", ")) }
+    if rollback.is_empty() {
+        clean.into()
+    } else {
+        format!("; not rolled back: {}", rollback.join(", "))
+    }
 }
 
 fn aborted(staged: &[String]) -> String {
-    if staged.is_empty() { String::new() } else { format!("; ABORT sent to {}", staged.join(", ")) }
+    if staged.is_empty() {
+        String::new()
+    } else {
+        format!("; ABORT sent to {}", staged.join(", "))
+    }
 }
 
 /// The data phase's failures: the link's.

@@ -6,10 +6,10 @@ pub use prism_oracle as oracle;
 use crate::job::Job;
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
-use prism_arith::NumFormat;
 use oracle::{B16, F16, F32, V};
-use std::sync::atomic::{AtomicU64, Ordering};
+use prism_arith::NumFormat;
 use prism_dataplane::wire::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How strongly a value was checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +172,11 @@ impl Expected {
             for &i in &o[1..n] {
                 acc += xs[i];
             }
-            if got_nan { acc.is_nan() } else { !acc.is_nan() && acc.to_bits() == got }
+            if got_nan {
+                acc.is_nan()
+            } else {
+                !acc.is_nan() && acc.to_bits() == got
+            }
         };
         if sums_to(&order) {
             return true;
@@ -451,9 +455,8 @@ mod fp32_tests {
             };
             let specials = [0u32, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_0001, 0x3f80_0000, 0xbf80_0000];
             let len = 64usize;
-            let vectors: Vec<Vec<u8>> = (0..ranks)
-                .map(|_| (0..len).flat_map(|i| if i % 5 == 0 { specials[next() as usize % specials.len()] } else { next() & 0xc7ff_ffff }.to_le_bytes()).collect())
-                .collect();
+            let vectors: Vec<Vec<u8>> =
+                (0..ranks).map(|_| (0..len).flat_map(|i| if i % 5 == 0 { specials[next() as usize % specials.len()] } else { next() & 0xc7ff_ffff }.to_le_bytes()).collect()).collect();
             let e = Expected::new(&job, &vectors);
             let mut agreed = (0, 0);
             for i in 0..len {
@@ -469,7 +472,11 @@ mod fp32_tests {
                 for got in [right, right ^ 1, right ^ 0x8000_0000, 0x7fc0_0000, 0xffc1_2345, next(), right] {
                     let by_bits = e.accepts_fp32(&job, i, got).is_ok();
                     assert_eq!(by_bits, e.accepts(&job, i, &oracle::of_f32_bits(got)).is_ok(), "{policy:?} {ranks} ranks, element {i}, got {got:#010x}");
-                    if by_bits { agreed.0 += 1 } else { agreed.1 += 1 }
+                    if by_bits {
+                        agreed.0 += 1
+                    } else {
+                        agreed.1 += 1
+                    }
                 }
             }
             assert!(agreed.0 >= len && agreed.1 > len, "both verdicts exercised: {agreed:?}");

@@ -72,12 +72,8 @@ fn one_percent_drop_duplicate_corrupt_and_reorder_on_every_link() {
     let lab = lab("ti", Some(spec));
     let mut link = AfPacketLink::open(&lab.pktgen_ifaces).unwrap();
     let mut retx = 0;
-    for (i, (semantics, acc, partial)) in [
-        (Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH),
-        (Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::FP32),
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, (semantics, acc, partial)) in
+        [(Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH), (Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::FP32)].into_iter().enumerate()
     {
         let mut job = TreeJob::new(semantics, acc, partial, 30_000);
         job.identity.op = 10 + i as u16;

@@ -7,12 +7,8 @@ use prism_pktgen::tree::{run_tree, TreeError, TreeJob, TreeNode};
 
 #[test]
 fn reduce_and_allreduce_in_process() {
-    for (i, (semantics, acc, partial)) in [
-        (Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::AUTO),
-        (Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::AUTO),
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, (semantics, acc, partial)) in
+        [(Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::AUTO), (Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::AUTO)].into_iter().enumerate()
     {
         let mut link = SimTreeLink::new(2, |_, _| {}).unwrap();
         let mut job = TreeJob::new(semantics, acc, partial, 10_000);

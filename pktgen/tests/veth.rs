@@ -8,10 +8,10 @@ mod common;
 
 use common as sim;
 
-use prism_dataplane::wire::*;
+use prism_dataplane::engine::DataReject;
 use prism_dataplane::fixtures::SwitchToml;
 use prism_dataplane::switch::stats;
-use prism_dataplane::engine::DataReject;
+use prism_dataplane::wire::*;
 use prism_pktgen::process::{switch_command, Spawned};
 use prism_pktgen::*;
 use std::path::PathBuf;
@@ -81,11 +81,7 @@ impl Switch {
         let dir = std::env::temp_dir();
         let cfg = dir.join(format!("prism-veth-{tag}.toml"));
         let ready = dir.join(format!("prism-veth-{tag}.ready"));
-        std::fs::write(
-            &cfg,
-            SwitchToml::new(&["net_af_packet0", "net_af_packet1"]).to_string(),
-        )
-        .unwrap();
+        std::fs::write(&cfg, SwitchToml::new(&["net_af_packet0", "net_af_packet1"]).to_string()).unwrap();
         let cpus = if workers > 1 { "0,1".to_string() } else { "0".to_string() };
         let vdevs: Vec<String> = v.names.iter().enumerate().map(|(i, (ours, _))| format!("net_af_packet{i},iface={ours},qpairs={workers}")).collect();
         let mut cmd = switch_command(&switch_binary(), &format!("prism-veth-{tag}"), &cpus, &vdevs, &cfg, &stats, &ready);

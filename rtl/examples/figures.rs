@@ -75,9 +75,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     let start = sw.cycle();
     let seen = sw.send_all(&per_port, &mut out);
     let ranks_on = |port: usize| (0..ranks as usize).filter(|r| r % ports == port).count();
-    let ingress: Vec<u64> = (0..packets[0].len())
-        .map(|k| (0..ports).filter(|&p| ranks_on(p) > 0).map(|p| seen[p][(k + 1) * ranks_on(p) - 1].last_cycle).max().unwrap_or(0))
-        .collect();
+    let ingress: Vec<u64> = (0..packets[0].len()).map(|k| (0..ports).filter(|&p| ranks_on(p) > 0).map(|p| seen[p][(k + 1) * ranks_on(p) - 1].last_cycle).max().unwrap_or(0)).collect();
     let in_first = seen.iter().flatten().map(|i| i.first_cycle).min().unwrap_or(start);
     let in_last = seen.iter().flatten().map(|i| i.last_cycle).max().unwrap_or(start);
     sw.drain(1000, &mut out);
@@ -86,11 +84,7 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     let paths = if semantics == Semantics::ALLREDUCE { ranks as usize } else { 1 };
     assert_eq!(results.len(), paths * packets[0].len(), "every RESULT");
     // The first RESULT of each range, against the last beat of the frame that completed it.
-    let latency = results
-        .chunks(paths)
-        .enumerate()
-        .map(|(k, r)| r.iter().map(|e| e.first_cycle).min().unwrap_or(ingress[k]) - ingress[k])
-        .collect();
+    let latency = results.chunks(paths).enumerate().map(|(k, r)| r.iter().map(|e| e.first_cycle).min().unwrap_or(ingress[k]) - ingress[k]).collect();
     Figures {
         ports,
         accumulator,

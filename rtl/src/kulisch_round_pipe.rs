@@ -10,16 +10,7 @@ extern "C" {
     fn prism_kulisch_round_pipe_free(m: *mut c_void);
     fn prism_kulisch_round_pipe_latency() -> u32;
     #[allow(clippy::too_many_arguments)]
-    fn prism_kulisch_round_pipe_batch(
-        m: *mut c_void,
-        acc: *const u32,
-        flags: *const u8,
-        fp32: *mut u32,
-        exact: *mut u8,
-        n: usize,
-        stall_seed: u64,
-        cycles: *mut u64,
-    ) -> usize;
+    fn prism_kulisch_round_pipe_batch(m: *mut c_void, acc: *const u32, flags: *const u8, fp32: *mut u32, exact: *mut u8, n: usize, stall_seed: u64, cycles: *mut u64) -> usize;
 }
 
 /// The pipelined rounding: each slot's FP32 value and exactness `LATENCY`
@@ -60,9 +51,7 @@ impl KulischRoundPipe {
         let mut cycles = 0u64;
         // SAFETY: model is live; acc holds 10 * n words, the other slices n
         // elements each; cycles is a valid out-pointer.
-        let got = unsafe {
-            prism_kulisch_round_pipe_batch(self.model, acc.as_ptr(), flags.as_ptr(), fp32.as_mut_ptr(), exact.as_mut_ptr(), n, stall_seed, &mut cycles)
-        };
+        let got = unsafe { prism_kulisch_round_pipe_batch(self.model, acc.as_ptr(), flags.as_ptr(), fp32.as_mut_ptr(), exact.as_mut_ptr(), n, stall_seed, &mut cycles) };
         let out = fp32.into_iter().zip(exact).map(|(b, x)| (b, x != 0)).collect();
         (out, PipeRun { cycles, sums: got })
     }

@@ -11,8 +11,8 @@
 //! LOOKAHEAD elements past its end, so those count as its range too.
 
 use crate::switch::{Egress, RtlSwitch};
-use prism_dataplane::wire::{parse_frame, Class, Command, ControlBody, Identity, Limits, Mac, OutputFormat, ParsedFrame, PrismRepr};
 use prism_dataplane::link::{Link, Rx};
+use prism_dataplane::wire::{parse_frame, Class, Command, ControlBody, Identity, Limits, Mac, OutputFormat, ParsedFrame, PrismRepr};
 use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};

@@ -105,16 +105,7 @@ impl RxCheck {
     }
 
     fn take(v: RawVerdict) -> Option<Verdict> {
-        (v.valid != 0).then_some(Verdict {
-            prism: v.prism != 0,
-            local: v.local != 0,
-            ok: v.ok != 0,
-            body_walk: v.body_walk != 0,
-            class: v.cls,
-            reason: v.reason,
-            offset: v.offset,
-            cycle: v.cycle,
-        })
+        (v.valid != 0).then_some(Verdict { prism: v.prism != 0, local: v.local != 0, ok: v.ok != 0, body_walk: v.body_walk != 0, class: v.cls, reason: v.reason, offset: v.offset, cycle: v.cycle })
     }
 }
 

@@ -49,15 +49,8 @@ struct Api {
 }
 
 /// `prism_switch` with every feature.
-static FULL: Api = Api {
-    new: prism_switch_new,
-    free: prism_switch_free,
-    ports: prism_switch_ports,
-    cycle: prism_switch_cycle,
-    counters: prism_switch_counters,
-    idle: prism_switch_idle,
-    skip: prism_switch_skip,
-};
+static FULL: Api =
+    Api { new: prism_switch_new, free: prism_switch_free, ports: prism_switch_ports, cycle: prism_switch_cycle, counters: prism_switch_counters, idle: prism_switch_idle, skip: prism_switch_skip };
 
 /// `prism_switch_fp32`: built without KULISCH_FIXED and AUTO.
 static FP32_ONLY: Api = Api {

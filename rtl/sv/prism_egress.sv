@@ -712,6 +712,24 @@ module prism_egress #(
             if (!rst && rq_valid[s] && rq_ctl[s] && q_len != q_len_q)
                 $error("prism_egress: q_len changed while a CONTROL reply was out");
     end
+    // The senders' path tables (pmask, then pt_*) follow n_paths and p_port
+    // two cycles late: the paths may change only while no RESULT is taken,
+    // and no RESULT may be requested in the two cycles after.
+    logic [$clog2(MAX_PATHS+1)-1:0] n_paths_q;
+    logic [MAX_PATHS*16-1:0] p_port_q;
+    logic [1:0] paths_settling;
+    always_ff @(posedge clk) begin
+        n_paths_q <= n_paths;
+        p_port_q <= p_port;
+        paths_settling <= {paths_settling[0], n_paths != n_paths_q || p_port != p_port_q};
+        if (!rst) begin
+            for (int s = 0; s < RQ; s++)
+                if ((n_paths != n_paths_q || p_port != p_port_q) && rq_valid[s] && !rq_ctl[s])
+                    $error("prism_egress: the paths changed while a RESULT was taken");
+            if (req_en && !req_ctl && (n_paths != n_paths_q || p_port != p_port_q || paths_settling != 2'b00))
+                $error("prism_egress: a RESULT requested within two cycles of a path change");
+        end
+    end
 `endif
 endmodule
 

@@ -7,9 +7,40 @@ use prism_rtl::{Fp32Adder, Fp32PipeAdder};
 mod common;
 use common::Rng;
 
+/// Zeros, subnormals, the normal range's edges, infinities, NaNs and
+/// values one rounding apart: the operands every adder test pairs.
+const SPECIALS: [u32; 22] = [
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x8000_0001,
+    0x007F_FFFF,
+    0x807F_FFFF,
+    0x0080_0000,
+    0x8080_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x3F80_0001,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x7FC0_0000,
+    0xFFC0_0001,
+    0x7F80_0001,
+    0x4B80_0000,
+    0x3380_0000,
+    0x3400_0000,
+    0xB3FF_FFFF,
+];
+
 fn expected(a: u32, b: u32) -> u32 {
     let s = f32::from_bits(a) + f32::from_bits(b);
-    if s.is_nan() { 0x7FC0_0000 } else { s.to_bits() }
+    if s.is_nan() {
+        0x7FC0_0000
+    } else {
+        s.to_bits()
+    }
 }
 
 fn check(adder: &mut Fp32Adder, a: &[u32], b: &[u32], what: &str) {
@@ -78,12 +109,7 @@ fn random_pairs_match_ieee() {
 
 #[test]
 fn special_values_exhaustively_paired() {
-    let specials: Vec<u32> = [
-        0x0000_0000u32, 0x8000_0000, 0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0080_0000, 0x8080_0000,
-        0x3F80_0000, 0xBF80_0000, 0x3F80_0001, 0x7F7F_FFFF, 0xFF7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000,
-        0xFFC0_0001, 0x7F80_0001, 0x4B80_0000, 0x3380_0000, 0x3400_0000, 0xB3FF_FFFF,
-    ]
-    .to_vec();
+    let specials = SPECIALS;
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for &x in &specials {
         for &y in &specials {
@@ -155,10 +181,7 @@ fn pipelined_adder_holds_its_stages_when_stalled() {
 
 #[test]
 fn pipelined_adder_on_special_and_subnormal_pairs() {
-    let specials = [
-        0x0000_0000u32, 0x8000_0000, 0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0080_0000, 0x8080_0000, 0x3F80_0000, 0xBF80_0000, 0x3F80_0001,
-        0x7F7F_FFFF, 0xFF7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0xFFC0_0001, 0x7F80_0001, 0x4B80_0000, 0x3380_0000, 0x3400_0000, 0xB3FF_FFFF,
-    ];
+    let specials = SPECIALS;
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for &x in &specials {
         for &y in &specials {

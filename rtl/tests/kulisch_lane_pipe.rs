@@ -165,7 +165,15 @@ fn check(ops: &[(Slot, Term)], stall_seed: u64, what: &str) -> PipeRun {
         let want = expected(s, t);
         if *g != want {
             if bad < 5 {
-                eprintln!("{what} #{i}: acc {} flags {:05b} + {t:?}: pipe {} flags {:05b}, oracle {} flags {:05b}", int_of_words(&s.words), s.flags, int_of_words(&g.words), g.flags, int_of_words(&want.words), want.flags);
+                eprintln!(
+                    "{what} #{i}: acc {} flags {:05b} + {t:?}: pipe {} flags {:05b}, oracle {} flags {:05b}",
+                    int_of_words(&s.words),
+                    s.flags,
+                    int_of_words(&g.words),
+                    g.flags,
+                    int_of_words(&want.words),
+                    want.flags
+                );
             }
             bad += 1;
         }

@@ -57,7 +57,13 @@ fn random_slots(r: &mut Rng, n: usize) -> Vec<Slot> {
             }
             let neg = r.next() % 2 == 1;
             // +2^319 does not fit; -2^319 does.
-            let v = if neg { -v } else if v.bits() == 320 { v - 1 } else { v };
+            let v = if neg {
+                -v
+            } else if v.bits() == 320 {
+                v - 1
+            } else {
+                v
+            };
             slot(&v, FINITE)
         })
         .collect()

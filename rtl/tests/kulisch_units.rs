@@ -98,14 +98,7 @@ fn rounding_of_values_near_every_binade_and_tie() {
             // Half an FP32 ulp at 2^p (a tie), and one ulp (an odd significand).
             let half = if p >= 24 { BigInt::from(1) << (p - 24) } else { BigInt::zero() };
             let ulp = if p >= 23 { BigInt::from(1) << (p - 23) } else { BigInt::from(1) };
-            for v in [
-                base.clone() + &noise,
-                base.clone() + &half,
-                base.clone() + &half + 1,
-                base.clone() + &ulp + &half,
-                base.clone() + &ulp + &half - 1,
-                base.clone() * 3 + &half,
-            ] {
+            for v in [base.clone() + &noise, base.clone() + &half, base.clone() + &half + 1, base.clone() + &ulp + &half, base.clone() + &ulp + &half - 1, base.clone() * 3 + &half] {
                 for neg in [false, true] {
                     let v = if neg { -v.clone() } else { v.clone() };
                     if v.is_zero() {

@@ -58,9 +58,18 @@ fn check(frame: &[u8], v: &Verdict) -> Result<(), String> {
     if let Err(e) = parse_frame(frame, &Limits::default()) {
         if e.reason == Reason::BadKulischValue && !v.ok {
             let later = v.offset as usize > e.offset || [46, 48].contains(&v.offset);
-            let structural = [Reason::GroupOverrun, Reason::GroupCountMismatch, Reason::ElementCountMismatch, Reason::PaddingNonZero, Reason::UnknownFormat, Reason::EmptyGroup, Reason::BadKulischWidth, Reason::ReservedNonZero]
-                .iter()
-                .any(|r| r.index() as u8 == v.reason);
+            let structural = [
+                Reason::GroupOverrun,
+                Reason::GroupCountMismatch,
+                Reason::ElementCountMismatch,
+                Reason::PaddingNonZero,
+                Reason::UnknownFormat,
+                Reason::EmptyGroup,
+                Reason::BadKulischWidth,
+                Reason::ReservedNonZero,
+            ]
+            .iter()
+            .any(|r| r.index() as u8 == v.reason);
             if later && structural {
                 return Ok(());
             }
@@ -96,11 +105,8 @@ fn package_matches_the_wire_module() {
 /// by file name), lint-clean under -Wall: the switch and every unit.
 #[test]
 fn lint_is_clean() {
-    let mut tops: Vec<String> = std::fs::read_dir(format!("{ROOT}/sv"))
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".sv").map(String::from))
-        .filter(|m| m != "prism_pkg")
-        .collect();
+    let mut tops: Vec<String> =
+        std::fs::read_dir(format!("{ROOT}/sv")).unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".sv").map(String::from)).filter(|m| m != "prism_pkg").collect();
     tops.sort();
     assert!(tops.iter().any(|t| t == "prism_switch") && tops.len() >= 10, "{tops:?}");
     for top in &tops {

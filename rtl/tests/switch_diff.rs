@@ -4,6 +4,7 @@
 //! software node is configured with the capability record the hardware
 //! advertises, one operation context and one port, like the hardware.
 
+use prism_arith::NumFormat;
 use prism_dataplane::engine::{Node, NodeConfig, Sent};
 use prism_dataplane::fixtures::sim;
 use prism_dataplane::golden::{self, AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
@@ -11,7 +12,6 @@ use prism_dataplane::wire::*;
 use prism_rtl::{Egress, RtlSwitch};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use prism_arith::NumFormat;
 use sim::{control_frame, packetize, rank_mac, vectors, Scenario, Value};
 
 /// Both switches, fed the same frames.
@@ -402,7 +402,13 @@ fn kulisch_value(bits: u32, w: usize) -> Vec<u8> {
     let mut v = vec![0u8; 1 + w / 8];
     let (neg, e, f) = (bits >> 31 == 1, (bits >> 23) & 0xFF, bits & 0x7F_FFFF);
     if e == 0xFF {
-        v[0] = if f != 0 { 5 } else if neg { 4 } else { 3 };
+        v[0] = if f != 0 {
+            5
+        } else if neg {
+            4
+        } else {
+            3
+        };
         return v;
     }
     let m = if e == 0 { f } else { f | 0x80_0000 } as u64;
@@ -456,11 +462,8 @@ fn kulisch_values_in_data_are_byte_identical() {
         while at < v[r as usize].len() {
             let n = rng.gen_range(35..=40usize).min(v[r as usize].len() - at);
             let kulisch = rng.gen_bool(0.6);
-            let vals: Vec<u8> = if kulisch {
-                v[r as usize][at..at + n].iter().flat_map(|x| kulisch_value(x.bits, w)).collect()
-            } else {
-                v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect()
-            };
+            let vals: Vec<u8> =
+                if kulisch { v[r as usize][at..at + n].iter().flat_map(|x| kulisch_value(x.bits, w)).collect() } else { v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect() };
             let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { NumFormat::Fp32 };
             if pid == 2 && kulisch {
                 // The same packet at another width first: format_not_allowed on both.
@@ -487,18 +490,15 @@ fn kulisch_values_in_data_are_byte_identical() {
     assert!(c.data_rejected[prism_dataplane::engine::DataReject::FormatNotAllowed.index()] >= 1, "{c:?}");
 }
 
-
 #[test]
 fn egress_backpressure_changes_nothing() {
     // m_axis_tready low on a fixed irregular pattern (7 of 19 cycles, each
     // port at its own phase), and ingress idle gaps: the same frames and
     // counters as the engine.
     let stall: Vec<bool> = (0..19).map(|i| [1, 2, 5, 8, 9, 13, 17].contains(&i)).collect();
-    for (ranks, semantics, acc, gap) in [
-        (3u16, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0),
-        (4, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 1),
-        (8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 0),
-    ] {
+    for (ranks, semantics, acc, gap) in
+        [(3u16, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0), (4, Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, 1), (8, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 0)]
+    {
         let p = run_stalled(ranks, semantics, acc, 91 + ranks as u64, 1700, gap, false, stall.clone());
         assert!(p.sw.counters.results_sent > 0);
     }
@@ -544,7 +544,6 @@ fn auto_output_is_byte_identical() {
     assert!(formats.contains("Int8"), "{formats:?}");
 }
 
-
 // ------------------------------------------------------------------ lane hazards
 // The lanes are pipelined: a run's sums reach the ring 9 cycles (FP32) or 3
 // cycles (Kulisch) after it read its slots. Short frames of one range arriving back to back make
@@ -559,8 +558,7 @@ impl Pair {
     /// the last beat, ports in index order within a cycle).
     fn send_together(&mut self, per_port: &[Vec<Vec<u8>>]) {
         let seen = self.rtl.send_all(per_port, &mut self.rtl_out);
-        let mut order: Vec<(u64, usize, usize)> =
-            seen.iter().enumerate().flat_map(|(p, v)| v.iter().enumerate().map(move |(i, g)| (g.last_cycle, p, i))).collect();
+        let mut order: Vec<(u64, usize, usize)> = seen.iter().enumerate().flat_map(|(p, v)| v.iter().enumerate().map(move |(i, g)| (g.last_cycle, p, i))).collect();
         order.sort_unstable();
         for (_, p, i) in order {
             self.sw.handle(p as u16, &per_port[p][i], &mut self.sw_out);

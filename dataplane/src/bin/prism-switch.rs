@@ -4,8 +4,8 @@
 
 use clap::Parser;
 use crossbeam::queue::ArrayQueue;
-use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
 use prism_dataplane::dpdk::FlowRule;
+use prism_dataplane::dpdk::{rdtsc, DpdkError, Eal, LcoreGuard, Mbuf, MbufSink, Mempool, Port, PortInfo};
 use prism_dataplane::switch::config::SwitchConfig;
 use prism_dataplane::switch::flows::{FlowDevice, FlowStats, OperationFlows, OperationKey};
 use prism_dataplane::switch::impair::{ImpairSpec, Impairment, Verdict};
@@ -232,10 +232,13 @@ fn total_json(workers: &[Value], ports: &[Port], pool: &Mempool, residence: &Res
         m.insert("residence_ns".into(), residence.to_json());
         m.insert("mbufs_available".into(), json!(pool.available()));
         // Per port: whether the device steers each operation to its owner (rte_flow), or why not.
-        let flows: Vec<Value> = steering.iter().map(|s| match s {
-            Ok(()) => json!({"rte_flow": true}),
-            Err(why) => json!({"rte_flow": false, "why": why}),
-        }).collect();
+        let flows: Vec<Value> = steering
+            .iter()
+            .map(|s| match s {
+                Ok(()) => json!({"rte_flow": true}),
+                Err(why) => json!({"rte_flow": false, "why": why}),
+            })
+            .collect();
         m.insert("flow_steering".into(), json!(flows));
     }
     total
@@ -328,7 +331,17 @@ struct Worker<'a> {
 impl Worker<'_> {
     fn run(self, mut core: SwitchCore) -> (SwitchCore, Stats) {
         let np = self.ports.len();
-        let mut st = Stats { residence: Residence::new(self.tsc_hz), rx: vec![0; np], tx: vec![0; np], tx_dropped: vec![0; np], no_mbuf: 0, steered: 0, steer_dropped: 0, flows: FlowStats::default(), flows_live: 0 };
+        let mut st = Stats {
+            residence: Residence::new(self.tsc_hz),
+            rx: vec![0; np],
+            tx: vec![0; np],
+            tx_dropped: vec![0; np],
+            no_mbuf: 0,
+            steered: 0,
+            steer_dropped: 0,
+            flows: FlowStats::default(),
+            flows_live: 0,
+        };
         let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).

@@ -12,12 +12,23 @@ pub enum DpdkError {
     EalInit(String),
     Mempool(String),
     PortNotFound(String),
-    Port { port: u16, call: &'static str, reason: String },
+    Port {
+        port: u16,
+        call: &'static str,
+        reason: String,
+    },
     NoMbuf,
     BadArgument(String),
-    LinkDown { port: u16, name: String, waited_ms: u64 },
+    LinkDown {
+        port: u16,
+        name: String,
+        waited_ms: u64,
+    },
     /// What went wrong with the device of this name (as the user gave it).
-    Device { device: String, source: Box<DpdkError> },
+    Device {
+        device: String,
+        source: Box<DpdkError>,
+    },
 }
 
 pub use crate::switch::queues::PortInfo;
@@ -39,7 +50,9 @@ impl fmt::Display for DpdkError {
 impl std::error::Error for DpdkError {}
 
 fn errno_text(rc: i32) -> String {
-    let e = if rc < 0 { -rc } else {
+    let e = if rc < 0 {
+        -rc
+    } else {
         // SAFETY: reads DPDK's thread-local errno; no preconditions.
         unsafe { sys::prism_errno() }
     };
@@ -82,10 +95,7 @@ pub struct Eal {
 impl Eal {
     /// Initialises EAL with `args` (argv[0] first, EAL options after it).
     pub fn init(args: &[String]) -> Result<Eal, DpdkError> {
-        let cargs: Vec<CString> = args
-            .iter()
-            .map(|a| CString::new(a.as_str()).map_err(|_| DpdkError::BadArgument(a.clone())))
-            .collect::<Result<_, _>>()?;
+        let cargs: Vec<CString> = args.iter().map(|a| CString::new(a.as_str()).map_err(|_| DpdkError::BadArgument(a.clone()))).collect::<Result<_, _>>()?;
         // EAL may keep pointers into argv for the life of the process: leak them.
         let mut ptrs: Vec<*mut libc::c_char> = cargs.into_iter().map(|c| c.into_raw()).collect();
         let argv = ptrs.as_mut_ptr();

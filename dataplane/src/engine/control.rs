@@ -5,10 +5,10 @@ use super::op::{Admitted, DataReject, OpData, ProgressRefusal};
 use super::stream::{StreamStats, DEFAULT_RTO_NS};
 use super::Sink;
 use crate::wire::*;
-use std::result::Result;
 use prism_arith::min_kulisch_width;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::result::Result;
 
 /// A multiply-rotate hasher for operation keys: the table is looked up once
 /// per DATA frame, and SipHash was 2-3% of a packet's cycles. Keys only enter
@@ -470,12 +470,7 @@ impl Node {
     /// Whole-context checks of STAGE, in the order their statuses are reported.
     fn validate(&self, x: &ContextRecord, bindings: &Records<'_, BindingRecord>) -> Refusal {
         let invalid = Err((AckStatus::INVALID, 0));
-        let known = x.role.is_known()
-            && x.semantics.is_known()
-            && x.input_format.is_known()
-            && x.accumulator.is_known()
-            && x.partial.is_known()
-            && x.output.is_known();
+        let known = x.role.is_known() && x.semantics.is_known() && x.input_format.is_known() && x.accumulator.is_known() && x.partial.is_known() && x.output.is_known();
         if !known || x.vector_len == 0 || x.binding_count as usize != bindings.len() || bindings.is_empty() || x.terms == 0 {
             return invalid;
         }
@@ -589,8 +584,7 @@ impl Node {
     /// CAPS_RESPONSE pages: as many whole records as the MTU allows, index 0 first.
     fn caps_pages(&self, c: &ControlRepr<'_>) -> Vec<Vec<u8>> {
         let per_page = ((self.cfg.mtu as usize - offsets::control::BODY) / CAPABILITY_RECORD_LEN).max(1);
-        let chunks: Vec<&[CapabilityRecord]> =
-            if self.cfg.caps.is_empty() { vec![&[]] } else { self.cfg.caps.chunks(per_page).collect() };
+        let chunks: Vec<&[CapabilityRecord]> = if self.cfg.caps.is_empty() { vec![&[]] } else { self.cfg.caps.chunks(per_page).collect() };
         let count = chunks.len().min(255) as u8;
         chunks
             .iter()

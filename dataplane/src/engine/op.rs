@@ -7,8 +7,8 @@ use super::digest::digest;
 use super::stream::{emit_progress, Coverage, Credit, Replay, RxRefusal, RxWindow, StreamStats};
 use super::Sink;
 use crate::wire::*;
-use std::result::Result;
 use prism_arith::{auto, Accumulator, ArithError, NumFormat, Output, Policy};
+use std::result::Result;
 
 /// Why a DATA frame was not applied. Each has a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -405,11 +405,7 @@ impl OpData {
             })
             .collect();
         let reduce_to = (context.semantics == Semantics::REDUCE).then_some(context.dest_rank);
-        let paths = bindings
-            .iter()
-            .filter(|b| b.has(direction::RESULT_OUT) && reduce_to.is_none_or(|r| b.peer_kind == PeerKind::SWITCH || b.rank == r))
-            .map(stream)
-            .collect();
+        let paths = bindings.iter().filter(|b| b.has(direction::RESULT_OUT) && reduce_to.is_none_or(|r| b.peer_kind == PeerKind::SWITCH || b.rank == r)).map(stream).collect();
         let parent = bindings.iter().find(|b| b.has(direction::DATA_OUT)).map(|b| Parent {
             out: stream(b),
             result_in: b.has(direction::RESULT_IN).then(|| RxWindow::new(context.window_intervals as usize)),
@@ -1234,7 +1230,11 @@ enum Groups<'a> {
 }
 
 enum Plan {
-    Native { out: Output, format: NumFormat, count: usize },
+    Native {
+        out: Output,
+        format: NumFormat,
+        count: usize,
+    },
     /// The plan is in `OpData::auto_plan`.
     Auto,
 }

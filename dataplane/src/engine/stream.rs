@@ -4,9 +4,7 @@
 //! RESULT-from-parent stream) and by the ranks of pktgen and the simulators.
 
 use super::Sink;
-use crate::wire::{
-    progress_flags, BindingRecord, EthernetRepr, Hole, Identity, Mac, PrismRepr, ProgressRepr, ProgressStatus, Records, ETHERTYPE, MAX_HOLES,
-};
+use crate::wire::{progress_flags, BindingRecord, EthernetRepr, Hole, Identity, Mac, PrismRepr, ProgressRepr, ProgressStatus, Records, ETHERTYPE, MAX_HOLES};
 use std::collections::VecDeque;
 
 /// Retransmission timer defaults, in nanoseconds of the caller's clock.
@@ -129,7 +127,11 @@ impl Replay {
 
     /// How many more frames may be queued (unbounded without feedback).
     pub fn free(&self) -> usize {
-        if self.depth == 0 { usize::MAX } else { self.depth.saturating_sub(self.entries.len()) }
+        if self.depth == 0 {
+            usize::MAX
+        } else {
+            self.depth.saturating_sub(self.entries.len())
+        }
     }
 
     /// Frames awaiting acknowledgement (sent or not).

@@ -1,7 +1,7 @@
 //! `configs/*.toml`: the node, its Aggregation Manager, ports and Layer-2 policy.
 
 use crate::engine::NodeConfig;
-use crate::wire::{AccumulatorPolicy, CapabilityRecord, FormatCode, Mac, OutputFormat, PartialPolicy, caps_bits};
+use crate::wire::{caps_bits, AccumulatorPolicy, CapabilityRecord, FormatCode, Mac, OutputFormat, PartialPolicy};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -100,14 +100,7 @@ pub struct DataplaneSection {
 
 impl Default for DataplaneSection {
     fn default() -> Self {
-        DataplaneSection {
-            burst: default_burst(),
-            rx_desc: default_desc(),
-            tx_desc: default_desc(),
-            mbufs: default_mbufs(),
-            workers: default_workers(),
-            rx_queues: None,
-        }
+        DataplaneSection { burst: default_burst(), rx_desc: default_desc(), tx_desc: default_desc(), mbufs: default_mbufs(), workers: default_workers(), rx_queues: None }
     }
 }
 

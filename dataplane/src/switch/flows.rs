@@ -125,8 +125,8 @@ impl<R> OperationFlows<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr};
     use crate::fixtures::{AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
+    use crate::wire::{ControlBody, ControlRepr, EthernetRepr, Identity, PrismRepr};
 
     const MAC: Mac = SWITCH_MAC;
 
@@ -150,12 +150,25 @@ mod tests {
         fn remove(&mut self, port: usize, rule: u32) -> Result<(), String> {
             let before = self.live.len();
             self.live.retain(|l| !(l.0 == port && l.3 == rule));
-            if self.live.len() == before { Err("no such rule".into()) } else { Ok(()) }
+            if self.live.len() == before {
+                Err("no such rule".into())
+            } else {
+                Ok(())
+            }
         }
     }
 
     fn control(op: u16, gen: u32, command: Command, dst: Mac) -> Vec<u8> {
-        let c = ControlRepr { identity: Identity { job: 9, group: 2, group_gen: 1, op, op_gen: gen }, txn: 1, src_ep: AM_EP, dst_ep: SWITCH_EP, command, frag_index: 0, frag_count: 1, body: ControlBody::Empty };
+        let c = ControlRepr {
+            identity: Identity { job: 9, group: 2, group_gen: 1, op, op_gen: gen },
+            txn: 1,
+            src_ep: AM_EP,
+            dst_ep: SWITCH_EP,
+            command,
+            frag_index: 0,
+            frag_count: 1,
+            body: ControlBody::Empty,
+        };
         let p = PrismRepr::Control(c);
         let mut f = vec![0xa5; p.frame_len()];
         p.emit_frame(&EthernetRepr { dst, src: AM_MAC, ethertype: ETHERTYPE }, &mut f);

@@ -167,8 +167,8 @@ pub fn operation_owner(frame: &[u8], workers: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{Command, ControlBody, Identity};
     use crate::fixtures::{AM_MAC, SWITCH_MAC};
+    use crate::wire::{Command, ControlBody, Identity};
 
     fn core() -> SwitchCore {
         let cfg = SwitchConfig::parse(&crate::fixtures::SwitchToml::new(&["p0"]).to_string()).expect("config");

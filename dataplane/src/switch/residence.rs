@@ -139,11 +139,7 @@ pub fn write_hlogs(path: &std::path::Path, hists: &[(&str, &Histogram<u64>)], co
     let mut buf = Vec::new();
     let mut ser = V2Serializer::new();
     {
-        let mut w = IntervalLogWriterBuilder::new()
-            .add_comment(comment)
-            .add_comment("values in nanoseconds")
-            .with_max_value_divisor(1.0)
-            .begin_log_with(&mut buf, &mut ser)?;
+        let mut w = IntervalLogWriterBuilder::new().add_comment(comment).add_comment("values in nanoseconds").with_max_value_divisor(1.0).begin_log_with(&mut buf, &mut ser)?;
         for (tag, h) in hists {
             let tag = Tag::new(tag).ok_or_else(|| std::io::Error::other(format!("'{tag}' cannot be an interval log tag")))?;
             w.write_histogram(h, std::time::Duration::ZERO, std::time::Duration::from_secs(1), Some(tag)).map_err(|e| std::io::Error::other(format!("{e:?}")))?;

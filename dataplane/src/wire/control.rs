@@ -1,9 +1,8 @@
 //! CONTROL: the 32-byte header and the bodies of STAGE, ACK and CAPS_RESPONSE.
 
 use super::codes::{
-    offsets as o, AccumulatorPolicy, AckStatus, Command, FormatCode, OutputFormat, PartialPolicy,
-    PeerKind, Role, Semantics, ACK_BODY_LEN, BINDING_RECORD_LEN, CAPABILITY_RECORD_LEN,
-    CONTEXT_RECORD_LEN, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, VERSION, caps_bits, direction,
+    caps_bits, direction, offsets as o, AccumulatorPolicy, AckStatus, Command, FormatCode, OutputFormat, PartialPolicy, PeerKind, Role, Semantics, ACK_BODY_LEN, BINDING_RECORD_LEN,
+    CAPABILITY_RECORD_LEN, CONTEXT_RECORD_LEN, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, VERSION,
 };
 use super::{at, packet_view, view_fields, Error, FieldIo, Identity, Mac, Reason, Record, Records, Result};
 
@@ -280,8 +279,14 @@ pub struct AckBody {
 pub enum ControlBody<'a> {
     /// COMMIT, COMPLETE, RELEASE, ABORT, CAPS_QUERY.
     Empty,
-    Stage { context: ContextRecord, bindings: Records<'a, BindingRecord> },
-    Ack { status: AckStatus, body: AckBody },
+    Stage {
+        context: ContextRecord,
+        bindings: Records<'a, BindingRecord>,
+    },
+    Ack {
+        status: AckStatus,
+        body: AckBody,
+    },
     Caps(Records<'a, CapabilityRecord>),
 }
 
@@ -365,10 +370,7 @@ impl<'a> ControlRepr<'a> {
                 if body[o::ack::RESERVED] != 0 {
                     return err(Reason::ReservedNonZero, o::control::BODY + o::ack::RESERVED);
                 }
-                ControlBody::Ack {
-                    status: AckStatus::from(status),
-                    body: AckBody { command: body[o::ack::COMMAND].into(), detail: u16::get(body, o::ack::DETAIL) },
-                }
+                ControlBody::Ack { status: AckStatus::from(status), body: AckBody { command: body[o::ack::COMMAND].into(), detail: u16::get(body, o::ack::DETAIL) } }
             }
             Command::CAPS_RESPONSE => {
                 if !body.len().is_multiple_of(CAPABILITY_RECORD_LEN) {
@@ -389,16 +391,7 @@ impl<'a> ControlRepr<'a> {
                 ControlBody::Empty
             }
         };
-        Ok(ControlRepr {
-            identity: p.identity(),
-            txn: p.txn(),
-            src_ep: p.src_ep(),
-            dst_ep: p.dst_ep(),
-            command,
-            frag_index: fi,
-            frag_count: fc,
-            body: parsed,
-        })
+        Ok(ControlRepr { identity: p.identity(), txn: p.txn(), src_ep: p.src_ep(), dst_ep: p.dst_ep(), command, frag_index: fi, frag_count: fc, body: parsed })
     }
 
     pub fn status(&self) -> AckStatus {

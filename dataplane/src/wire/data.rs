@@ -1,9 +1,9 @@
 //! DATA and RESULT: the 40-byte header and a NumberGroup body.
 
 use super::codes::{descriptor, flags, offsets as o, Class, FormatCode, CONTROL_WORD_LEN, DATA_HEADER_LEN, GROUP_DESCRIPTOR_LEN, MAX_GROUPS, VERSION};
-use prism_arith::NumFormat;
 use super::group::{GroupIter, GroupRepr, ValidGroups};
 use super::{at, packet_view, view_fields, Error, Identity, Reason, Result};
+use prism_arith::NumFormat;
 
 const HEADER_END: usize = CONTROL_WORD_LEN + DATA_HEADER_LEN;
 
@@ -112,33 +112,34 @@ impl<'a> DataRepr<'a> {
         // no check and 4-byte values no padding. One compare of the
         // descriptor word instead of the walk, which would accept it too.
         let fp32_desc = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
-        let (seen, elements) = if groups == 1 && body.len() == GROUP_DESCRIPTOR_LEN + 4 * count as usize && body.first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32_desc) {
-            (1, count as u32)
-        } else if groups == 1 && !body.is_empty() {
-            // One group (nearly every packet): the walk below, unrolled.
-            let g = walk.next_group()?;
-            if walk.remaining() > 0 {
-                return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
-            }
-            (1, g.count as u32)
-        } else {
-            let mut seen = 0usize;
-            let mut elements = 0u32;
-            while walk.remaining() > 0 {
-                if seen == groups as usize {
+        let (seen, elements) =
+            if groups == 1 && body.len() == GROUP_DESCRIPTOR_LEN + 4 * count as usize && body.first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32_desc) {
+                (1, count as u32)
+            } else if groups == 1 && !body.is_empty() {
+                // One group (nearly every packet): the walk below, unrolled.
+                let g = walk.next_group()?;
+                if walk.remaining() > 0 {
                     return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
                 }
-                match walk.next() {
-                    Some(Ok(g)) => {
-                        seen += 1;
-                        elements += g.count as u32;
+                (1, g.count as u32)
+            } else {
+                let mut seen = 0usize;
+                let mut elements = 0u32;
+                while walk.remaining() > 0 {
+                    if seen == groups as usize {
+                        return Err(Error::new(Reason::GroupCountMismatch, walk.offset()));
                     }
-                    Some(Err(e)) => return Err(e),
-                    None => break,
+                    match walk.next() {
+                        Some(Ok(g)) => {
+                            seen += 1;
+                            elements += g.count as u32;
+                        }
+                        Some(Err(e)) => return Err(e),
+                        None => break,
+                    }
                 }
-            }
-            (seen, elements)
-        };
+                (seen, elements)
+            };
         if seen != groups as usize {
             return err(Reason::GroupCountMismatch, o::data::GROUP_COUNT);
         }

@@ -1,15 +1,10 @@
 //! Whole frames: Ethernet padding, declared lengths, MTU, class dispatch.
 
 use super::codes::{
-    offsets as o, Class, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, DATA_HEADER_LEN, ETHERTYPE,
-    ETH_HEADER_LEN, ETH_MIN_FRAME, GROUP_DESCRIPTOR_LEN, HOLE_LEN, MAX_HOLES, PROGRESS_HEADER_LEN,
-    VERSION_MAJOR,
+    offsets as o, Class, CONTROL_HEADER_LEN, CONTROL_WORD_LEN, DATA_HEADER_LEN, ETHERTYPE, ETH_HEADER_LEN, ETH_MIN_FRAME, GROUP_DESCRIPTOR_LEN, HOLE_LEN, MAX_HOLES, PROGRESS_HEADER_LEN, VERSION_MAJOR,
 };
 use super::group::pad4;
-use super::{
-    ControlPacket, ControlRepr, DataPacket, DataRepr, Error, EthernetFrame, EthernetRepr, FieldIo,
-    ProgressPacket, ProgressRepr, Reason, Result,
-};
+use super::{ControlPacket, ControlRepr, DataPacket, DataRepr, Error, EthernetFrame, EthernetRepr, FieldIo, ProgressPacket, ProgressRepr, Reason, Result};
 use prism_arith::NumFormat;
 
 /// What a receiver allows.
@@ -86,13 +81,9 @@ pub struct ParsedFrame<'a> {
 pub fn declared_prism_len(class: Class, prism: &[u8]) -> Option<usize> {
     let need = |h: usize| (prism.len() >= CONTROL_WORD_LEN + h).then_some(());
     match class {
-        Class::CONTROL => need(CONTROL_HEADER_LEN)
-            .map(|_| CONTROL_WORD_LEN + CONTROL_HEADER_LEN + u16::get(prism, o::control::BODY_LEN) as usize),
-        Class::DATA | Class::RESULT => need(DATA_HEADER_LEN)
-            .map(|_| CONTROL_WORD_LEN + DATA_HEADER_LEN + u16::get(prism, o::data::BODY_LEN) as usize),
-        Class::PROGRESS => need(PROGRESS_HEADER_LEN).map(|_| {
-            CONTROL_WORD_LEN + PROGRESS_HEADER_LEN + u16::get(prism, o::progress::HOLE_COUNT) as usize * HOLE_LEN
-        }),
+        Class::CONTROL => need(CONTROL_HEADER_LEN).map(|_| CONTROL_WORD_LEN + CONTROL_HEADER_LEN + u16::get(prism, o::control::BODY_LEN) as usize),
+        Class::DATA | Class::RESULT => need(DATA_HEADER_LEN).map(|_| CONTROL_WORD_LEN + DATA_HEADER_LEN + u16::get(prism, o::data::BODY_LEN) as usize),
+        Class::PROGRESS => need(PROGRESS_HEADER_LEN).map(|_| CONTROL_WORD_LEN + PROGRESS_HEADER_LEN + u16::get(prism, o::progress::HOLE_COUNT) as usize * HOLE_LEN),
         Class::Unknown(_) => None,
     }
 }
@@ -211,13 +202,7 @@ mod tests {
     #[test]
     fn documented_table() {
         let k = |w| NumFormat::Kulisch { width_bits: w };
-        let rows = [
-            (NumFormat::Int8, [528, 1452, 8952]),
-            (NumFormat::Fp16, [264, 726, 4476]),
-            (NumFormat::Fp32, [132, 363, 2238]),
-            (k(280), [14, 40, 248]),
-            (k(4096), [1, 2, 17]),
-        ];
+        let rows = [(NumFormat::Int8, [528, 1452, 8952]), (NumFormat::Fp16, [264, 726, 4476]), (NumFormat::Fp32, [132, 363, 2238]), (k(280), [14, 40, 248]), (k(4096), [1, 2, 17])];
         for (f, caps) in rows {
             for (mtu, cap) in [576u16, 1500, 9000].into_iter().zip(caps) {
                 assert_eq!(capacity(f, mtu), cap, "{f:?} at {mtu}");

@@ -105,10 +105,7 @@ impl<'a> GroupIter<'a> {
     pub(crate) fn next_group(&mut self) -> Result<GroupRepr<'a>> {
         let start = self.at;
         let off = self.base + start;
-        let desc_bytes = self
-            .body
-            .get(start..start + GROUP_DESCRIPTOR_LEN)
-            .ok_or(Error::new(Reason::GroupOverrun, off))?;
+        let desc_bytes = self.body.get(start..start + GROUP_DESCRIPTOR_LEN).ok_or(Error::new(Reason::GroupOverrun, off))?;
         let word = u32::from_be_bytes([desc_bytes[0], desc_bytes[1], desc_bytes[2], desc_bytes[3]]);
         let width_field = (word >> d::WIDTH_SHIFT) & d::WIDTH_MASK;
         let count = (word & d::COUNT_MASK) as u16;
@@ -228,11 +225,8 @@ mod tests {
     #[test]
     fn valid_groups_reads_what_group_iter_validated() {
         let (v1, v2, v3) = ([1u8, 2, 3], [0u8; 8], [9u8; 2]);
-        let gs = [
-            GroupRepr { format: NumFormat::Int8, count: 3, values: &v1 },
-            GroupRepr { format: NumFormat::Fp32, count: 2, values: &v2 },
-            GroupRepr { format: NumFormat::Fp16, count: 1, values: &v3 },
-        ];
+        let gs =
+            [GroupRepr { format: NumFormat::Int8, count: 3, values: &v1 }, GroupRepr { format: NumFormat::Fp32, count: 2, values: &v2 }, GroupRepr { format: NumFormat::Fp16, count: 1, values: &v3 }];
         let b = body(&gs);
         let checked: Vec<_> = GroupIter::new(&b, 0).map(|g| g.unwrap()).collect();
         assert_eq!(checked, gs);

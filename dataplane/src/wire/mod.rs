@@ -16,18 +16,12 @@ mod group;
 mod progress;
 
 pub use codes::*;
-pub use control::{
-    AckBody, BindingRecord, CapabilityRecord, ContextRecord, ControlBody, ControlPacket,
-    ControlRepr,
-};
+pub use control::{AckBody, BindingRecord, CapabilityRecord, ContextRecord, ControlBody, ControlPacket, ControlRepr};
 pub use data::{DataPacket, DataRepr};
-pub use error::{Error, ErrorKind, Reason};
 pub(crate) use error::Result;
+pub use error::{Error, ErrorKind, Reason};
 pub use ethernet::{EthernetFrame, EthernetRepr, Mac};
-pub use frame::{
-    capacity, declared_prism_len, parse_envelope, parse_frame, Envelope, single_window_elements, Limits, ParsedFrame,
-    PrismRepr,
-};
+pub use frame::{capacity, declared_prism_len, parse_envelope, parse_frame, single_window_elements, Envelope, Limits, ParsedFrame, PrismRepr};
 pub use group::{emit_groups, format_code, groups_len, GroupIter, GroupRepr};
 pub use progress::{Hole, ProgressPacket, ProgressRepr};
 
@@ -102,13 +96,7 @@ impl Identity {
     #[inline]
     pub(crate) fn read(p: &[u8]) -> Self {
         use codes::offsets as o;
-        Identity {
-            job: u64::get(p, o::JOB),
-            group: u16::get(p, o::GROUP),
-            group_gen: u16::get(p, o::GROUP_GEN),
-            op: u16::get(p, o::OP),
-            op_gen: u32::get(p, o::OP_GEN),
-        }
+        Identity { job: u64::get(p, o::JOB), group: u16::get(p, o::GROUP), group_gen: u16::get(p, o::GROUP_GEN), op: u16::get(p, o::OP), op_gen: u32::get(p, o::OP_GEN) }
     }
     #[inline]
     pub(crate) fn write(&self, p: &mut [u8]) {

@@ -1,9 +1,6 @@
 //! PROGRESS: the 44-byte header and up to 32 holes.
 
-use super::codes::{
-    offsets as o, progress_flags, ProgressStatus, CONTROL_WORD_LEN, HOLE_LEN, MAX_HOLES,
-    PROGRESS_HEADER_LEN, VERSION,
-};
+use super::codes::{offsets as o, progress_flags, ProgressStatus, CONTROL_WORD_LEN, HOLE_LEN, MAX_HOLES, PROGRESS_HEADER_LEN, VERSION};
 use super::{at, packet_view, view_fields, Class, Error, FieldIo, Identity, Reason, Record, Records, Result};
 
 const HEADER_END: usize = CONTROL_WORD_LEN + PROGRESS_HEADER_LEN;

@@ -47,10 +47,8 @@ pub fn leaf_of(r: u16) -> (usize, u16) {
 /// accumulator's promise, FP32 and AUTO outputs, replay depth 32.
 pub fn caps() -> Vec<CapabilityRecord> {
     let mut v = Vec::new();
-    for (acc, partials) in [
-        (AccumulatorPolicy::FP32_ARRIVAL, &[PartialPolicy::FP32, PartialPolicy::AUTO][..]),
-        (AccumulatorPolicy::KULISCH_FIXED, &[PartialPolicy::KULISCH, PartialPolicy::AUTO][..]),
-    ] {
+    for (acc, partials) in [(AccumulatorPolicy::FP32_ARRIVAL, &[PartialPolicy::FP32, PartialPolicy::AUTO][..]), (AccumulatorPolicy::KULISCH_FIXED, &[PartialPolicy::KULISCH, PartialPolicy::AUTO][..])]
+    {
         for &partial in partials {
             for out in [OutputFormat::FP32, OutputFormat::AUTO] {
                 let mut r = sample_capability(FormatCode::FP32, acc, out);
@@ -126,11 +124,19 @@ impl TreeScenario {
         self.semantics == Semantics::ALLREDUCE || r == self.dest_rank
     }
     pub fn nodes(&self) -> usize {
-        if self.chain { 4 } else { 3 }
+        if self.chain {
+            4
+        } else {
+            3
+        }
     }
     /// The node a leaf's partials go to.
     pub fn parent_of_leaves(&self) -> usize {
-        if self.chain { I0 } else { S0 }
+        if self.chain {
+            I0
+        } else {
+            S0
+        }
     }
     /// Children of a non-leaf node, by the port they hang on.
     pub fn children(&self, n: usize) -> Vec<usize> {
@@ -300,13 +306,21 @@ pub fn vectors(s: &TreeScenario) -> Vec<Vec<u32>> {
                         f32::from_bits(rng.gen_range(0..0x7f80_0000u32))
                     } else if i % 97 == 0 {
                         // Cancellation: large values whose sum is small.
-                        if rng.gen() { 1.0e7 } else { -1.0e7 }
+                        if rng.gen() {
+                            1.0e7
+                        } else {
+                            -1.0e7
+                        }
                     } else {
                         // Gradient-like: about normal with sigma 1e-3.
                         let u: f32 = (0..4).map(|_| rng.gen::<f32>() - 0.5).sum();
                         u * 1.7e-3
                     };
-                    if rng.gen_bool(0.5) { (-x).to_bits() } else { x.to_bits() }
+                    if rng.gen_bool(0.5) {
+                        (-x).to_bits()
+                    } else {
+                        x.to_bits()
+                    }
                 })
                 .collect()
         })

@@ -4,11 +4,11 @@
 //! and the time to recover from a killed leaf. Needs root and iproute2.
 
 use clap::{Parser, ValueEnum};
-use prism_pktgen::args::{Op, PolicyArg};
 use prism_dataplane::wire::*;
+use prism_pktgen::args::{Op, PolicyArg};
 use prism_pktgen::lab::{Lab, LabOptions};
-use prism_pktgen::tree::{run_tree, run_tree_observed, TreeJob, TreeNode, TreeReport};
 use prism_pktgen::simtree::SimTreeLink;
+use prism_pktgen::tree::{run_tree, run_tree_observed, TreeJob, TreeNode, TreeReport};
 use prism_pktgen::AfPacketLink;
 use serde_json::json;
 use std::error::Error;

@@ -9,13 +9,5 @@ pub fn config() -> SwitchConfig {
 }
 
 pub fn job(ranks: u16, semantics: Semantics, acc: AccumulatorPolicy, output: OutputFormat) -> Job {
-    Job {
-        dest_rank: ranks - 1,
-        output,
-        packetization: Packetization::Random,
-        seed: 11,
-        rank_ports: vec![0, 1],
-        ..Job::new(ranks, semantics, acc, 3000)
-    }
+    Job { dest_rank: ranks - 1, output, packetization: Packetization::Random, seed: 11, rank_ports: vec![0, 1], ..Job::new(ranks, semantics, acc, 3000) }
 }
-

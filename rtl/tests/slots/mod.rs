@@ -17,7 +17,11 @@ pub fn int_of_words(words: &[u32; 10]) -> BigInt {
         bytes.extend_from_slice(&w.to_le_bytes());
     }
     let u = BigInt::from_bytes_le(Sign::Plus, &bytes);
-    if words[9] >> 31 == 1 { u - (BigInt::from(1) << 320usize) } else { u }
+    if words[9] >> 31 == 1 {
+        u - (BigInt::from(1) << 320usize)
+    } else {
+        u
+    }
 }
 
 /// The slot's integer as a signed big integer.
@@ -48,6 +52,10 @@ pub fn value_of(s: &Slot) -> V {
         V::Inf(true)
     } else {
         let k = int_of(s);
-        if k.is_zero() { V::Zero(f & 0b10000 != 0 && f & 0b01000 == 0) } else { V::Finite(k) }
+        if k.is_zero() {
+            V::Zero(f & 0b10000 != 0 && f & 0b01000 == 0)
+        } else {
+            V::Finite(k)
+        }
     }
 }
