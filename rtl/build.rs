@@ -16,6 +16,38 @@ struct Model {
     shim: &'static str,
 }
 
+/// The whole switch's sources, units before the modules that compose them.
+const SWITCH_SV: [&str; 16] = [
+    "sv/prism_rx_check.sv",
+    "sv/prism_group_walk.sv",
+    "sv/prism_rx_validate.sv",
+    "sv/prism_fp32_add_pipe.sv",
+    "sv/prism_kulisch_lane_pipe.sv",
+    "sv/prism_kulisch_round_pipe.sv",
+    "sv/prism_lane_track.sv",
+    "sv/prism_ram_sdp.sv",
+    "sv/prism_ring.sv",
+    "sv/prism_frame_buf.sv",
+    "sv/prism_crc32c_512.sv",
+    "sv/prism_txn_table.sv",
+    "sv/prism_axis_fifo.sv",
+    "sv/prism_egress.sv",
+    "sv/prism_node.sv",
+    "sv/prism_switch.sv",
+];
+
+/// The switch's sources and the FP32-only top that wraps it.
+const SWITCH_FP32_SV: [&str; 17] = {
+    let mut all = [""; 17];
+    let mut i = 0;
+    while i < SWITCH_SV.len() {
+        all[i] = SWITCH_SV[i];
+        i += 1;
+    }
+    all[16] = "sv/prism_switch_fp32.sv";
+    all
+};
+
 const MODELS: &[Model] = &[
     Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
@@ -26,52 +58,9 @@ const MODELS: &[Model] = &[
     Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
     Model { top: "prism_crc32c_512", sv: &["sv/prism_crc32c_512.sv"], shim: "csrc/crc32c_512.cpp" },
     Model { top: "prism_txn_table", sv: &["sv/prism_txn_table.sv"], shim: "csrc/txn_table.cpp" },
-    Model {
-        top: "prism_switch",
-        sv: &[
-            "sv/prism_rx_check.sv",
-            "sv/prism_group_walk.sv",
-            "sv/prism_rx_validate.sv",
-            "sv/prism_fp32_add_pipe.sv",
-            "sv/prism_kulisch_lane_pipe.sv",
-            "sv/prism_kulisch_round_pipe.sv",
-            "sv/prism_lane_track.sv",
-            "sv/prism_ram_sdp.sv",
-            "sv/prism_ring.sv",
-            "sv/prism_frame_buf.sv",
-            "sv/prism_crc32c_512.sv",
-            "sv/prism_txn_table.sv",
-            "sv/prism_axis_fifo.sv",
-            "sv/prism_egress.sv",
-            "sv/prism_node.sv",
-            "sv/prism_switch.sv",
-        ],
-        shim: "csrc/switch.cpp",
-    },
+    Model { top: "prism_switch", sv: &SWITCH_SV, shim: "csrc/switch.cpp" },
     // The same switch built FP32-only (KULISCH_ENABLE = AUTO_ENABLE = 0).
-    Model {
-        top: "prism_switch_fp32",
-        sv: &[
-            "sv/prism_rx_check.sv",
-            "sv/prism_group_walk.sv",
-            "sv/prism_rx_validate.sv",
-            "sv/prism_fp32_add_pipe.sv",
-            "sv/prism_kulisch_lane_pipe.sv",
-            "sv/prism_kulisch_round_pipe.sv",
-            "sv/prism_lane_track.sv",
-            "sv/prism_ram_sdp.sv",
-            "sv/prism_ring.sv",
-            "sv/prism_frame_buf.sv",
-            "sv/prism_crc32c_512.sv",
-            "sv/prism_txn_table.sv",
-            "sv/prism_axis_fifo.sv",
-            "sv/prism_egress.sv",
-            "sv/prism_node.sv",
-            "sv/prism_switch.sv",
-            "sv/prism_switch_fp32.sv",
-        ],
-        shim: "csrc/switch_fp32.cpp",
-    },
+    Model { top: "prism_switch_fp32", sv: &SWITCH_FP32_SV, shim: "csrc/switch_fp32.cpp" },
 ];
 
 const INC: &str = "/usr/share/verilator/include";

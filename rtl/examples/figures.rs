@@ -44,11 +44,9 @@ impl Figures {
     }
 }
 
-/// Ranks spread over `ports` ports (rank r on port r mod ports), every port's
-/// DATA frames back to back, range by range.
-fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ports: usize) -> Figures {
-    let mut j = job(ranks, semantics, accumulator, 64);
-    j.rank_ports = (0..ports as u16).collect();
+/// A switch with `j`'s operation staged and committed (the hardware's
+/// window: 8 intervals, 12,000 bytes a contributor), its two ACKs taken.
+fn staged(j: &Job) -> RtlSwitch {
     let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
     let mut out = Vec::new();
     let mut ctx = j.context();
@@ -59,7 +57,16 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
     sw.send(&j.control(2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
     sw.drain(1000, &mut out);
     assert_eq!(out.len(), 2, "two ACKs");
-    out.clear();
+    sw
+}
+
+/// Ranks spread over `ports` ports (rank r on port r mod ports), every port's
+/// DATA frames back to back, range by range.
+fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, ports: usize) -> Figures {
+    let mut j = job(ranks, semantics, accumulator, 64);
+    j.rank_ports = (0..ports as u16).collect();
+    let mut sw = staged(&j);
+    let mut out = Vec::new();
     let vectors = j.vectors();
     let packets: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| j.packets(r, &vectors[r as usize])).collect();
     // Range by range on every port at once; the frame of a range that ends
@@ -107,17 +114,8 @@ fn auto_latency(ranks: u16, accumulator: AccumulatorPolicy) -> (u64, usize) {
     let mut j = job(ranks, Semantics::ALLREDUCE, accumulator, 1);
     j.output = OutputFormat::AUTO;
     j.rank_ports = vec![0];
-    let mut sw = RtlSwitch::new(j.switch_mac.0, j.am_mac.0, 0x0050);
+    let mut sw = staged(&j);
     let mut out = Vec::new();
-    let mut ctx = j.context();
-    ctx.window_intervals = 8;
-    ctx.window_bytes = 12000;
-    let bindings = j.bindings();
-    sw.send(&j.control(1, Command::STAGE, ControlBody::Stage { context: ctx, bindings: Records::Typed(&bindings) }), 0, &mut out);
-    sw.send(&j.control(2, Command::COMMIT, ControlBody::Empty), 0, &mut out);
-    sw.drain(1000, &mut out);
-    assert_eq!(out.len(), 2, "two ACKs");
-    out.clear();
     let vectors = j.vectors();
     let frames: Vec<Vec<u8>> = (0..ranks).flat_map(|r| j.packets(r, &vectors[r as usize]).into_iter().map(|p| p.2)).collect();
     let seen = sw.send_all(&[frames], &mut out);

@@ -34,6 +34,11 @@ const SPECIALS: [u32; 22] = [
     0xB3FF_FFFF,
 ];
 
+/// Every ordered pair of `xs`, as the adder's two operand streams.
+fn every_pair(xs: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    xs.iter().flat_map(|&x| xs.iter().map(move |&y| (x, y))).unzip()
+}
+
 fn expected(a: u32, b: u32) -> u32 {
     let s = f32::from_bits(a) + f32::from_bits(b);
     if s.is_nan() {
@@ -109,14 +114,7 @@ fn random_pairs_match_ieee() {
 
 #[test]
 fn special_values_exhaustively_paired() {
-    let specials = SPECIALS;
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for &x in &specials {
-        for &y in &specials {
-            a.push(x);
-            b.push(y);
-        }
-    }
+    let (a, b) = every_pair(&SPECIALS);
     check(&mut Fp32Adder::new(), &a, &b, "specials");
 }
 
@@ -181,14 +179,7 @@ fn pipelined_adder_holds_its_stages_when_stalled() {
 
 #[test]
 fn pipelined_adder_on_special_and_subnormal_pairs() {
-    let specials = SPECIALS;
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for &x in &specials {
-        for &y in &specials {
-            a.push(x);
-            b.push(y);
-        }
-    }
+    let (mut a, mut b) = every_pair(&SPECIALS);
     for x in 0..256u32 {
         for y in 0..256u32 {
             a.push(x | ((y & 1) << 31));
