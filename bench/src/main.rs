@@ -97,6 +97,11 @@ enum Cmd {
         /// (reserve them first: scripts/hugepages.sh).
         #[arg(long)]
         huge: bool,
+        /// Measure every case this many times, the cases alternated round by
+        /// round: the table shows each case's median round (by core/work) and
+        /// a summary gives core/work's median and range over the rounds.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        rounds: u32,
     },
     /// One collective striped over several cores against the same collective
     /// on one core, same run: its DATA rate over its makespan, and the cores
@@ -184,7 +189,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Cmd::Switch { seconds, quick, json, no_baseline, only, huge } => match switch(seconds, quick, json, no_baseline, only, huge) {
+        Cmd::Switch { seconds, quick, json, no_baseline, only, huge, rounds } => match switch(seconds, quick, json, no_baseline, only, huge, rounds as usize) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("prism-bench: {e}");
@@ -264,7 +269,7 @@ fn case_matches(c: &Case, w: &str) -> bool {
     c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w) || c.semantics.name() == w || w.strip_prefix("ranks=").is_some_and(|n| n == c.ranks.to_string())
 }
 
-fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool) -> Result<(), Box<dyn Error>> {
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool, rounds: usize) -> Result<(), Box<dyn Error>> {
     let base_secs = if quick { 2 } else { 4 };
     if let Some(o) = &only {
         if !cases().iter().any(|c| o.split(',').all(|w| case_matches(c, w))) {
@@ -291,7 +296,6 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     let pool = Mempool::new(&eal, "bench", 8191, 256, 2048 + 128).map_err(|e| e.to_string())?;
     let hz = eal.tsc_hz() as f64;
     let baseline_cpp = hz / baseline_pps;
-    let mut rows = Vec::new();
     let cases: Vec<Case> = if quick {
         cases().into_iter().filter(|c| c.ranks == 2 && matches!(c.pattern, prism_pktgen::Pattern::Gradient(_)) && c.semantics == prism_dataplane::wire::Semantics::ALLREDUCE).collect()
     } else {
@@ -299,10 +303,22 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     };
     let cases: Vec<Case> = cases.into_iter().filter(|c| only.as_ref().is_none_or(|o| o.split(',').all(|w| case_matches(c, w)))).collect();
     let secs = if quick { 0.3 } else { seconds };
-    for c in &cases {
-        let m = measure(&eal, &pool, c, secs);
-        rows.push(m);
+    // Round by round, every case in each: a change of the machine's speed
+    // during the run falls on every case alike.
+    let mut by_case: Vec<Vec<Measured>> = vec![Vec::with_capacity(rounds); cases.len()];
+    for round in 0..rounds {
+        if rounds > 1 {
+            eprintln!("round {}/{rounds} ({} cases, {secs} s each)", round + 1, cases.len());
+        }
+        for (c, ms) in cases.iter().zip(&mut by_case) {
+            ms.push(measure(&eal, &pool, c, secs));
+        }
     }
+    for ms in &mut by_case {
+        ms.sort_by(|a, b| a.core_to_work().total_cmp(&b.core_to_work()));
+    }
+    // Each case's median round: a measured row, not a mix of rounds.
+    let rows: Vec<Measured> = by_case.iter().map(|ms| ms[ms.len() / 2].clone()).collect();
     // Scaling: whole operations per core, 1 and 2 cores, same run.
     let scale_case = cases.first().copied();
     // Alternated, best of three rounds each: this VM changes speed within a
@@ -321,7 +337,8 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
             "tsc_hz": hz,
             "memory": memory,
             "baseline": {"what": format!("dpdk-testpmd io, 2x net_null copy=1 size=1514, {memory}"), "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
-            "cases": rows.iter().map(|m| json!({
+            "rounds": rounds,
+            "cases": rows.iter().zip(&by_case).map(|(m, ms)| json!({
                 "ranks": m.case.ranks, "semantics": m.case.semantics.name(), "accumulator": m.case.accumulator.name(),
                 "data": format!("{:?}", m.case.pattern), "data_packets": m.data_packets, "results": m.results,
                 "cycles_per_packet": m.cycles_per_packet, "mpps_per_core": m.mpps, "ratio_to_baseline": baseline_cpp / m.cycles_per_packet,
@@ -330,7 +347,8 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 "sum_only_cycles_per_packet": m.sum_cycles, "sum_only_ratio_to_baseline": baseline_cpp / m.sum_cycles,
                 "sum_hot_rx_cycles_per_packet": m.hot_sum_cycles, "sum_hot_rx_ratio_to_baseline": baseline_cpp / m.hot_sum_cycles,
                 "kept_frames_cycles_per_packet": m.kept_cycles, "kept_frames_ratio_to_baseline": baseline_cpp / m.kept_cycles,
-                "core_to_floor_work": (m.cycles_per_packet - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
+                "core_to_floor_work": m.core_to_work(),
+                "core_to_floor_work_rounds": ms.iter().map(Measured::core_to_work).collect::<Vec<_>>(),
                 "full_parse_core_cycles_per_packet": m.full_parse_cycles - m.rx_copy_cycles,
                 "full_parse_core_to_floor_work": (m.full_parse_cycles - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
             })).collect::<Vec<_>>(),
@@ -379,13 +397,31 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
                 baseline_cpp / m.floor_cycles,
                 baseline_cpp / m.hot_sum_cycles,
                 if m.kept_cycles.is_nan() { "-".to_string() } else { format!("{:.2}x", baseline_cpp / m.kept_cycles) },
-                (m.cycles_per_packet - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles),
+                m.core_to_work(),
                 m.full_parse_cycles - m.rx_copy_cycles,
                 (m.full_parse_cycles - m.rx_copy_cycles) / (m.floor_cycles - m.rx_copy_cycles)
             );
         }
         println!("(rx copy: the emulated RX alone over the same frames, a fresh mbuf with the frame copied in and freed; core: the rest, the switch core's own cycles)");
         println!("(floor: the same RX with only the work the protocol cannot skip, the body's duplicate digest, the accumulation and each RESULT's values rounded into a TX mbuf per path, with no parse, admission or headers; sum only: the floor without the digest, a forwarder that sums each frame's payload into the window and sends the RESULT values; sum hot: that forwarder with testpmd's RX, every frame copied from one hot buffer as net_null does; kept: FP32_ARRIVAL only, a design that keeps each frame until its range completes and then sums the kept bodies straight into the RESULT, with no window and no digest; floor/base, hot/base and kept/base: against testpmd; core/work: core against the floor's own work, floor minus rx copy; no fast and nf/work: the same with the engine's DATA fast path off, every other operation of the run)");
+        if rounds > 1 {
+            println!("(each row: the case's median round of {rounds}, by core/work; core/work over the rounds, median (min-max), the rounds sorted:)");
+            for ms in &by_case {
+                let c = &ms[0].case;
+                let all: Vec<String> = ms.iter().map(|m| format!("{:.2}", m.core_to_work())).collect();
+                println!(
+                    "  {:<14} {:<10} {:<18} {:>2} ranks  {:.2}x ({:.2}-{:.2})  [{}]",
+                    c.accumulator.name(),
+                    c.semantics.name(),
+                    format!("{:?}", c.pattern),
+                    c.ranks,
+                    ms[ms.len() / 2].core_to_work(),
+                    ms[0].core_to_work(),
+                    ms[ms.len() - 1].core_to_work(),
+                    all.join(" ")
+                );
+            }
+        }
         if let Some((c, one, two)) = scaling {
             println!(
                 "scaling ({} {} {:?}, {} ranks; best of 3 alternated rounds each): 1 core {:.2} Mpps, 2 cores {:.2} Mpps = {:.2}x",

@@ -1,0 +1,26 @@
+//! `prism-bench switch --rounds`: every case measured once a round, the
+//! table's row the median round. Cycles are not judged here (benchmarks do
+//! that); what is checked is the rounds' bookkeeping in the JSON.
+
+use std::process::Command;
+
+#[test]
+fn rounds_give_each_case_its_median_round_and_every_ratio() {
+    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
+        .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=2", "--seconds", "0.02", "--rounds", "3", "--json"])
+        .output()
+        .expect("prism-bench runs");
+    assert!(out.status.success(), "prism-bench switch failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["rounds"].as_u64(), Some(3));
+    let cases = v["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2, "REDUCE and ALLREDUCE");
+    for c in cases {
+        let r: Vec<f64> = c["core_to_floor_work_rounds"].as_array().expect("rounds").iter().map(|x| x.as_f64().expect("a ratio")).collect();
+        assert_eq!(r.len(), 3, "{}: one ratio a round", c["semantics"]);
+        assert!(r.windows(2).all(|w| w[0] <= w[1]), "{}: sorted: {r:?}", c["semantics"]);
+        assert!(r.iter().all(|x| x.is_finite() && *x > 0.0), "{}: {r:?}", c["semantics"]);
+        assert_eq!(c["core_to_floor_work"].as_f64(), Some(r[1]), "{}: the row is the median round", c["semantics"]);
+        assert!(c["data_packets"].as_u64().unwrap_or(0) > 0);
+    }
+}
