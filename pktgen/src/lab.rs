@@ -245,7 +245,10 @@ impl Lab {
         let mut out = Vec::new();
         for p in &mut self.procs {
             let Some(c) = p.child.take() else { continue };
-            c.stop(Duration::from_secs(10))?;
+            // Closing an AF_PACKET port waits for RCU grace periods in the
+            // kernel: seconds, and on a loaded 2-CPU VM 20-40 s (seen in
+            // `synchronize_rcu` after the switch had written its stats).
+            c.stop(Duration::from_secs(60))?;
             let text = std::fs::read_to_string(&p.stats).map_err(|source| LabError::File { path: p.stats.clone(), source })?;
             out.push((p.node, serde_json::from_str(&text)?));
         }
