@@ -26,6 +26,8 @@ timeout --kill-after=20 "$timing_limit" nice -n 19 bash rtl/timing.sh >"$log_dir
 timing_pid=$!
 log "cargo build --workspace (tests and every binary the tests start)"
 run_step "${PRISM_BUILD_TIMEOUT:-2400}" "$log_dir/build.log" cargo build --workspace --tests --locked || { echo "error: the build failed" >&2; exit 1; }
+log "cargo fmt --all --check (rustfmt.toml)"
+run_step 120 "$log_dir/fmt.log" cargo fmt --all --check || status=1
 # Lint policy (issue 29): clippy's default lints, as errors, on every target.
 # It re-checks only the workspace's crates that changed (about 30 s after a
 # change in dataplane, under a second after none); the first run in a target
@@ -33,8 +35,6 @@ run_step "${PRISM_BUILD_TIMEOUT:-2400}" "$log_dir/build.log" cargo build --works
 # A check links nothing, so prism-rtl's build script verilates no model here
 # (PRISM_RTL_NO_MODELS): clippy's build of it is another one than the test
 # build's, and verilating every model again took about 8 minutes.
-log "cargo fmt --all --check (rustfmt.toml)"
-run_step 120 "$log_dir/fmt.log" cargo fmt --all --check || status=1
 log "cargo clippy --workspace --all-targets -- -D warnings"
 run_step 1500 "$log_dir/clippy.log" env PRISM_RTL_NO_MODELS=1 cargo clippy --workspace --all-targets --locked -- -D warnings || status=1
 log "cargo test --workspace --no-fail-fast"

@@ -718,15 +718,17 @@ module prism_egress #(
     logic [$clog2(MAX_PATHS+1)-1:0] n_paths_q;
     logic [MAX_PATHS*16-1:0] p_port_q;
     logic [1:0] paths_settling;
+    logic paths_changed;
+    assign paths_changed = n_paths != n_paths_q || p_port != p_port_q;
     always_ff @(posedge clk) begin
         n_paths_q <= n_paths;
         p_port_q <= p_port;
-        paths_settling <= {paths_settling[0], n_paths != n_paths_q || p_port != p_port_q};
+        paths_settling <= {paths_settling[0], paths_changed};
         if (!rst) begin
             for (int s = 0; s < RQ; s++)
-                if ((n_paths != n_paths_q || p_port != p_port_q) && rq_valid[s] && !rq_ctl[s])
+                if (paths_changed && rq_valid[s] && !rq_ctl[s])
                     $error("prism_egress: the paths changed while a RESULT was taken");
-            if (req_en && !req_ctl && (n_paths != n_paths_q || p_port != p_port_q || paths_settling != 2'b00))
+            if (req_en && !req_ctl && (paths_changed || paths_settling != 2'b00))
                 $error("prism_egress: a RESULT requested within two cycles of a path change");
         end
     end
