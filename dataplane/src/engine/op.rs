@@ -561,7 +561,7 @@ impl OpData {
     /// body length, count, group count, flags, descriptor and MTU
     /// (`Node::data_fast`). `None`: not such a frame (nothing changed; the
     /// caller parses it in full), else what `admit` would have answered.
-    #[inline]
+    #[inline(always)]
     pub fn admit_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
         let h = frame.first_chunk::<FRAME_HEADER>()?;
         let sid = u16::from_be_bytes([h[FIXED_TAIL.start], h[FIXED_TAIL.start + 1]]);
