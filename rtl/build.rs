@@ -17,7 +17,7 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 16] = [
+const SWITCH_SV: [&str; 17] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -27,6 +27,7 @@ const SWITCH_SV: [&str; 16] = [
     "sv/prism_lane_track.sv",
     "sv/prism_ram_sdp.sv",
     "sv/prism_ring.sv",
+    "sv/prism_auto_store.sv",
     "sv/prism_frame_buf.sv",
     "sv/prism_crc32c_512.sv",
     "sv/prism_txn_table.sv",
@@ -37,14 +38,14 @@ const SWITCH_SV: [&str; 16] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 17] = {
-    let mut all = [""; 17];
+const SWITCH_FP32_SV: [&str; 18] = {
+    let mut all = [""; 18];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];
         i += 1;
     }
-    all[16] = "sv/prism_switch_fp32.sv";
+    all[SWITCH_SV.len()] = "sv/prism_switch_fp32.sv";
     all
 };
 

@@ -32,7 +32,7 @@ for m in $modules; do
     # prism_node's own logic: its arithmetic lanes, rounding units, ring and frame buffers are
     # read as black boxes (-lib), counted in the rows of the total and in the storage table below
     # (and its two prism_lane_track instances, a few hundred LUTs each, counted nowhere).
-    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add_pipe.sv sv/prism_lane_track.sv sv/prism_kulisch_lane_pipe.sv sv/prism_kulisch_round_pipe.sv sv/prism_kulisch_round.sv sv/prism_crc32c_512.sv sv/prism_ring.sv sv/prism_frame_buf.sv;"
+    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add_pipe.sv sv/prism_lane_track.sv sv/prism_kulisch_lane_pipe.sv sv/prism_kulisch_round_pipe.sv sv/prism_kulisch_round.sv sv/prism_crc32c_512.sv sv/prism_ring.sv sv/prism_auto_store.sv sv/prism_frame_buf.sv sv/prism_txn_table.sv sv/prism_egress.sv;"
     start=$(date +%s)
     flow="synth_xilinx -top $m"
     # synth_xilinx's coarse stage (opt with opt_reduce) did not finish on

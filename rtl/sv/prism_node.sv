@@ -130,7 +130,8 @@ module prism_node #(
     localparam int BB = $clog2(BSLOTS);
     // Index widths that also hold the counts; arrays sized to the index range.
     localparam int CI_W = $clog2(MAX_CONTRIB + 1);
-    localparam int CSLOTS = 2 ** CI_W;
+    // Contributor rows: c_idx (a count's width) narrowed to the rows there are.
+    localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int PI_W = $clog2(MAX_PATHS + 1);
     localparam int PSLOTS = 2 ** PI_W;
     localparam int HW = $clog2(MAX_HELD);
@@ -327,25 +328,25 @@ module prism_node #(
     logic [31:0] next_pid;
     logic [CI_W-1:0] n_contrib;
     logic [PI_W-1:0] n_paths;
-    (* mem2reg *) logic [15:0] c_stream [CSLOTS], c_lep [CSLOTS], c_pep [CSLOTS], c_port [CSLOTS];
-    (* mem2reg *) logic [47:0] c_mac [CSLOTS];
-    (* mem2reg *) logic [32:0] c_covered [CSLOTS];
-    (* mem2reg *) logic [31:0] c_bytes [CSLOTS];
+    (* mem2reg *) logic [15:0] c_stream [MAX_CONTRIB], c_lep [MAX_CONTRIB], c_pep [MAX_CONTRIB], c_port [MAX_CONTRIB];
+    (* mem2reg *) logic [47:0] c_mac [MAX_CONTRIB];
+    (* mem2reg *) logic [32:0] c_covered [MAX_CONTRIB];
+    (* mem2reg *) logic [31:0] c_bytes [MAX_CONTRIB];
     // Flat vectors, not arrays: Yosys makes an array a memory with a write
     // port for every unrolled write, which its proc_mux pass cannot get through.
-    localparam int HV = $clog2(CSLOTS * MAX_HELD);
-    logic [CSLOTS*MAX_HELD-1:0] h_valid;   // held slot k of contributor c at [MAX_HELD*c + k]
-    logic [31:0] h_pid [CSLOTS][MAX_HELD], h_crc [CSLOTS][MAX_HELD];
-    logic [32:0] h_first [CSLOTS][MAX_HELD], h_end [CSLOTS][MAX_HELD];
-    logic [15:0] h_bytes [CSLOTS][MAX_HELD];
+    localparam int HV = $clog2(MAX_CONTRIB * MAX_HELD);
+    logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;   // held slot k of contributor c at [MAX_HELD*c + k]
+    logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD], h_crc [MAX_CONTRIB][MAX_HELD];
+    logic [32:0] h_first [MAX_CONTRIB][MAX_HELD], h_end [MAX_CONTRIB][MAX_HELD];
+    logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] p_lep [PSLOTS], p_pep [PSLOTS], p_port [PSLOTS], p_stream [PSLOTS];
     (* mem2reg *) logic [47:0] p_mac [PSLOTS];
     logic        ctx_key_match;
     assign ctx_key_match = ctx_valid && ctx_job == f_job && ctx_group == f_group && ctx_op == f_op;
 
     // Staging copy of a STAGE's bindings while it is validated.
-    (* mem2reg *) logic [15:0] s_stream [CSLOTS], s_lep [CSLOTS], s_pep [CSLOTS], st_port [CSLOTS];
-    (* mem2reg *) logic [47:0] s_mac [CSLOTS];
+    (* mem2reg *) logic [15:0] s_stream [MAX_CONTRIB], s_lep [MAX_CONTRIB], s_pep [MAX_CONTRIB], st_port [MAX_CONTRIB];
+    (* mem2reg *) logic [47:0] s_mac [MAX_CONTRIB];
     (* mem2reg *) logic [15:0] sp_lep [PSLOTS], sp_pep [PSLOTS], sp_port [PSLOTS], sp_stream [PSLOTS];
     (* mem2reg *) logic [47:0] sp_mac [PSLOTS];
     (* mem2reg *) logic [15:0] b_stream [BSLOTS], b_lep [BSLOTS];
@@ -704,6 +705,8 @@ module prism_node #(
     // DATA: the frame's contributor and its held packets.
     logic        c_found;
     logic [CI_W-1:0] c_idx;
+    logic [CR_W-1:0] c_row;
+    assign c_row = CR_W'(c_idx);
     always_comb begin
         c_found = 1'b0;
         c_idx = '0;
@@ -726,11 +729,11 @@ module prism_node #(
         for (int k = 0; k < MAX_HELD; k++) begin
             if (h_valid[HV'(MAX_HELD * 32'(c_idx) + k)]) begin
                 hd_count = hd_count + 16'd1;
-                if (h_pid[c_idx][k] == f_pid) begin
+                if (h_pid[c_row][k] == f_pid) begin
                     hd_hit = 1'b1;
-                    hd_same = h_crc[c_idx][k] == rx_crc && h_first[c_idx][k] == {1'b0, f_first} && h_end[c_idx][k] == f_end;
+                    hd_same = h_crc[c_row][k] == rx_crc && h_first[c_row][k] == {1'b0, f_first} && h_end[c_row][k] == f_end;
                 end
-                if (h_first[c_idx][k] < f_end && {1'b0, f_first} < h_end[c_idx][k]) hd_overlap = 1'b1;
+                if (h_first[c_row][k] < f_end && {1'b0, f_first} < h_end[c_row][k]) hd_overlap = 1'b1;
             end else if (!hd_free_found) begin
                 hd_free_found = 1'b1;
                 hd_free = HW'(k);
@@ -738,18 +741,49 @@ module prism_node #(
         end
     end
     // The admitted packet's valid bit, as a mask for the engine's one write.
-    logic [CSLOTS*MAX_HELD-1:0] hv_set;
-    assign hv_set = (CSLOTS*MAX_HELD)'(1) << (MAX_HELD * 32'(c_idx) + 32'(hd_free));
+    logic [MAX_CONTRIB*MAX_HELD-1:0] hv_set;
+    assign hv_set = (MAX_CONTRIB*MAX_HELD)'(1) << (MAX_HELD * 32'(c_idx) + 32'(hd_free));
     // Coverage of the frame's contributor once its packet is admitted: from
-    // max(covered, base) through every held packet that continues it, the new
-    // one included (headers only, so it is known before the lanes run).
+    // c0 = max(covered, base) through every held packet that continues it,
+    // the new one included (headers only, so it is known before the lanes
+    // run). That is the first element at or above c0 that no packet holds,
+    // and it is c0 or a packet's end: the least candidate (c0, the frame's
+    // end, each held packet's end) at or above c0 inside no packet. Every
+    // compare side by side, not a chain of extensions a packet at a time.
+    localparam int CV = MAX_HELD + 2;    // candidates: c0, then packet j-1's end (packet 0 the frame)
     logic [32:0] cov_new;
     always_comb begin
-        cov_new = c_covered[c_idx] > base ? c_covered[c_idx] : base;
-        for (int it = 0; it <= MAX_HELD; it++) begin
-            if ({1'b0, f_first} <= cov_new && f_end > cov_new) cov_new = f_end;
-            for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[HV'(MAX_HELD * 32'(c_idx) + k)] && h_first[c_idx][k] <= cov_new && h_end[c_idx][k] > cov_new) cov_new = h_end[c_idx][k];
+        logic [32:0] cp [CV];            // candidate values
+        logic [32:0] pf [CV];            // packet j-1's first (j >= 1)
+        logic        pv [CV];            // packet j-1 is held (the frame's always)
+        logic        lt [CV][CV];        // cp[i] < cp[j]
+        logic        ok [CV];            // a candidate inside no packet, at or above c0
+        logic        least;
+        cp[0] = c_covered[c_row] > base ? c_covered[c_row] : base;
+        pf[0] = '0;
+        pv[0] = 1'b1;
+        cp[1] = f_end;
+        pf[1] = {1'b0, f_first};
+        pv[1] = 1'b1;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            cp[k + 2] = h_end[c_row][k];
+            pf[k + 2] = h_first[c_row][k];
+            pv[k + 2] = h_valid[HV'(MAX_HELD * 32'(c_idx) + k)];
+        end
+        for (int i = 0; i < CV; i++)
+            for (int j = 0; j < CV; j++) lt[i][j] = cp[i] < cp[j];
+        for (int j = 0; j < CV; j++) begin
+            ok[j] = pv[j] && !lt[j][0];
+            for (int k = 1; k < CV; k++)
+                if (pv[k] && pf[k] <= cp[j] && lt[j][k]) ok[j] = 1'b0;
+        end
+        // The least of them (ties to the lowest index): one hot, then selected.
+        cov_new = '0;
+        for (int j = 0; j < CV; j++) begin
+            least = ok[j];
+            for (int i = 0; i < CV; i++)
+                if (i != j && ok[i] && (i < j ? !lt[j][i] : lt[i][j])) least = 1'b0;
+            if (least) cov_new = cov_new | cp[j];
         end
     end
     // Every element below `ready_now` is delivered by every contributor.
@@ -781,9 +815,15 @@ module prism_node #(
     // sampled when every run for the slots below it has been dispatched (not
     // while a frame's runs are being dispatched: coverage moves in its
     // dispatch cycle, before its runs), and once no sum for it is in flight
-    // (hazard query 2). The planner waits until ro_done covers its
-    // lookahead; the emission reads its FP32 value from rs, and a Kulisch
-    // group's state and integer from the ring (au_slot 0, then base + e_k).
+    // (hazard query 2). rs is prism_auto_store (block RAM, a registered
+    // read): it is read a cycle ahead at the planner's position (or the
+    // emission's next value), LOOK + 1 values, and the cycle after the
+    // planner takes the window from 0 or 1 further on (au_ok: its position
+    // moved by at most one since the read; otherwise it waits a cycle). The
+    // planner waits until ro_seen (ro_done a cycle late, since the read sees
+    // the store before that cycle's write) covers its lookahead; the
+    // emission reads its FP32 value from rs, and a Kulisch group's state and
+    // integer from the ring (au_slot 0, then base + e_k).
     localparam int LOOK = 8;
     localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
     logic [15:0] a_i;                // values of the packet decided so far (from base)
@@ -818,13 +858,20 @@ module prism_node #(
     logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
     logic        au_x [LOOK];
     logic [4:0]  au_m [LOOK];
-    logic [32:0] ro_done;            // the rounded store holds every value below this
+    logic [32:0] ro_seen;            // the rounded store held every value below this a cycle ago (its read is a cycle old)
+    logic        au_ok;              // au_* is the window at the planner's (emission's) position
     logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
     logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
     generate
         if (AUTO_ENABLE != 0) begin : g_auto
-            logic [32:0] rs [RING];  // rounded store: {exact, FP32}
+            logic [RB-1:0] rs_ra, rs_ra_q, rs_d;
+            logic [(LOOK+1)*33-1:0] rs_win;
+            logic        w_en;
+            logic [32:0] w_at;
+            logic [RN_W-1:0] w_n;
+            logic [LOOK*33-1:0] w_data;
             logic [32:0] ro_ptr, rr_lim, ro_avail;
+            logic [32:0] ro_done;    // the store holds every value below this
             logic        ro_go;
             // After the ring's read (RL stages: the read, then the rounding):
             // FP32_ARRIVAL values are written EG_LAT cycles after (ro_fv),
@@ -855,7 +902,23 @@ module prism_node #(
                 au_qslot = RB'(ro_ptr);
                 au_slot = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
                 au_n = st == A_EMIT ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
+                // The store's read, a cycle ahead; where it is used, how far the position moved since.
+                rs_ra = RB'(base + {17'b0, st == A_EMIT ? e_k_next : a_i});
+                rs_d = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i}) - rs_ra_q;
+                au_ok = rs_d <= RB'(1);
             end
+            // The store's one write port: FP32_ARRIVAL values as read,
+            // KULISCH_FIXED roundings as they leave the pipes.
+            always_comb begin
+                w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv[EG_LAT-1];
+                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1];
+                w_n = w_en ? (ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1]) : '0;
+                for (int g = 0; g < LOOK; g++)
+                    w_data[33*g +: 33] = ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
+            end
+            prism_auto_store #(.RING(RING), .N(LOOK), .W(33)) rs (
+                .clk, .we(w_en), .waddr(RB'(w_at)), .wn(w_n[$clog2(LOOK+1)-1:0]), .wdata(w_data), .raddr(rs_ra), .rdata(rs_win));
+            always_ff @(posedge clk) rs_ra_q <= rs_ra;
             for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
                 logic [32:0] r;
                 if (ga == 0) begin : g_first
@@ -867,7 +930,7 @@ module prism_node #(
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                     /* verilator lint_on PINCONNECTEMPTY */
                 end
-                assign r = rs[RB'(base + {17'b0, st == A_EMIT ? e_k : a_i} + 33'(ga))];
+                assign r = rs_d[0] ? rs_win[33*(ga+1) +: 33] : rs_win[33*ga +: 33];
                 assign au_v[ga] = r[31:0];
                 assign au_x[ga] = r[32];
                 // Candidate formats of the slot's value (when it is exact): FP32
@@ -890,19 +953,9 @@ module prism_node #(
                 assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
             end
 
-            // The rounder's state and the store's one write port: FP32_ARRIVAL
-            // values as read, KULISCH_FIXED roundings as they leave the pipes. A
-            // STAGE's install starts from element 0 (CONTROL waits for ro_pend).
+            // The rounder's state. A STAGE's install starts from element 0
+            // (CONTROL waits for ro_pend).
             always_ff @(posedge clk) begin
-                logic        w_en;
-                logic [32:0] w_at;
-                logic [RN_W-1:0] w_n;
-                w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv[EG_LAT-1];
-                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1];
-                w_n = ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1];
-                if (w_en)
-                    for (int g = 0; g < LOOK; g++)
-                        if (RN_W'(g) < w_n) rs[RB'(w_at + 33'(g))] <= ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
                 ro_at[0] <= ro_ptr;
                 ro_nn[0] <= ro_n;
                 for (int i = 1; i < RL; i++) begin
@@ -914,18 +967,22 @@ module prism_node #(
                     ro_fv <= '0;
                     ro_ptr <= '0;
                     ro_done <= '0;
+                    ro_seen <= '0;
                     rr_lim <= '0;
                 end else begin
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
                     if (w_en) ro_done <= w_at + 33'(w_n);
+                    ro_seen <= ro_done;
                     if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
                 end
             end
 `ifndef SYNTHESIS
-            always_ff @(posedge clk)
+            always_ff @(posedge clk) begin
                 if (!rst && ro_mv0 != ro_v[RL-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
+                if (!rst && st == A_EMIT && e_desc && e_g != a_ng && rs_d != 0) $error("prism_node: an AUTO value emitted from a store read not at its slot");
+            end
 `endif
         end else begin : g_no_auto
             assign au_slot = '0;
@@ -936,7 +993,8 @@ module prism_node #(
                 assign au_x[ga] = 1'b0;
                 assign au_m[ga] = '0;
             end
-            assign ro_done = '0;
+            assign ro_seen = '0;
+            assign au_ok = 1'b0;
             assign ro_n = '0;
             assign ro_pend = 1'b0;
         end
@@ -1296,21 +1354,20 @@ module prism_node #(
     // process (the readiness check's packet end, or the end of the AUTO
     // packet just emitted), so the process only applies them.
     logic [32:0] rc_e, rel_e;
-    logic [CSLOTS*MAX_HELD-1:0] rel_clear;
-    logic [31:0] rel_freed [CSLOTS];
+    logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear;
+    logic [31:0] rel_freed [MAX_CONTRIB];
     always_comb begin
         rc_e = base + 33'(ctx_cap);
         if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
         rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
         rel_clear = '0;
-        for (int c = 0; c < CSLOTS; c++) begin
+        for (int c = 0; c < MAX_CONTRIB; c++) begin
             rel_freed[c] = '0;
-            if (c < MAX_CONTRIB)
-                for (int k = 0; k < MAX_HELD; k++)
-                    if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= rel_e) begin
-                        rel_clear[MAX_HELD * c + k] = 1'b1;
-                        rel_freed[c] = rel_freed[c] + {16'b0, h_bytes[c][k]};
-                    end
+            for (int k = 0; k < MAX_HELD; k++)
+                if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= rel_e) begin
+                    rel_clear[MAX_HELD * c + k] = 1'b1;
+                    rel_freed[c] = rel_freed[c] + {16'b0, h_bytes[c][k]};
+                end
         end
     end
     task automatic release_window();
@@ -1451,9 +1508,9 @@ module prism_node #(
         else if (ctx_failed) dop_r = DR_OPERATION_FAILED;
         else if (base >= {1'b0, ctx_vlen}) dop_r = DR_OPERATION_DONE;
         else if (!c_found) dop_r = DR_UNKNOWN_STREAM;
-        else if (f_dst_ep != c_lep[c_idx] || f_src_ep != c_pep[c_idx]) dop_r = DR_ENDPOINT_MISMATCH;
-        else if (rx_port != c_port[c_idx]) dop_r = DR_WRONG_PORT;
-        else if (f_src_mac != c_mac[c_idx]) dop_r = DR_WRONG_SOURCE_MAC;
+        else if (f_dst_ep != c_lep[c_row] || f_src_ep != c_pep[c_row]) dop_r = DR_ENDPOINT_MISMATCH;
+        else if (rx_port != c_port[c_row]) dop_r = DR_WRONG_PORT;
+        else if (f_src_mac != c_mac[c_row]) dop_r = DR_WRONG_SOURCE_MAC;
         else if ((f_flags & FLAG_INEXACT) != 0) dop_inexact = 1'b1;
         else if (f_end > {1'b0, ctx_vlen}) dop_r = DR_RANGE_OUTSIDE_VECTOR;
         else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) dop_r = DR_LAST_FLAG_MISMATCH;
@@ -1467,7 +1524,7 @@ module prism_node #(
         else if (f_end > base + {1'b0, ctx_wel}) dop_r = DR_BEYOND_WINDOW;
         else if (hd_overlap) dop_r = DR_OVERLAP;
         else if (hd_count >= ctx_wint) dop_r = DR_INTERVALS_EXHAUSTED;
-        else if (c_bytes[c_idx] + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
+        else if (c_bytes[c_row] + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
         else dop_acc = 1'b1;
     end
     task automatic data_op();
@@ -1485,13 +1542,13 @@ module prism_node #(
         else if (dop_acc) begin
             count(CNT_DATA_APPLIED);
             h_valid <= h_valid | hv_set;
-            h_pid[c_idx][hd_free] <= f_pid;
-            h_first[c_idx][hd_free] <= {1'b0, f_first};
-            h_end[c_idx][hd_free] <= f_end;
-            h_crc[c_idx][hd_free] <= rx_crc;
-            h_bytes[c_idx][hd_free] <= rx_len;
-            c_bytes[c_idx] <= c_bytes[c_idx] + {16'b0, rx_len};
-            c_covered[c_idx] <= cov_new;
+            h_pid[c_row][hd_free] <= f_pid;
+            h_first[c_row][hd_free] <= {1'b0, f_first};
+            h_end[c_row][hd_free] <= f_end;
+            h_crc[c_row][hd_free] <= rx_crc;
+            h_bytes[c_row][hd_free] <= rx_len;
+            c_bytes[c_row] <= c_bytes[c_row] + {16'b0, rx_len};
+            c_covered[c_row] <= cov_new;
             pos <= {1'b0, f_first};
             if (b_walk[proc_buf]) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
@@ -1787,11 +1844,11 @@ module prism_node #(
                             terms_sum <= terms_sum + {16'b0, bd_terms};
                             contribs <= contribs + 16'd1;
                             if ($signed(32'(contribs)) < MAX_CONTRIB) begin
-                                s_stream[CI_W'(contribs)] <= bd_stream;
-                                s_lep[CI_W'(contribs)] <= bd_lep;
-                                s_pep[CI_W'(contribs)] <= bd_pep;
-                                st_port[CI_W'(contribs)] <= bd_port;
-                                s_mac[CI_W'(contribs)] <= bd_mac;
+                                s_stream[CR_W'(contribs)] <= bd_stream;
+                                s_lep[CR_W'(contribs)] <= bd_lep;
+                                s_pep[CR_W'(contribs)] <= bd_pep;
+                                st_port[CR_W'(contribs)] <= bd_port;
+                                s_mac[CR_W'(contribs)] <= bd_mac;
                             end
                         end
                         if ((bd_dir & DIR_RESULT_OUT) != 0) begin
@@ -1960,7 +2017,7 @@ module prism_node #(
                 logic [16:0] nb;
                 logic fits;
                 // The lookahead waits for its values in the rounded store.
-                if (ro_done < base + {17'b0, a_i} + 33'($unsigned(ad_n))) ;
+                if (!au_ok || ro_seen < base + {17'b0, a_i} + 33'($unsigned(ad_n))) ;
                 else if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
                     // Planned as far as the lookahead allows: the vector's end closes the packet.
                     if (a_i == ad_avail && ad_end && a_i != 0) begin
