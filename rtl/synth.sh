@@ -32,7 +32,16 @@ for m in $modules; do
     # prism_node's own logic: its arithmetic lanes, rounding units, ring and frame buffers are
     # read as black boxes (-lib), counted in the rows of the total and in the storage table below
     # (and its two prism_lane_track instances, a few hundred LUTs each, counted nowhere).
-    [ "$m" = prism_node ] && libs="read_verilog -sv -lib sv/prism_fp32_add_pipe.sv sv/prism_lane_track.sv sv/prism_kulisch_lane_pipe.sv sv/prism_kulisch_round_pipe.sv sv/prism_kulisch_round.sv sv/prism_crc32c_512.sv sv/prism_ring.sv sv/prism_auto_store.sv sv/prism_frame_buf.sv sv/prism_txn_table.sv sv/prism_egress.sv;"
+    # The ones that import the package get it inlined like the module.
+    if [ "$m" = prism_node ]; then
+        libs="read_verilog -sv -lib"
+        for u in prism_fp32_add_pipe prism_lane_track prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_crc32c_512 \
+                 prism_ring prism_auto_store prism_frame_buf prism_txn_table prism_egress; do
+            sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$u.sv" > "$tmp/lib_$u.sv"
+            libs="$libs $tmp/lib_$u.sv"
+        done
+        libs="$libs;"
+    fi
     start=$(date +%s)
     flow="synth_xilinx -top $m"
     # synth_xilinx's coarse stage (opt with opt_reduce) did not finish on

@@ -702,20 +702,60 @@ module prism_node #(
         if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bd_bad = 1'b1;
     end
 
-    // DATA: the frame's contributor and its held packets.
+    // DATA: the frame's contributor and its held packets. The contributor
+    // is looked up from the header every cycle and registered with its row
+    // of the tables (ct_*), so D_OP, a cycle or more after DISPATCH, decides
+    // from registers. Only D_OP and the window's release write the tables,
+    // never in the cycle before a D_OP, so the row is current there.
     logic        c_found;
     logic [CI_W-1:0] c_idx;
     logic [CR_W-1:0] c_row;
     assign c_row = CR_W'(c_idx);
-    always_comb begin
-        c_found = 1'b0;
-        c_idx = '0;
+    logic [MAX_HELD-1:0] ct_valid;
+    logic [31:0] ct_pid [MAX_HELD], ct_crc [MAX_HELD];
+    logic [32:0] ct_first [MAX_HELD], ct_end [MAX_HELD];
+    logic [15:0] ct_lep, ct_pep, ct_port;
+    logic [47:0] ct_mac;
+    logic [32:0] ct_covered;
+    logic [31:0] ct_bytes;
+    always_ff @(posedge clk) begin
+        logic found;
+        logic [CI_W-1:0] idx;
+        logic [CR_W-1:0] r;
+        found = 1'b0;
+        idx = '0;
         for (int i = 0; i < MAX_CONTRIB; i++)
-            if (CI_W'(i) < n_contrib && c_stream[i] == f_stream && !c_found) begin
-                c_found = 1'b1;
-                c_idx = CI_W'(i);
+            if (CI_W'(i) < n_contrib && c_stream[i] == f_stream && !found) begin
+                found = 1'b1;
+                idx = CI_W'(i);
             end
+        r = CR_W'(idx);
+        c_found <= found;
+        c_idx <= idx;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            ct_valid[k] <= h_valid[HV'(MAX_HELD * 32'(idx) + k)];
+            ct_pid[k] <= h_pid[r][k];
+            ct_crc[k] <= h_crc[r][k];
+            ct_first[k] <= h_first[r][k];
+            ct_end[k] <= h_end[r][k];
+        end
+        ct_lep <= c_lep[r];
+        ct_pep <= c_pep[r];
+        ct_port <= c_port[r];
+        ct_mac <= c_mac[r];
+        ct_covered <= c_covered[r];
+        ct_bytes <= c_bytes[r];
     end
+`ifndef SYNTHESIS
+    // The claim above, checked: D_OP comes from states that write no table
+    // (DISPATCH, ROUTE, or D_OP itself waiting for egress, which writes none).
+    st_t st_q;
+    always_ff @(posedge clk) begin
+        st_q <= st;
+        if (!rst && st == D_OP && st_q != DISPATCH && st_q != ROUTE && !(st_q == D_OP && dop_inexact))
+            $error("prism_node: D_OP after a state that may have written the contributor tables");
+    end
+`endif
     logic        hd_hit, hd_same, hd_overlap, hd_free_found;
     logic [HW-1:0] hd_free;
     logic [15:0] hd_count;
@@ -727,13 +767,13 @@ module prism_node #(
         hd_free = '0;
         hd_count = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
-            if (h_valid[HV'(MAX_HELD * 32'(c_idx) + k)]) begin
+            if (ct_valid[k]) begin
                 hd_count = hd_count + 16'd1;
-                if (h_pid[c_row][k] == f_pid) begin
+                if (ct_pid[k] == f_pid) begin
                     hd_hit = 1'b1;
-                    hd_same = h_crc[c_row][k] == rx_crc && h_first[c_row][k] == {1'b0, f_first} && h_end[c_row][k] == f_end;
+                    hd_same = ct_crc[k] == rx_crc && ct_first[k] == {1'b0, f_first} && ct_end[k] == f_end;
                 end
-                if (h_first[c_row][k] < f_end && {1'b0, f_first} < h_end[c_row][k]) hd_overlap = 1'b1;
+                if (ct_first[k] < f_end && {1'b0, f_first} < ct_end[k]) hd_overlap = 1'b1;
             end else if (!hd_free_found) begin
                 hd_free_found = 1'b1;
                 hd_free = HW'(k);
@@ -759,16 +799,16 @@ module prism_node #(
         logic        lt [CV][CV];        // cp[i] < cp[j]
         logic        ok [CV];            // a candidate inside no packet, at or above c0
         logic        least;
-        cp[0] = c_covered[c_row] > base ? c_covered[c_row] : base;
+        cp[0] = ct_covered > base ? ct_covered : base;
         pf[0] = '0;
         pv[0] = 1'b1;
         cp[1] = f_end;
         pf[1] = {1'b0, f_first};
         pv[1] = 1'b1;
         for (int k = 0; k < MAX_HELD; k++) begin
-            cp[k + 2] = h_end[c_row][k];
-            pf[k + 2] = h_first[c_row][k];
-            pv[k + 2] = h_valid[HV'(MAX_HELD * 32'(c_idx) + k)];
+            cp[k + 2] = ct_end[k];
+            pf[k + 2] = ct_first[k];
+            pv[k + 2] = ct_valid[k];
         end
         for (int i = 0; i < CV; i++)
             for (int j = 0; j < CV; j++) lt[i][j] = cp[i] < cp[j];
@@ -1489,8 +1529,9 @@ module prism_node #(
         end
     end
 
-    // The engine's DATA checks, window and held packets in one cycle; an
-    // admitted packet goes to the lanes (its first descriptor is in view).
+    // The engine's DATA checks, window and held packets in one cycle (D_OP,
+    // from the contributor's registered row); an admitted packet goes to the
+    // lanes (its first descriptor is in view).
     // Their verdict, wired (the view's next offset depends on it too): the
     // reason the frame is rejected (8'hFF none), or a terminal INEXACT, a
     // duplicate, or admitted.
@@ -1508,9 +1549,9 @@ module prism_node #(
         else if (ctx_failed) dop_r = DR_OPERATION_FAILED;
         else if (base >= {1'b0, ctx_vlen}) dop_r = DR_OPERATION_DONE;
         else if (!c_found) dop_r = DR_UNKNOWN_STREAM;
-        else if (f_dst_ep != c_lep[c_row] || f_src_ep != c_pep[c_row]) dop_r = DR_ENDPOINT_MISMATCH;
-        else if (rx_port != c_port[c_row]) dop_r = DR_WRONG_PORT;
-        else if (f_src_mac != c_mac[c_row]) dop_r = DR_WRONG_SOURCE_MAC;
+        else if (f_dst_ep != ct_lep || f_src_ep != ct_pep) dop_r = DR_ENDPOINT_MISMATCH;
+        else if (rx_port != ct_port) dop_r = DR_WRONG_PORT;
+        else if (f_src_mac != ct_mac) dop_r = DR_WRONG_SOURCE_MAC;
         else if ((f_flags & FLAG_INEXACT) != 0) dop_inexact = 1'b1;
         else if (f_end > {1'b0, ctx_vlen}) dop_r = DR_RANGE_OUTSIDE_VECTOR;
         else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) dop_r = DR_LAST_FLAG_MISMATCH;
@@ -1524,7 +1565,7 @@ module prism_node #(
         else if (f_end > base + {1'b0, ctx_wel}) dop_r = DR_BEYOND_WINDOW;
         else if (hd_overlap) dop_r = DR_OVERLAP;
         else if (hd_count >= ctx_wint) dop_r = DR_INTERVALS_EXHAUSTED;
-        else if (c_bytes[c_row] + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
+        else if (ct_bytes + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
         else dop_acc = 1'b1;
     end
     task automatic data_op();
@@ -1547,7 +1588,7 @@ module prism_node #(
             h_end[c_row][hd_free] <= f_end;
             h_crc[c_row][hd_free] <= rx_crc;
             h_bytes[c_row][hd_free] <= rx_len;
-            c_bytes[c_row] <= c_bytes[c_row] + {16'b0, rx_len};
+            c_bytes[c_row] <= ct_bytes + {16'b0, rx_len};
             c_covered[c_row] <= cov_new;
             pos <= {1'b0, f_first};
             if (b_walk[proc_buf]) begin
@@ -1654,8 +1695,7 @@ module prism_node #(
                 // (A CONTROL frame waiting here stays at DATA_BODY.)
                 if (b_ok[proc_buf] && b_prism[proc_buf] && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend))) begin
                     if (f_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
-                    else if (f_class == CLASS_DATA || f_class == CLASS_RESULT)
-                        off_n = !b_walk[proc_buf] && f_dst_mac == node_mac && dop_acc ? DATA_BODY + 16'd4 : DATA_BODY;
+                    else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) off_n = DATA_BODY;
                     else off_n = f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
                 end
             PREWALK:
@@ -1732,9 +1772,10 @@ module prism_node #(
                     k_left <= '0;
                     vals_left <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
+                    // D_OP a cycle later, when the contributor's row is registered.
                     if (b_walk[proc_buf]) st <= D_KWALK;
                     else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
-                    else data_op();
+                    else st <= D_OP;
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
