@@ -130,11 +130,10 @@ module prism_node #(
     localparam int BB = $clog2(BSLOTS);
     // Index widths that also hold the counts; arrays sized to the index range.
     localparam int CI_W = $clog2(MAX_CONTRIB + 1);
-    // Contributor rows: c_idx (a count's width) narrowed to the rows there are.
+    // A staged contributor's row: its count narrowed to the rows there are.
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int PI_W = $clog2(MAX_PATHS + 1);
     localparam int PSLOTS = 2 ** PI_W;
-    localparam int HW = $clog2(MAX_HELD);
     localparam int LANES = DATA_W / 32;          // RESULT values a line
     localparam int RN_W = $clog2(FLANES + 1);
     localparam int RB = $clog2(RING);
@@ -326,19 +325,7 @@ module prism_node #(
     logic [15:0] ctx_wint;
     logic [32:0] base;
     logic [31:0] next_pid;
-    logic [CI_W-1:0] n_contrib;
     logic [PI_W-1:0] n_paths;
-    (* mem2reg *) logic [15:0] c_stream [MAX_CONTRIB], c_lep [MAX_CONTRIB], c_pep [MAX_CONTRIB], c_port [MAX_CONTRIB];
-    (* mem2reg *) logic [47:0] c_mac [MAX_CONTRIB];
-    (* mem2reg *) logic [32:0] c_covered [MAX_CONTRIB];
-    (* mem2reg *) logic [31:0] c_bytes [MAX_CONTRIB];
-    // Flat vectors, not arrays: Yosys makes an array a memory with a write
-    // port for every unrolled write, which its proc_mux pass cannot get through.
-    localparam int HV = $clog2(MAX_CONTRIB * MAX_HELD);
-    logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;   // held slot k of contributor c at [MAX_HELD*c + k]
-    logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD], h_crc [MAX_CONTRIB][MAX_HELD];
-    logic [32:0] h_first [MAX_CONTRIB][MAX_HELD], h_end [MAX_CONTRIB][MAX_HELD];
-    logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] p_lep [PSLOTS], p_pep [PSLOTS], p_port [PSLOTS], p_stream [PSLOTS];
     (* mem2reg *) logic [47:0] p_mac [PSLOTS];
     logic        ctx_key_match;
@@ -702,50 +689,17 @@ module prism_node #(
         if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bd_bad = 1'b1;
     end
 
-    // DATA: the frame's contributor and its held packets. The contributor
-    // is looked up from the header every cycle and registered with its row
-    // of the tables (ct_*), so D_OP, a cycle or more after DISPATCH, decides
-    // from registers. Only D_OP and the window's release write the tables,
-    // never in the cycle before a D_OP, so the row is current there.
-    logic        c_found;
-    logic [CI_W-1:0] c_idx;
-    logic [CR_W-1:0] c_row;
-    assign c_row = CR_W'(c_idx);
-    logic [MAX_HELD-1:0] ct_valid;
-    logic [31:0] ct_pid [MAX_HELD], ct_crc [MAX_HELD];
-    logic [32:0] ct_first [MAX_HELD], ct_end [MAX_HELD];
-    logic [15:0] ct_lep, ct_pep, ct_port;
+    // DATA: the frame's contributor and its held packets (prism_held_table,
+    // below the engine's DATA checks). The contributor is looked up from the
+    // header every cycle and its row of the table registered, so D_OP, a
+    // cycle or more after DISPATCH, decides from registers. Only D_OP and the
+    // window's release write the table, never in the cycle before a D_OP.
+    logic        c_found, hd_hit, hd_same, hd_overlap;
+    logic [15:0] ct_lep, ct_pep, ct_port, hd_count;
     logic [47:0] ct_mac;
-    logic [32:0] ct_covered;
     logic [31:0] ct_bytes;
-    always_ff @(posedge clk) begin
-        logic found;
-        logic [CI_W-1:0] idx;
-        logic [CR_W-1:0] r;
-        found = 1'b0;
-        idx = '0;
-        for (int i = 0; i < MAX_CONTRIB; i++)
-            if (CI_W'(i) < n_contrib && c_stream[i] == f_stream && !found) begin
-                found = 1'b1;
-                idx = CI_W'(i);
-            end
-        r = CR_W'(idx);
-        c_found <= found;
-        c_idx <= idx;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            ct_valid[k] <= h_valid[HV'(MAX_HELD * 32'(idx) + k)];
-            ct_pid[k] <= h_pid[r][k];
-            ct_crc[k] <= h_crc[r][k];
-            ct_first[k] <= h_first[r][k];
-            ct_end[k] <= h_end[r][k];
-        end
-        ct_lep <= c_lep[r];
-        ct_pep <= c_pep[r];
-        ct_port <= c_port[r];
-        ct_mac <= c_mac[r];
-        ct_covered <= c_covered[r];
-        ct_bytes <= c_bytes[r];
-    end
+    // Every element below `ready_now` is delivered by every contributor.
+    logic [32:0] ready_now;
 `ifndef SYNTHESIS
     // The claim above, checked: D_OP comes from states that write no table
     // (DISPATCH, ROUTE, or D_OP itself waiting for egress, which writes none).
@@ -756,87 +710,6 @@ module prism_node #(
             $error("prism_node: D_OP after a state that may have written the contributor tables");
     end
 `endif
-    logic        hd_hit, hd_same, hd_overlap, hd_free_found;
-    logic [HW-1:0] hd_free;
-    logic [15:0] hd_count;
-    always_comb begin
-        hd_hit = 1'b0;
-        hd_same = 1'b0;
-        hd_overlap = 1'b0;
-        hd_free_found = 1'b0;
-        hd_free = '0;
-        hd_count = '0;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            if (ct_valid[k]) begin
-                hd_count = hd_count + 16'd1;
-                if (ct_pid[k] == f_pid) begin
-                    hd_hit = 1'b1;
-                    hd_same = ct_crc[k] == rx_crc && ct_first[k] == {1'b0, f_first} && ct_end[k] == f_end;
-                end
-                if (ct_first[k] < f_end && {1'b0, f_first} < ct_end[k]) hd_overlap = 1'b1;
-            end else if (!hd_free_found) begin
-                hd_free_found = 1'b1;
-                hd_free = HW'(k);
-            end
-        end
-    end
-    // The admitted packet's valid bit, as a mask for the engine's one write.
-    logic [MAX_CONTRIB*MAX_HELD-1:0] hv_set;
-    assign hv_set = (MAX_CONTRIB*MAX_HELD)'(1) << (MAX_HELD * 32'(c_idx) + 32'(hd_free));
-    // Coverage of the frame's contributor once its packet is admitted: from
-    // c0 = max(covered, base) through every held packet that continues it,
-    // the new one included (headers only, so it is known before the lanes
-    // run). That is the first element at or above c0 that no packet holds,
-    // and it is c0 or a packet's end: the least candidate (c0, the frame's
-    // end, each held packet's end) at or above c0 inside no packet. Every
-    // compare side by side, not a chain of extensions a packet at a time.
-    localparam int CV = MAX_HELD + 2;    // candidates: c0, then packet j-1's end (packet 0 the frame)
-    logic [32:0] cov_new;
-    always_comb begin
-        logic [32:0] cp [CV];            // candidate values
-        logic [32:0] pf [CV];            // packet j-1's first (j >= 1)
-        logic        pv [CV];            // packet j-1 is held (the frame's always)
-        logic        lt [CV][CV];        // cp[i] < cp[j]
-        logic        ok [CV];            // a candidate inside no packet, at or above c0
-        logic        least;
-        cp[0] = ct_covered > base ? ct_covered : base;
-        pf[0] = '0;
-        pv[0] = 1'b1;
-        cp[1] = f_end;
-        pf[1] = {1'b0, f_first};
-        pv[1] = 1'b1;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            cp[k + 2] = ct_end[k];
-            pf[k + 2] = ct_first[k];
-            pv[k + 2] = ct_valid[k];
-        end
-        for (int i = 0; i < CV; i++)
-            for (int j = 0; j < CV; j++) lt[i][j] = cp[i] < cp[j];
-        for (int j = 0; j < CV; j++) begin
-            ok[j] = pv[j] && !lt[j][0];
-            for (int k = 1; k < CV; k++)
-                if (pv[k] && pf[k] <= cp[j] && lt[j][k]) ok[j] = 1'b0;
-        end
-        // The least of them (ties to the lowest index): one hot, then selected.
-        cov_new = '0;
-        for (int j = 0; j < CV; j++) begin
-            least = ok[j];
-            for (int i = 0; i < CV; i++)
-                if (i != j && ok[i] && (i < j ? !lt[j][i] : lt[i][j])) least = 1'b0;
-            if (least) cov_new = cov_new | cp[j];
-        end
-    end
-    // Every element below `ready_now` is delivered by every contributor.
-    logic [32:0] ready_now;
-    always_comb begin
-        ready_now = 33'h1_FFFF_FFFF;
-        for (int i = 0; i < MAX_CONTRIB; i++)
-            if (CI_W'(i) < n_contrib) begin
-                if (c_covered[i] > base) begin
-                    if (c_covered[i] < ready_now) ready_now = c_covered[i];
-                end else if (base < ready_now) ready_now = base;
-            end
-    end
 
 
     // ---------------------------------------------------------------- AUTO
@@ -1393,28 +1266,31 @@ module prism_node #(
     // Where it moves to and what that frees are wired outside the engine's
     // process (the readiness check's packet end, or the end of the AUTO
     // packet just emitted), so the process only applies them.
+    // The held table releases on rel_go, the cycles the engine calls
+    // release_window (its own process moves base; a simulation check below).
     logic [32:0] rc_e, rel_e;
-    logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear;
-    logic [31:0] rel_freed [MAX_CONTRIB];
+    logic        rel_go;
     always_comb begin
         rc_e = base + 33'(ctx_cap);
         if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
         rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
-        rel_clear = '0;
-        for (int c = 0; c < MAX_CONTRIB; c++) begin
-            rel_freed[c] = '0;
-            for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= rel_e) begin
-                    rel_clear[MAX_HELD * c + k] = 1'b1;
-                    rel_freed[c] = rel_freed[c] + {16'b0, h_bytes[c][k]};
-                end
-        end
+        rel_go = !rst && ((st == D_READY && !ctx_auto && ready_now > base && ready_now >= rc_e && rq_free)
+                          || (AUTO_ENABLE != 0 && st == A_EMIT && e_g == a_ng));
     end
     task automatic release_window();
-        h_valid <= h_valid & ~rel_clear;
-        for (int c = 0; c < MAX_CONTRIB; c++) c_bytes[c] <= c_bytes[c] - rel_freed[c];
         base <= rel_e;
     endtask
+`ifndef SYNTHESIS
+    logic        rel_go_q;
+    logic [32:0] rel_e_q, base_q;
+    always_ff @(posedge clk) begin
+        rel_go_q <= rel_go;
+        rel_e_q <= rel_e;
+        base_q <= base;
+        if (!rst && rel_go_q && base != rel_e_q) $error("prism_node: rel_go without the engine's release");
+        if (!rst && !rel_go_q && base != base_q && base != 0) $error("prism_node: a release without rel_go");
+    end
+`endif
 
     // The next canonical RESULT packet, if every contributor covers it: handed
     // to egress (waiting for a free request slot), then released at once — the
@@ -1582,14 +1458,7 @@ module prism_node #(
         else if (dop_dup) count(CNT_DATA_DUPLICATES);
         else if (dop_acc) begin
             count(CNT_DATA_APPLIED);
-            h_valid <= h_valid | hv_set;
-            h_pid[c_row][hd_free] <= f_pid;
-            h_first[c_row][hd_free] <= {1'b0, f_first};
-            h_end[c_row][hd_free] <= f_end;
-            h_crc[c_row][hd_free] <= rx_crc;
-            h_bytes[c_row][hd_free] <= rx_len;
-            c_bytes[c_row] <= ct_bytes + {16'b0, rx_len};
-            c_covered[c_row] <= cov_new;
+            // The held table admits it (adm_go).
             pos <= {1'b0, f_first};
             if (b_walk[proc_buf]) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
@@ -1606,6 +1475,31 @@ module prism_node #(
         end
         if (dop_r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(dop_r)));
     endtask
+
+    logic [MAX_CONTRIB*16-1:0] i_stream, i_lep, i_pep, i_port;
+    logic [MAX_CONTRIB*48-1:0] i_mac;
+    always_comb
+        for (int i = 0; i < MAX_CONTRIB; i++) begin
+            i_stream[16*i +: 16] = s_stream[i];
+            i_lep[16*i +: 16] = s_lep[i];
+            i_pep[16*i +: 16] = s_pep[i];
+            i_port[16*i +: 16] = st_port[i];
+            i_mac[48*i +: 48] = s_mac[i];
+        end
+    prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W)) held (
+        .clk, .rst,
+        .i_en(!rst && st == C_INSTALL), .i_n(CI_W'(contribs)),
+        .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
+        .l_stream(f_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
+        .q_pid(f_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
+        .m_hit(hd_hit), .m_same(hd_same), .m_overlap(hd_overlap), .m_count(hd_count),
+        /* verilator lint_off PINCONNECTEMPTY */
+        .m_cov(),
+        /* verilator lint_on PINCONNECTEMPTY */
+        .a_en(!rst && st == D_OP && dop_acc), .a_len(rx_len),
+        .r_en(rel_go), .r_end(rel_e),
+        .m_ready(ready_now)
+    );
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
     // AUTO context (the builder builds no RESULT there, and AUTO reads
@@ -1733,7 +1627,6 @@ module prism_node #(
             ctx_valid <= 1'b0;
             ctx_active <= 1'b0;
             ctx_failed <= 1'b0;
-            n_contrib <= '0;
             n_paths <= '0;
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
@@ -1745,7 +1638,6 @@ module prism_node #(
             a_used <= '0;
             a_ng <= '0;
             cnt <= '0;
-            h_valid <= '0;
         end else begin
             free_buf <= 1'b0;
             req_en <= 1'b0;
@@ -1941,18 +1833,8 @@ module prism_node #(
                 ctx_kwf <= 9'((x_kw >> 3) - 16'd1);
                 base <= '0;
                 next_pid <= '0;
-                n_contrib <= CI_W'(contribs);
+                // The held table installs the contributors (C_INSTALL).
                 n_paths <= PI_W'(paths);
-                h_valid <= '0;
-                for (int i = 0; i < MAX_CONTRIB; i++) begin
-                    c_stream[i] <= s_stream[i];
-                    c_lep[i] <= s_lep[i];
-                    c_pep[i] <= s_pep[i];
-                    c_port[i] <= st_port[i];
-                    c_mac[i] <= s_mac[i];
-                    c_covered[i] <= '0;
-                    c_bytes[i] <= '0;
-                end
                 for (int i = 0; i < MAX_PATHS; i++) begin
                     p_stream[i] <= sp_stream[i];
                     p_lep[i] <= sp_lep[i];
