@@ -8,6 +8,7 @@
 #   rtl/synth.sh            all modules and the total
 #   rtl/synth.sh MODULE     one module
 #   SYNTH_LOGS=DIR rtl/synth.sh ...   also keep each module's Yosys log in DIR
+#   SYNTH_JSON=DIR rtl/synth.sh ...   also write each netlist as DIR/MODULE.json (for logic-depth)
 # A module that runs longer than a minute prints the Yosys pass it is in
 # every minute (prism_node took two hours on a 2-core VM: docs/rtl.md).
 set -euo pipefail
@@ -36,7 +37,7 @@ for m in $modules; do
     if [ "$m" = prism_node ]; then
         libs="read_verilog -sv -lib"
         for u in prism_fp32_add_pipe prism_lane_track prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_crc32c_512 \
-                 prism_ring prism_auto_store prism_frame_buf prism_txn_table prism_egress; do
+                 prism_ring prism_auto_store prism_held_table prism_frame_buf prism_txn_table prism_egress; do
             sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$u.sv" > "$tmp/lib_$u.sv"
             libs="$libs $tmp/lib_$u.sv"
         done
@@ -53,7 +54,9 @@ for m in $modules; do
         flow+="; synth_xilinx -top $m -run map_memory:fine; opt -fast -full; xilinx_srl -variable -minlen 3"
         flow+="; techmap -map +/techmap.v -D LUT_SIZE=6 -map +/xilinx/arith_map.v; opt -fast; synth_xilinx -top $m -run map_cells:check"
     fi
-    yosys -p "$libs read_verilog -sv $tmp/$m.sv; $flow; stat" > "$tmp/$m.log" 2>&1 &
+    json=""
+    [ -z "${SYNTH_JSON:-}" ] || { mkdir -p "$SYNTH_JSON"; json="; write_json $SYNTH_JSON/$m.json"; }
+    yosys -p "$libs read_verilog -sv $tmp/$m.sv; $flow; stat$json" > "$tmp/$m.log" 2>&1 &
     pid=$!
     while kill -0 $pid 2>/dev/null; do
         for _ in $(seq 60); do kill -0 $pid 2>/dev/null && sleep 1; done

@@ -68,6 +68,8 @@ module prism_held_table #(
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
+    localparam int HP = 2 ** HW;         // leaves of the sums' trees (MAX_HELD and zeros)
+    localparam int CP = 2 ** CR_W;       // and of the readiness's minimum
 
     initial begin
         if (MAX_CONTRIB < 2) $error("prism_held_table: MAX_CONTRIB must be at least 2");
@@ -130,16 +132,22 @@ module prism_held_table #(
     // The frame against the row's held packets, and the first free slot.
     logic free_found;
     logic [HW-1:0] free;
+    // Sums and minimums are balanced trees (node i of a tree the sum of
+    // nodes 2i and 2i + 1, the leaves from HP), not a chain over the slots.
+    always_comb begin
+        logic [15:0] cnt [2*HP];
+        for (int i = 0; i < HP; i++) cnt[HP + i] = i < MAX_HELD ? 16'(t_valid[i]) : 16'd0;
+        for (int i = HP - 1; i >= 1; i--) cnt[i] = cnt[2*i] + cnt[2*i + 1];
+        m_count = cnt[1];
+    end
     always_comb begin
         m_hit = 1'b0;
         m_same = 1'b0;
         m_overlap = 1'b0;
-        m_count = '0;
         free_found = 1'b0;
         free = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
             if (t_valid[k]) begin
-                m_count = m_count + 16'd1;
                 if (t_pid[k] == q_pid) begin
                     m_hit = 1'b1;
                     m_same = t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end;
@@ -194,29 +202,38 @@ module prism_held_table #(
         end
     end
 
-    // Readiness: the least coverage over the contributors in use, at least base.
-    always_comb begin
-        m_ready = 33'h1_FFFF_FFFF;
-        for (int i = 0; i < MAX_CONTRIB; i++)
-            if (CI_W'(i) < n) begin
-                if (c_covered[i] > base) begin
-                    if (c_covered[i] < m_ready) m_ready = c_covered[i];
-                end else if (base < m_ready) m_ready = base;
-            end
+    // Readiness: the least coverage over the contributors in use, at least
+    // base, i.e. max(least coverage, base). The least coverage is a
+    // register, a cycle behind the coverage: the cycle after an admission
+    // must not read m_ready (prism_node's engine is in D_DESC or D_RUN
+    // then; it checks that). base and an install move it at once.
+    logic [32:0] cmin;
+    always_ff @(posedge clk) begin
+        logic [32:0] mn [2*CP];
+        for (int i = 0; i < CP; i++) mn[CP + i] = i < MAX_CONTRIB && CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF;
+        for (int i = CP - 1; i >= 1; i--) mn[i] = mn[2*i] < mn[2*i + 1] ? mn[2*i] : mn[2*i + 1];
+        // An install's coverage at once (the engine samples readiness in CONTROL states too).
+        if (rst || (i_en && i_n == 0)) cmin <= 33'h1_FFFF_FFFF;
+        else if (i_en) cmin <= '0;
+        else cmin <= mn[1];
     end
+    assign m_ready = cmin > base ? cmin : base;
 
     // The release: packets wholly below r_end, and the bytes they free.
     logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear;
     logic [31:0] rel_freed [MAX_CONTRIB];
     always_comb begin
+        logic [31:0] fr [2*HP];
         rel_clear = '0;
         for (int c = 0; c < MAX_CONTRIB; c++) begin
-            rel_freed[c] = '0;
+            for (int k = 0; k < HP; k++) fr[HP + k] = '0;
             for (int k = 0; k < MAX_HELD; k++)
                 if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= r_end) begin
                     rel_clear[MAX_HELD * c + k] = 1'b1;
-                    rel_freed[c] = rel_freed[c] + {16'b0, h_bytes[c][k]};
+                    fr[HP + k] = {16'b0, h_bytes[c][k]};
                 end
+            for (int i = HP - 1; i >= 1; i--) fr[i] = fr[2*i] + fr[2*i + 1];
+            rel_freed[c] = fr[1];
         end
     end
 

@@ -704,13 +704,17 @@ module prism_node #(
     // The claim above, checked: D_OP comes from states that write no table
     // (DISPATCH, ROUTE, or D_OP itself waiting for egress, which writes none).
     st_t st_q;
+    logic adm_q;
     always_ff @(posedge clk) begin
         st_q <= st;
+        adm_q <= st == D_OP && dop_acc;
         if (!rst && st == D_OP && st_q != DISPATCH && st_q != ROUTE && !(st_q == D_OP && dop_inexact))
             $error("prism_node: D_OP after a state that may have written the contributor tables");
+        // The held table's readiness is a cycle behind an admission's coverage: nothing reads it then.
+        if (!rst && st_q == D_OP && adm_q && st != D_DESC && st != D_RUN)
+            $error("prism_node: readiness may be read the cycle after an admission");
     end
 `endif
-
 
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: one value
@@ -727,7 +731,7 @@ module prism_node #(
     // to ro_done. A slot is complete below rr_lim, the readiness (ready_now)
     // sampled when every run for the slots below it has been dispatched (not
     // while a frame's runs are being dispatched: coverage moves in its
-    // dispatch cycle, before its runs), and once no sum for it is in flight
+    // D_OP cycle, before its runs), and once no sum for it is in flight
     // (hazard query 2). rs is prism_auto_store (block RAM, a registered
     // read): it is read a cycle ahead at the planner's position (or the
     // emission's next value), LOOK + 1 values, and the cycle after the
