@@ -30,9 +30,11 @@ for m in $modules; do
         -e "s/\[32\*prism_pkg::CNT_TOTAL-1:0\]/[$((32 * cnt_total - 1)):0]/" \
         -e "s/parameter int PORTS = 1,/parameter int PORTS = $ports,/" "sv/$m.sv" > "$tmp/$m.sv"
     libs=""
-    # prism_node's own logic: its arithmetic lanes, rounding units, ring and frame buffers are
-    # read as black boxes (-lib), counted in the rows of the total and in the storage table below
-    # (and its two prism_lane_track instances, a few hundred LUTs each, counted nowhere).
+    # prism_node's own logic: every unit it instantiates is read as a black box (-lib). The
+    # arithmetic lanes and rounding units are counted in the rows of the total, the ring and frame
+    # buffers in the storage table below; prism_egress, prism_txn_table, prism_held_table,
+    # prism_auto_store and the two prism_lane_track are counted nowhere here (their own counts:
+    # rtl/timing.sh and docs/rtl.md, "Resources").
     # The ones that import the package get it inlined like the module.
     if [ "$m" = prism_node ]; then
         libs="read_verilog -sv -lib"

@@ -230,7 +230,7 @@ module prism_node #(
     assign o_head_n = o_head + (QW + 1)'(fin);
     assign proc_buf_n = order[o_head_n[QW-1:0]];
     assign cur_port = proc_buf[NBW-1:BW];
-    logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector, as h_valid)
+    logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector)
 
     // The frame being handled.
     logic [15:0]       rx_len, rx_port;
@@ -692,29 +692,15 @@ module prism_node #(
     // DATA: the frame's contributor and its held packets (prism_held_table,
     // below the engine's DATA checks). The contributor is looked up from the
     // header every cycle and its row of the table registered, so D_OP, a
-    // cycle or more after DISPATCH, decides from registers. Only D_OP and the
-    // window's release write the table, never in the cycle before a D_OP.
+    // cycle or more after DISPATCH, decides from registers. Only C_INSTALL,
+    // D_OP and the window's release write the table, never in the cycle
+    // before a D_OP (checked below the table).
     logic        c_found, hd_hit, hd_same, hd_overlap;
     logic [15:0] ct_lep, ct_pep, ct_port, hd_count;
     logic [47:0] ct_mac;
     logic [31:0] ct_bytes;
     // Every element below `ready_now` is delivered by every contributor.
     logic [32:0] ready_now;
-`ifndef SYNTHESIS
-    // The claim above, checked: D_OP comes from states that write no table
-    // (DISPATCH, ROUTE, or D_OP itself waiting for egress, which writes none).
-    st_t st_q;
-    logic adm_q;
-    always_ff @(posedge clk) begin
-        st_q <= st;
-        adm_q <= st == D_OP && dop_acc;
-        if (!rst && st == D_OP && st_q != DISPATCH && st_q != ROUTE && !(st_q == D_OP && dop_inexact))
-            $error("prism_node: D_OP after a state that may have written the contributor tables");
-        // The held table's readiness is a cycle behind an admission's coverage: nothing reads it then.
-        if (!rst && st_q == D_OP && adm_q && st != D_DESC && st != D_RUN)
-            $error("prism_node: readiness may be read the cycle after an admission");
-    end
-`endif
 
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: one value
@@ -730,8 +716,9 @@ module prism_node #(
     // later; FP32_ARRIVAL: the value itself, at once), in element order up
     // to ro_done. A slot is complete below rr_lim, the readiness (ready_now)
     // sampled when every run for the slots below it has been dispatched (not
-    // while a frame's runs are being dispatched: coverage moves in its
-    // D_OP cycle, before its runs), and once no sum for it is in flight
+    // while a frame's runs are being dispatched: coverage moves at the end
+    // of its D_OP cycle and readiness a cycle later, both before its runs
+    // end), and once no sum for it is in flight
     // (hazard query 2). rs is prism_auto_store (block RAM, a registered
     // read): it is read a cycle ahead at the planner's position (or the
     // emission's next value), LOOK + 1 values, and the cycle after the
@@ -1462,7 +1449,7 @@ module prism_node #(
         else if (dop_dup) count(CNT_DATA_DUPLICATES);
         else if (dop_acc) begin
             count(CNT_DATA_APPLIED);
-            // The held table admits it (adm_go).
+            // The held table admits it (its a_en).
             pos <= {1'b0, f_first};
             if (b_walk[proc_buf]) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
@@ -1504,6 +1491,22 @@ module prism_node #(
         .r_en(rel_go), .r_end(rel_e),
         .m_ready(ready_now)
     );
+`ifndef SYNTHESIS
+    // The claims above, checked: no table write in the cycle before a D_OP
+    // (D_OP comes from DISPATCH, ROUTE, or its own wait for egress, none of
+    // which writes), and nothing samples readiness the cycle after an
+    // admission (rr_lim is not sampled in D_DESC and D_RUN; D_READY and
+    // A_PLAN come later).
+    logic wrote_q, adm_q;
+    always_ff @(posedge clk) begin
+        adm_q <= !rst && st == D_OP && dop_acc;
+        wrote_q <= !rst && (st == C_INSTALL || rel_go || (st == D_OP && dop_acc));
+        if (!rst && st == D_OP && wrote_q)
+            $error("prism_node: D_OP the cycle after a write to the held table (its row is a cycle old)");
+        if (!rst && adm_q && st != D_DESC && st != D_RUN)
+            $error("prism_node: readiness may be read the cycle after an admission");
+    end
+`endif
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
     // AUTO context (the builder builds no RESULT there, and AUTO reads
