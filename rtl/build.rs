@@ -17,7 +17,7 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 18] = [
+const SWITCH_SV: [&str; 20] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -28,6 +28,8 @@ const SWITCH_SV: [&str; 18] = [
     "sv/prism_ram_sdp.sv",
     "sv/prism_ring.sv",
     "sv/prism_auto_store.sv",
+    "sv/prism_auto_plan.sv",
+    "sv/prism_auto_body.sv",
     "sv/prism_held_table.sv",
     "sv/prism_frame_buf.sv",
     "sv/prism_crc32c_512.sv",
@@ -39,8 +41,8 @@ const SWITCH_SV: [&str; 18] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 19] = {
-    let mut all = [""; 19];
+const SWITCH_FP32_SV: [&str; 21] = {
+    let mut all = [""; 21];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];

@@ -33,13 +33,15 @@ for m in $modules; do
     # prism_node's own logic: every unit it instantiates is read as a black box (-lib). The
     # arithmetic lanes and rounding units are counted in the rows of the total, the ring and frame
     # buffers in the storage table below; prism_egress, prism_txn_table, prism_held_table,
-    # prism_auto_store and the two prism_lane_track are counted nowhere here (their own counts:
+    # prism_auto_store, prism_auto_plan, prism_auto_body and the two prism_lane_track are
+    # counted nowhere here (their own counts:
     # rtl/timing.sh and docs/rtl.md, "Resources").
     # The ones that import the package get it inlined like the module.
     if [ "$m" = prism_node ]; then
         libs="read_verilog -sv -lib"
         for u in prism_fp32_add_pipe prism_lane_track prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_crc32c_512 \
-                 prism_ring prism_auto_store prism_held_table prism_frame_buf prism_txn_table prism_egress; do
+                 prism_ring prism_auto_store prism_auto_plan prism_auto_body prism_held_table prism_frame_buf \
+                 prism_txn_table prism_egress; do
             sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$u.sv" > "$tmp/lib_$u.sv"
             libs="$libs $tmp/lib_$u.sv"
         done

@@ -108,8 +108,9 @@ fn measure(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, por
 
 /// AUTO output: `ranks` ranks on port 0 send one 363-value range that is
 /// the whole vector; the cycles from the last beat of the last DATA frame to
-/// the first beat of the first RESULT (the planner decides a value a cycle,
-/// so this is mostly the packet's planning and writing), and the RESULTs.
+/// the first beat of the first RESULT (the planner decides a value every
+/// three cycles, so this is mostly the packet's planning and writing), and
+/// the RESULTs.
 fn auto_latency(ranks: u16, accumulator: AccumulatorPolicy) -> (u64, usize) {
     let mut j = job(ranks, Semantics::ALLREDUCE, accumulator, 1);
     j.output = OutputFormat::AUTO;

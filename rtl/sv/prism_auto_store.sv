@@ -3,23 +3,25 @@
 // memory (prism_ram_sdp), so it is block RAM instead of RING x W flip-flops
 // with N combinational read ports.
 //
-// Banks. Word s is in bank s mod NB, row s / NB, NB the power of two above
-// N: N consecutive words written, and N + 1 read, from any offset touch each
-// bank at most once. Bank b's row for a run from s is s / NB, plus one when
+// Banks. Word s is in bank s mod NB, row s / NB, NB the power of two at or
+// above N + RX: N consecutive words written, and N + RX read, from any offset
+// touch each bank at most once. Bank b's row for a run from s is s / NB, plus one when
 // b < s mod NB.
 //
 // Write: `wn` (0..N) consecutive words from `waddr`, word j of `wdata` to
-// waddr + j. Read: the N + 1 words from `raddr`, on `rdata` the cycle after
+// waddr + j. Read: the N + RX words from `raddr`, on `rdata` the cycle after
 // (word i at [i*W +: W]), as the memories held them before that cycle's
-// write: a word written in the cycle it is read comes back old. The reader
-// asks one word beyond the N it uses so that a cursor that may advance by one
-// a cycle can read a cycle ahead without knowing yet whether it advances.
+// write: a word written in the cycle it is read comes back old. RX extra
+// words let a cursor that may advance a cycle read a cycle ahead without
+// knowing yet whether it advances; prism_node reads a window at a known
+// position (RX = 0).
 
 `default_nettype none
 
 module prism_auto_store #(
     parameter int RING = 4096,
     parameter int N = 8,
+    parameter int RX = 0,               // words read beyond N
     parameter int W = 33,
     parameter int STYLE = 0,            // prism_ram_sdp STYLE (0 block RAM, 1 UltraRAM, 2 distributed)
     parameter int RB = $clog2(RING),
@@ -31,15 +33,15 @@ module prism_auto_store #(
     input  wire logic [NW-1:0]      wn,
     input  wire logic [N*W-1:0]     wdata,
     input  wire logic [RB-1:0]      raddr,
-    output logic      [(N+1)*W-1:0] rdata
+    output logic      [(N+RX)*W-1:0] rdata
 );
-    localparam int BB = $clog2(N + 1);  // bank index bits
+    localparam int BB = $clog2(N + RX); // bank index bits
     localparam int NB = 2 ** BB;
     localparam int ROWS = RING / NB;
     localparam int RW = RB - BB;        // row bits
 
     initial begin
-        if (N < 1) $error("prism_auto_store: N must be at least 1");
+        if (N < 1 || RX < 0) $error("prism_auto_store: N must be at least 1, RX at least 0");
         if (W < 1) $error("prism_auto_store: W must be at least 1");
         if (2 ** RB != RING) $error("prism_auto_store: RING must be a power of two");
         if (ROWS < 2) $error("prism_auto_store: RING must be at least twice the banks (%0d)", 2 * NB);
@@ -73,7 +75,7 @@ module prism_auto_store #(
     end
 
     always_comb
-        for (int i = 0; i <= N; i++) rdata[i*W +: W] = bank_q[BB'(rlo_q + BB'(i))];
+        for (int i = 0; i < N + RX; i++) rdata[i*W +: W] = bank_q[BB'(rlo_q + BB'(i))];
 endmodule
 
 `default_nettype wire

@@ -175,7 +175,7 @@ module prism_node #(
     typedef enum logic [5:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_EMIT,
+        D_KWALK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT,
         DONE
     } st_t;
     st_t st;
@@ -703,12 +703,13 @@ module prism_node #(
     logic [32:0] ready_now;
 
     // ---------------------------------------------------------------- AUTO
-    // The lossless encoder of docs/wire-format.md section 8: one value
-    // decided a cycle with its eight-value lookahead (candidate sets from
-    // eight values of the rounded store, below), the packet's groups kept
-    // until it closes; then its body is written into obytes a value a cycle
-    // (ring slots cleared as read) and handed to egress, which sends the
-    // same bytes on every path.
+    // The lossless encoder of docs/wire-format.md section 8: a value decided
+    // every two cycles (A_PLAN, A_FIT) from the choice prism_auto_plan
+    // worked out ahead for its position (the eight-value lookahead, from
+    // the rounded store), the packet's groups kept until it closes; then its
+    // body is written a value a cycle (ring slots cleared as read) by
+    // prism_auto_body into obytes and handed to egress, which sends the same
+    // bytes on every path.
     //
     // The rounded store. A background rounder reads LOOK ring slots a cycle
     // as they complete and writes each value's FP32 rounding and exactness
@@ -718,16 +719,12 @@ module prism_node #(
     // sampled when every run for the slots below it has been dispatched (not
     // while a frame's runs are being dispatched: coverage moves at the end
     // of its D_OP cycle and readiness a cycle later, both before its runs
-    // end), and once no sum for it is in flight
-    // (hazard query 2). rs is prism_auto_store (block RAM, a registered
-    // read): it is read a cycle ahead at the planner's position (or the
-    // emission's next value), LOOK + 1 values, and the cycle after the
-    // planner takes the window from 0 or 1 further on (au_ok: its position
-    // moved by at most one since the read; otherwise it waits a cycle). The
-    // planner waits until ro_seen (ro_done a cycle late, since the read sees
-    // the store before that cycle's write) covers its lookahead; the
-    // emission reads its FP32 value from rs, and a Kulisch group's state and
-    // integer from the ring (au_slot 0, then base + e_k).
+    // end), and once no sum for it is in flight (hazard query 2). rs is
+    // prism_auto_store (block RAM, a registered read). It is the planner
+    // producer's (one window a cycle, from pp, once the store holds it)
+    // except in A_EMIT, which reads a cycle ahead the FP32 value it emits;
+    // a Kulisch group's state and integer come from the ring (au_slot 0,
+    // then base + e_k).
     localparam int LOOK = 8;
     localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // body bytes, line-padded
     logic [15:0] a_i;                // values of the packet decided so far (from base)
@@ -741,8 +738,14 @@ module prism_node #(
     logic [8*OB-1:0] obytes;
     // Emission.
     logic [8:0]  e_g;                // group being written
-    logic [15:0] e_v, e_k, e_off;    // value in group, value in packet, byte offset
-    logic        em_last;            // e_v is its group's last value
+    logic [15:0] e_k, e_off;         // value in packet, byte offset
+    logic        e_end;              // e_g == a_ng: every group is written
+    // The group being written, taken from a_gf / a_gc in its descriptor's
+    // cycle: its format, width, width plus its padding (after its last
+    // value), values left after this one, and whether this is its last.
+    logic [2:0]  ge_f;
+    logic [15:0] ge_w, ge_wp, e_left;
+    logic        em_last;
     logic        e_desc;             // the group's descriptor is written
 
     // AUTO's reads of the ring (its egress run, which the builder does not
@@ -759,23 +762,25 @@ module prism_node #(
     assign au_acc = eg_acc[LOOK*32-1:0];
     assign au_acck = eg_acck[LOOK*RKW-1:0];
     assign au_accf = eg_accf[LOOK*5-1:0];
-    logic [31:0] au_v [LOOK];        // the planner's lookahead (value 0 the emitted value), from rs
-    logic        au_x [LOOK];
-    logic [4:0]  au_m [LOOK];
-    logic [32:0] ro_seen;            // the rounded store held every value below this a cycle ago (its read is a cycle old)
-    logic        au_ok;              // au_* is the window at the planner's (emission's) position
+    logic [31:0] au_v0;              // the emitted value's FP32 rounding, from rs (read a cycle ahead)
     logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
     logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
+    // The planner's queue (prism_auto_plan): its head is the choice at
+    // base + a_i for every state the encoder can be in there.
+    logic        pl_valid, pl_pop;
+    logic [2:0]  pl_nf;
+    logic [19:0] pl_cont;
+    logic        pl_wait;            // the queue will reach base + a_i without another frame
     generate
         if (AUTO_ENABLE != 0) begin : g_auto
-            logic [RB-1:0] rs_ra, rs_ra_q, rs_d;
-            logic [(LOOK+1)*33-1:0] rs_win;
+            logic [RB-1:0] rs_ra;
+            logic [LOOK*33-1:0] rs_win;
             logic        w_en;
             logic [32:0] w_at;
             logic [RN_W-1:0] w_n;
             logic [LOOK*33-1:0] w_data;
             logic [32:0] ro_ptr, rr_lim, ro_avail;
-            logic [32:0] ro_done;    // the store holds every value below this
+            logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
             logic        ro_go;
             // After the ring's read (RL stages: the read, then the rounding):
             // FP32_ARRIVAL values are written EG_LAT cycles after (ro_fv),
@@ -787,6 +792,13 @@ module prism_node #(
             logic [31:0] ro_kr [LOOK];
             logic        ro_kx [LOOK];
             logic        ro_mv0;     // rounder 0's m_valid (the latency check)
+            // The planner's producer: position pp is taken by the plan
+            // (pr_go) as its window is read from rs, which the plan gets the
+            // cycle after.
+            logic [32:0] pp, pp8;    // pp8 = pp + LOOK
+            logic        pr_go, pl_ready;
+            logic [$clog2(LOOK+1)-1:0] pr_n;
+            logic [32:0] pq;
             always_comb begin
                 ro_avail = rr_lim - ro_ptr;
                 ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
@@ -797,19 +809,24 @@ module prism_node #(
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
             // cycle (after a value, the next value; after a descriptor, its
             // group's first), when the next cycle emits a value; its data
-            // comes with that value's write into obytes (em2_*).
+            // comes with that value's registers (em2_*). Otherwise the store
+            // is the producer's: a position once its LOOK values (fewer at
+            // the vector's end) are in the store, while the queue has room.
             logic [15:0] e_k_next;
             logic        e_val_next;
             always_comb begin
-                e_k_next = e_k + 16'(e_desc && e_g != a_ng);
-                e_val_next = e_g != a_ng && (!e_desc || !em_last);
+                e_k_next = e_k + 16'(e_desc && !e_end);
+                e_val_next = !e_end && (!e_desc || !em_last);
                 au_qslot = RB'(ro_ptr);
                 au_slot = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
                 au_n = st == A_EMIT ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
-                // The store's read, a cycle ahead; where it is used, how far the position moved since.
-                rs_ra = RB'(base + {17'b0, st == A_EMIT ? e_k_next : a_i});
-                rs_d = RB'(base + {17'b0, st == A_EMIT ? e_k : a_i}) - rs_ra_q;
-                au_ok = rs_d <= RB'(1);
+                pr_go = ctx_valid && ctx_auto && st != A_EMIT && st != C_INSTALL && pl_ready && pp < {1'b0, ctx_vlen}
+                        && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
+                rs_ra = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
+                // The queue's head is base + a_i; it comes without another
+                // frame once readiness covers its window.
+                pq = base + {17'b0, a_i};
+                pl_wait = pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen});
             end
             // The store's one write port: FP32_ARRIVAL values as read,
             // KULISCH_FIXED roundings as they leave the pipes.
@@ -822,9 +839,22 @@ module prism_node #(
             end
             prism_auto_store #(.RING(RING), .N(LOOK), .W(33)) rs (
                 .clk, .we(w_en), .waddr(RB'(w_at)), .wn(w_n[$clog2(LOOK+1)-1:0]), .wdata(w_data), .raddr(rs_ra), .rdata(rs_win));
-            always_ff @(posedge clk) rs_ra_q <= rs_ra;
+            assign au_v0 = rs_win[31:0];
+            always_ff @(posedge clk) begin
+                pr_n <= pp8 > {1'b0, ctx_vlen} ? $clog2(LOOK+1)'({1'b0, ctx_vlen} - pp) : $clog2(LOOK+1)'(LOOK);
+                if (rst || st == C_INSTALL) begin
+                    pp <= '0;
+                    pp8 <= 33'(LOOK);
+                end else if (pr_go) begin
+                    pp <= pp + 33'd1;
+                    pp8 <= pp8 + 33'd1;
+                end
+            end
+            prism_auto_plan #(.LOOK(LOOK)) plan (
+                .clk, .rst(rst || st == C_INSTALL), .kulisch(ctx_kulisch), .kwf(ctx_kwf),
+                .s_valid(pr_go), .s_ready(pl_ready), .s_win(rs_win), .s_n(pr_n),
+                .m_valid(pl_valid), .m_ready(pl_pop), .m_nf(pl_nf), .m_cont(pl_cont));
             for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
-                logic [32:0] r;
                 if (ga == 0) begin : g_first
                     prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[EG_LAT-1]),
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
@@ -834,27 +864,6 @@ module prism_node #(
                         .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
                     /* verilator lint_on PINCONNECTEMPTY */
                 end
-                assign r = rs_d[0] ? rs_win[33*(ga+1) +: 33] : rs_win[33*ga +: 33];
-                assign au_v[ga] = r[31:0];
-                assign au_x[ga] = r[32];
-                // Candidate formats of the slot's value (when it is exact): FP32
-                // always; FP16 in its normal range with 13 low bits zero, or in
-                // its subnormal range (2^-24..2^-15) a multiple of 2^-24; BF16
-                // with 16 low bits zero; INT8 when integral in -128..127 (not -0).
-                // Plain expressions: Yosys's mux generation for a function
-                // inlined eight times was quadratic.
-                logic [31:0] v;
-                logic [7:0] ex;
-                logic nan, f16, i8;
-                assign v = au_v[ga];
-                assign ex = v[30:23];
-                assign nan = ex == 8'hFF && v[22:0] != 0;
-                assign f16 = v[30:0] == 0 || v[30:0] == 31'h7F80_0000
-                    || (ex >= 8'd113 && ex <= 8'd142 && v[12:0] == 0)
-                    || (ex >= 8'd103 && ex < 8'd113 && ({1'b1, v[22:0]} & ((24'd1 << (8'd126 - ex)) - 24'd1)) == 0);
-                assign i8 = v == 32'h0 || v == 32'hC300_0000
-                    || (ex >= 8'd127 && ex <= 8'd133 && (v[22:0] & ((23'd1 << (8'd150 - ex)) - 23'd1)) == 0);
-                assign au_m[ga] = {ctx_kulisch, au_x[ga], au_x[ga] && (nan || v[15:0] == 0), au_x[ga] && (nan || f16), au_x[ga] && i8};
             end
 
             // The rounder's state. A STAGE's install starts from element 0
@@ -871,51 +880,42 @@ module prism_node #(
                     ro_fv <= '0;
                     ro_ptr <= '0;
                     ro_done <= '0;
-                    ro_seen <= '0;
                     rr_lim <= '0;
                 end else begin
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
                     if (w_en) ro_done <= w_at + 33'(w_n);
-                    ro_seen <= ro_done;
                     if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
                 end
             end
 `ifndef SYNTHESIS
+            // The queue's head is the value the planner decides: count the
+            // choices taken since the install.
+            logic [32:0] pl_taken;
             always_ff @(posedge clk) begin
+                if (rst || st == C_INSTALL) pl_taken <= '0;
+                else pl_taken <= pl_taken + 33'(pl_pop);
                 if (!rst && ro_mv0 != ro_v[RL-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
-                if (!rst && st == A_EMIT && e_desc && e_g != a_ng && rs_d != 0) $error("prism_node: an AUTO value emitted from a store read not at its slot");
+                if (!rst && ctx_auto && st != C_INSTALL && pl_taken != base + {17'b0, a_i})
+                    $error("prism_node: the AUTO plan's head is not the planner's value");
+                if (!rst && pr_go && RB'(pp) == RB'(ro_done) && ro_done < {1'b0, ctx_vlen})
+                    $error("prism_node: the AUTO plan read a window the store does not hold");
             end
 `endif
         end else begin : g_no_auto
             assign au_slot = '0;
             assign au_qslot = '0;
             assign au_n = '0;
-            for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
-                assign au_v[ga] = '0;
-                assign au_x[ga] = 1'b0;
-                assign au_m[ga] = '0;
-            end
-            assign ro_seen = '0;
-            assign au_ok = 1'b0;
+            assign au_v0 = '0;
             assign ro_n = '0;
             assign ro_pend = 1'b0;
+            assign pl_valid = 1'b0;
+            assign pl_nf = '0;
+            assign pl_cont = '0;
+            assign pl_wait = 1'b0;
         end
     endgenerate
-
-    // FP32 to FP16 by truncation; exact values come back unchanged.
-    function automatic logic [15:0] fp16_trunc(input logic [31:0] v);
-        logic [15:0] h;
-        int e;
-        e = $signed(32'(v[30:23])) - 127;
-        if (v[30:23] == 8'hFF) h = {v[31], 5'h1F, v[22:13]};
-        else if (v[30:23] == 0 || e < -25) h = {v[31], 15'b0};
-        else if (e > 15) h = {v[31], 5'h1F, 10'b0};
-        else if (e >= -14) h = {v[31], 5'(e + 15), v[22:13]};
-        else h = {v[31], 5'b0, 10'({1'b1, v[22:0]} >> (-1 - e))};
-        fp16_trunc = h;
-    endfunction
 
     /* verilator lint_off UNUSEDSIGNAL */
     function automatic logic [15:0] pad4(input logic [16:0] b);
@@ -932,211 +932,90 @@ module prism_node #(
             default: fw = 16'd2 + {7'b0, ctx_kwf};
         endcase
     endfunction
-
-    // Cheapest cost of window values i..n-1 given the state after value i-1
-    // (format f, open group bytes mod 4 = m), open groups paying their padding
-    // at the end: one backward pass over the lookahead, shared by every
-    // option of value 0 (a forward pass per option costs six times the logic).
     logic [15:0] fwv [5];
     always_comb for (int f = 0; f < 5; f++) fwv[f] = fw(f);
-    // Costs are bytes: at most LOOK values of at most 4 + 2 + 511 bytes each,
-    // well below TG_INF, the price of an option not yet priced (a sum on top
-    // of it stays below 2^16). Every read of the table has constant indices
-    // (a run-time index is a compare in a loop): Yosys makes a run-time
-    // index into a select over the whole table, which its checks then see
-    // as a combinational loop through the table.
-    localparam logic [15:0] TG_INF = 16'h4000;
-    int ad_n;
-    logic        ad_cont;
-    logic [2:0]  ad_f;
-    logic [15:0] ad_avail;
-    logic        ad_end;
-    generate
-        if (AUTO_ENABLE != 0) begin : g_plan
-    logic [15:0] to_go [1:LOOK][5][4];
-    always_comb begin
-        logic [15:0] c, t;
-        c = '0;
-        t = '0;
-        for (int f = 0; f < 5; f++)
-            for (int m = 0; m < 4; m++) to_go[LOOK][f][m] = 16'((4 - m) % 4);
-        for (int i = LOOK - 1; i >= 1; i--)
-            for (int f = 0; f < 5; f++)
-                for (int m = 0; m < 4; m++) begin
-                    to_go[i][f][m] = 16'((4 - m) % 4);
-                    if (i < ad_n) begin
-                        to_go[i][f][m] = TG_INF;
-                        for (int g = 0; g < 5; g++)
-                            if (au_m[i][g]) begin
-                                // The open group's bytes mod 4 after value i: continued, or a new group.
-                                for (int k = 0; k < 4; k++)
-                                    if (2'(k) == (g == f ? 2'(m) + fwv[g][1:0] : fwv[g][1:0])) t = to_go[i + 1][g][k];
-                                if (g == f) c = fwv[g] + t;
-                                else c = 16'((4 - m) % 4 + 4) + fwv[g] + t;
-                                if (c < to_go[i][f][m]) to_go[i][f][m] = c;
-                            end
-                    end
-                end
-    end
 
-    // The decision for value a_i: its format and whether it continues the open group.
+    // The planner's step for value a_i, in three cycles. A_PLAN takes the
+    // choice for the encoder's state from the queue's head (pd_*); A_FIT
+    // works out whether it fits the packet's budget; A_REC records it (and
+    // pops the head) or closes the packet.
+    logic        pd_cont, pd_fits;
+    logic [2:0]  pd_f;
+    logic [15:0] af_nu, pd_nu;
+    logic [16:0] af_nb, pd_nb;
+    logic        af_fits;
     always_comb begin
-        ad_n = $signed(32'(16'(ready_now - base))) - $signed(32'(a_i));
-        if (ad_n > LOOK) ad_n = LOOK;
-    end
-    always_comb begin
-        int best, c, close;
-        logic [15:0] t;
-        t = '0;
-        c = 0;
-        close = 0;
-        ad_avail = 16'(ready_now - base);
-        ad_end = ready_now == {1'b0, ctx_vlen};
-        ad_cont = 1'b0;
-        ad_f = '0;
-        best = 1 << 30;
-        if (st == A_PLAN && ad_n > 0) begin
-            if (a_open && au_m[0][a_f] && a_count < 17'd65535) begin
-                for (int g = 0; g < 5; g++)
-                    for (int k = 0; k < 4; k++)
-                        if (3'(g) == a_f && 2'(k) == a_bytes[1:0] + fwv[g][1:0]) t = to_go[1][g][k];
-                c = $signed(32'(fwv[a_f])) + $signed(32'(t));
-                best = c;
-                ad_cont = 1'b1;
-                ad_f = a_f;
-            end
-            close = a_open ? $signed(32'(pad4(a_bytes))) : 0;
-            for (int f = 0; f < 5; f++)
-                if (au_m[0][f]) begin
-                    for (int k = 0; k < 4; k++) if (2'(k) == fwv[f][1:0]) t = to_go[1][f][k];
-                    c = close + 4 + $signed(32'(fwv[f])) + $signed(32'(t));
-                    if (c < best) begin
-                        best = c;
-                        ad_cont = 1'b0;
-                        ad_f = 3'(f);
-                    end
-                end
+        if (pd_cont) begin
+            af_nu = a_used + fwv[pd_f];
+            af_nb = a_bytes + 17'(fwv[pd_f]);
+        end else begin
+            af_nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fwv[pd_f];
+            af_nb = 17'(fwv[pd_f]);
         end
+        af_fits = af_nu + pad4(af_nb) <= ctx_budget && (pd_cont || a_ng < 9'd255);
     end
-        end else begin : g_no_plan
-            assign ad_n = 0;
-            assign ad_cont = 1'b0;
-            assign ad_f = '0;
-            assign ad_avail = '0;
-            assign ad_end = 1'b0;
-        end
-    endgenerate
+    assign pl_pop = AUTO_ENABLE != 0 && st == A_REC && pd_fits;
+    // The head says to continue the open group (for its format and bytes mod 4).
+    logic        pl_cont_open;
+    assign pl_cont_open = a_open && a_count < 17'd65535 && pl_cont[{a_f, a_bytes[1:0]}];
+    // A packet's body is written from its first group.
+    task automatic start_emit();
+        e_g <= '0;
+        e_end <= a_ng == 0;
+        e_k <= '0;
+        e_off <= '0;
+        e_desc <= 1'b0;
+        st <= A_EMIT;
+    endtask
 
-    // A_EMIT's write into obytes, a cycle after the state that decides it:
+    // The emission's registers, a cycle after the state that decides them:
     // a Kulisch value's state and integer come from the ring EG_LAT cycles
     // after its read, which A_EMIT gives a cycle ahead of the value (a
     // descriptor's cycle before a group's first value leaves room for it).
-    // em2_* is the decision registered: what is written, at which offset.
-    logic        em2_on, em2_desc, em2_last;
+    // prism_auto_body writes them into obytes; the packet goes to egress
+    // once its last write is done (a_done).
+    logic        em2_on, em2_desc;
     logic [2:0]  em2_f;
     logic [31:0] em2_d, em2_v;
-    logic [15:0] em2_w, em2_pad, em2_off;
-    logic [15:0] em_w, em_pad;
+    logic [15:0] em2_w, em2_off;
+    logic [2:0]  gr_f;               // the descriptor's group, as read
+    logic [15:0] gr_c;
     logic [31:0] em_d;
+    logic        ab_busy, a_done;
     always_ff @(posedge clk) begin
-        em2_on <= !rst && st == A_EMIT && e_g != a_ng;
+        em2_on <= !rst && st == A_EMIT && !e_end;
         em2_desc <= e_desc;
-        em2_last <= em_last;
-        em2_f <= a_gf[e_g[7:0]];
+        em2_f <= ge_f;
         em2_d <= em_d;
-        em2_v <= au_v[0];
-        em2_w <= em_w;
-        em2_pad <= em_pad;
+        em2_v <= au_v0;
+        em2_w <= ge_w;
         em2_off <= e_off;
     end
-
-    // Value k of the packet as wire bytes in format f (little-endian; Kulisch: state, integer).
-    logic [8*41-1:0] ev_bytes;
     always_comb begin
-        logic [31:0] v;
-        logic [4:0]  fl;
-        v = em2_v;
-        fl = au_accf[4:0];
-        ev_bytes = '0;
-        case (em2_f)
-            3'd0: ev_bytes[7:0] = to_int8(v);
-            3'd1: ev_bytes[15:0] = (v[30:23] == 8'hFF && v[22:0] != 0) ? 16'h7E00 : fp16_trunc(v);
-            3'd2: ev_bytes[15:0] = v[31:16];
-            3'd3: ev_bytes[31:0] = v;
-            default: begin
-                if (fl[2] || (fl[1] && fl[0])) ev_bytes[7:0] = KSTATE_NAN;
-                else if (fl[1]) ev_bytes[7:0] = KSTATE_POS_INF;
-                else if (fl[0]) ev_bytes[7:0] = KSTATE_NEG_INF;
-                else if (au_acck[RKW-1:0] == 0) ev_bytes[7:0] = (fl[4] && !fl[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
-                else begin
-                    ev_bytes[7:0] = KSTATE_FINITE;
-                    ev_bytes[8 +: RKW] = au_acck[RKW-1:0];
-                end
-            end
-        endcase
+        gr_f = a_gf[e_g[7:0]];
+        gr_c = a_gc[e_g[7:0]];
+        em_d = {4'(gr_f) + 4'd1, 3'b0, gr_f == 3'd4 ? ctx_kwf : 9'd0, gr_c};
+        a_done = AUTO_ENABLE != 0 && st == A_EMIT && e_end && !em2_on && !ab_busy;
     end
-
-    // What A_EMIT writes into obytes at e_off (a cycle later, from em2_*): a
-    // group's descriptor, or a value (and, after a group's last value, its
-    // padding). One shifted, masked write of the whole body: a part-select
-    // at a run-time offset per byte would be a case over every offset per byte.
-    localparam int EM = 48;                       // bytes a cycle at most: 41 of value, 3 of padding
-    logic [8*EM-1:0] em_bytes;
-    logic [EM-1:0]   em_mask;
-    always_comb begin
-        logic [2:0] f;
-        f = a_gf[e_g[7:0]];
-        em_d = {4'(f) + 4'd1, 3'b0, f == 3'd4 ? ctx_kwf : 9'd0, a_gc[e_g[7:0]]};
-        em_w = fwv[f];
-        em_last = e_v + 16'd1 == a_gc[e_g[7:0]];
-        em_pad = pad4({1'b0, 16'(32'(a_gc[e_g[7:0]]) * 32'(em_w))});
-    end
-    always_comb begin
-        em_bytes = '0;
-        em_mask = '0;
-        if (em2_on) begin
-            if (!em2_desc) begin
-                for (int i = 0; i < 4; i++) em_bytes[8*i +: 8] = em2_d[8 * (3 - i) +: 8];
-                em_mask[3:0] = '1;
-            end else begin
-                // The value's bytes; after them, up to three zero bytes of padding.
-                for (int i = 0; i < 41; i++)
-                    if (16'(i) < em2_w) begin
-                        em_bytes[8*i +: 8] = ev_bytes[8*i +: 8];
-                        em_mask[i] = 1'b1;
-                    end
-                if (em2_last) em_mask = em_mask | EM'((EM'(1) << (em2_w + em2_pad)) - EM'(1));
-            end
-        end
-    end
-    logic [8*EM-1:0] em_bits;
-    always_comb for (int i = 0; i < EM; i++) em_bits[8*i +: 8] = {8{em_mask[i]}};
     generate
-        if (AUTO_ENABLE != 0) begin : g_obytes
-            always_ff @(posedge clk)
-                if (!rst && em_mask != 0)
-                    obytes <= (obytes & ~((8*OB)'(em_bits) << (8 * em2_off))) | ((8*OB)'(em_bytes) << (8 * em2_off));
-        end else begin : g_no_obytes
+        if (AUTO_ENABLE != 0) begin : g_body
+            prism_auto_body #(.OB(OB), .RKW(RKW)) body (
+                .clk, .rst, .s_valid(em2_on), .s_desc(!em2_desc), .s_d(em2_d), .s_f(em2_f), .s_v(em2_v),
+                .s_acck(au_acck[RKW-1:0]), .s_accf(au_accf[4:0]), .s_w(em2_w), .s_off(em2_off),
+                .obytes, .busy(ab_busy));
+        end else begin : g_no_body
             /* verilator lint_off WIDTHCONCAT */
             assign obytes = '0;
             /* verilator lint_on WIDTHCONCAT */
+            assign ab_busy = 1'b0;
             // What only the AUTO encoder reads.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{em_bits, em_bytes, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open, a_bytes, a_used, ctx_budget,
-                              hz_hit[2], au_x[0], au_m[0]};
+            assign unused = ^{em2_on, em2_desc, em2_d, em2_f, em2_v, em2_w, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open,
+                              a_bytes, a_used, ctx_budget, hz_hit[2], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
-
-    // An INT8-exact FP32 value (integral, -128..127) as a two's-complement byte.
-    function automatic logic [7:0] to_int8(input logic [31:0] v);
-        logic [7:0] mag;
-        int e;
-        e = $signed(32'(v[30:23])) - 127;
-        mag = (v[30:0] == 0) ? 8'd0 : 8'({1'b1, v[22:0]} >> (23 - e));   // -128: mag 0x80, negated 0x80
-        to_int8 = v[31] ? 8'(-mag) : mag;
-    endfunction
 
     // Egress (its signals are declared above, with the ring's egress port).
     logic [MAX_PATHS*48-1:0] eg_pmac;
@@ -1266,7 +1145,7 @@ module prism_node #(
         if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
         rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
         rel_go = !rst && ((st == D_READY && !ctx_auto && ready_now > base && ready_now >= rc_e && rq_free)
-                          || (AUTO_ENABLE != 0 && st == A_EMIT && e_g == a_ng));
+                          || a_done);
     end
     task automatic release_window();
         base <= rel_e;
@@ -1520,7 +1399,7 @@ module prism_node #(
         .clk, .rst,
         .lane_slot, .lane_n(f_push || k_push ? run_n : '0), .lane_acc, .lane_acck, .lane_accf,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf,
-        .one_clear(st == A_EMIT && e_g != a_ng && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
+        .one_clear(st == A_EMIT && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
         .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
@@ -1591,7 +1470,7 @@ module prism_node #(
         hf = {1'b0, `PN_B32(win, 0)};
         he2 = hf + {1'b0, `PN_B32(win, 4)};
         case (st)
-            IDLE, D_READY, A_PLAN, A_EMIT, DONE: off_n = DATA_BODY;
+            IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
             DISPATCH:
                 // (A CONTROL frame waiting here stays at DATA_BODY.)
                 if (b_ok[proc_buf] && b_prism[proc_buf] && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend))) begin
@@ -1943,87 +1822,81 @@ module prism_node #(
             D_READY: ready_check();
             // ---------------------------------------------------- AUTO
             A_PLAN: if (AUTO_ENABLE != 0) begin
-                logic [15:0] nu;
-                logic [16:0] nb;
-                logic fits;
-                // The lookahead waits for its values in the rounded store.
-                if (!au_ok || ro_seen < base + {17'b0, a_i} + 33'($unsigned(ad_n))) ;
-                else if (a_i == ad_avail || (!ad_end && $signed(32'(ad_avail)) - $signed(32'(a_i)) < LOOK)) begin
-                    // Planned as far as the lookahead allows: the vector's end closes the packet.
-                    if (a_i == ad_avail && ad_end && a_i != 0) begin
-                        if (tx_idle) begin
-                            e_g <= '0;
-                            e_v <= '0;
-                            e_k <= '0;
-                            e_off <= '0;
-                            e_desc <= 1'b0;
-                            st <= A_EMIT;
-                        end
-                    end else st <= DONE;
+                if (pl_valid) begin
+                    pd_cont <= pl_cont_open;
+                    pd_f <= pl_cont_open ? a_f : pl_nf;
+                    st <= A_FIT;
+                end else if (base + {17'b0, a_i} == {1'b0, ctx_vlen} && a_i != 0) begin
+                    // The vector's end closes the packet.
+                    if (tx_idle) start_emit();
+                end else if (!pl_wait) st <= DONE;   // the lookahead needs another frame
+            end
+            A_FIT: if (AUTO_ENABLE != 0) begin
+                pd_nu <= af_nu;
+                pd_nb <= af_nb;
+                pd_fits <= af_fits;
+                st <= A_REC;
+            end
+            A_REC: if (AUTO_ENABLE != 0) begin
+                if (!pd_fits) begin
+                    // The packet closes; this value starts the next one.
+                    if (tx_idle) start_emit();
                 end else begin
-                    if (ad_cont) begin
-                        nu = a_used + fwv[ad_f];
-                        nb = a_bytes + 17'(fwv[ad_f]);
+                    // Recorded; the head is popped (pl_pop).
+                    if (pd_cont) begin
+                        a_gc[8'(a_ng - 9'd1)] <= 16'(a_count) + 16'd1;
+                        a_count <= a_count + 17'd1;
                     end else begin
-                        nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fwv[ad_f];
-                        nb = 17'(fwv[ad_f]);
+                        a_gf[a_ng[7:0]] <= pd_f;
+                        a_gc[a_ng[7:0]] <= 16'd1;
+                        a_ng <= a_ng + 9'd1;
+                        a_count <= 17'd1;
                     end
-                    fits = nu + pad4(nb) <= ctx_budget && (ad_cont || a_ng < 9'd255);
-                    if (!fits) begin
-                        // The packet closes; this value starts the next one.
-                        if (tx_idle) begin
-                            e_g <= '0;
-                            e_v <= '0;
-                            e_k <= '0;
-                            e_off <= '0;
-                            e_desc <= 1'b0;
-                            st <= A_EMIT;
-                        end
-                    end else begin
-                        if (ad_cont) begin
-                            a_gc[8'(a_ng - 9'd1)] <= a_gc[8'(a_ng - 9'd1)] + 16'd1;
-                            a_count <= a_count + 17'd1;
-                        end else begin
-                            a_gf[a_ng[7:0]] <= ad_f;
-                            a_gc[a_ng[7:0]] <= 16'd1;
-                            a_ng <= a_ng + 9'd1;
-                            a_count <= 17'd1;
-                        end
-                        a_f <= ad_f;
-                        a_open <= 1'b1;
-                        a_bytes <= nb;
-                        a_used <= nu;
-                        a_i <= a_i + 16'd1;
-                    end
+                    a_f <= pd_f;
+                    a_open <= 1'b1;
+                    a_bytes <= pd_nb;
+                    a_used <= pd_nu;
+                    a_i <= a_i + 16'd1;
+                    st <= A_PLAN;
                 end
             end
             A_EMIT: if (AUTO_ENABLE != 0) begin
-                if (e_g == a_ng) begin
-                    // The body is complete: to egress, and the window moves on.
-                    issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
-                    req_groups <= a_ng[7:0];
-                    req_blen <= e_off;
-                    release_window();   // to base + a_i
-                    a_i <= '0;
-                    a_open <= 1'b0;
-                    a_used <= '0;
-                    a_ng <= '0;
-                    st <= D_READY;
+                if (e_end) begin
+                    // The body is complete once its last write is (a_done):
+                    // to egress, and the window moves on.
+                    if (a_done) begin
+                        issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
+                        req_groups <= a_ng[7:0];
+                        req_blen <= e_off;
+                        release_window();   // to base + a_i
+                        a_i <= '0;
+                        a_open <= 1'b0;
+                        a_used <= '0;
+                        a_ng <= '0;
+                        st <= D_READY;
+                    end
                 end else if (!e_desc) begin
+                    // The descriptor; its group's figures for the values.
+                    logic [1:0] cw;
+                    cw = gr_c[1:0] * fwv[gr_f][1:0];   // the group's bytes mod 4
                     e_off <= e_off + 16'd4;
                     e_desc <= 1'b1;
+                    ge_f <= gr_f;
+                    ge_w <= fwv[gr_f];
+                    ge_wp <= fwv[gr_f] + pad4({15'b0, cw});
+                    e_left <= gr_c - 16'd1;
+                    em_last <= gr_c == 16'd1;
                 end else begin
                     // The ring's process clears the value's slot.
                     e_k <= e_k + 16'd1;
+                    e_left <= e_left - 16'd1;
+                    em_last <= e_left == 16'd1;
                     if (em_last) begin
-                        e_off <= e_off + em_w + em_pad;
+                        e_off <= e_off + ge_wp;
                         e_g <= e_g + 9'd1;
-                        e_v <= '0;
+                        e_end <= e_g + 9'd1 == a_ng;
                         e_desc <= 1'b0;
-                    end else begin
-                        e_off <= e_off + em_w;
-                        e_v <= e_v + 16'd1;
-                    end
+                    end else e_off <= e_off + ge_w;
                 end
             end
             // ---------------------------------------------------- next frame

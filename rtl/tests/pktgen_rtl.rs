@@ -46,8 +46,9 @@ fn jobs_through_the_rtl_verify_exactly() {
         assert!(report.latency.max() < 1_000_000, "latency max {} ns", report.latency.max());
         // Residence time: one sample per RESULT frame, each inside its
         // wire-to-wire interval; a one-path FP32 RESULT leaves within 64
-        // cycles at the median (docs/rtl.md's latency target; AUTO plans and
-        // writes a value a cycle, so its packets take far longer).
+        // cycles at the median (docs/rtl.md's latency target; AUTO plans a
+        // value every three cycles and writes one a cycle, so its packets
+        // take far longer).
         let mut res = link.residence_cycles.clone();
         assert_eq!(res.len() as u64, report.latency.len(), "{ranks} ranks {semantics:?}: one residence sample per RESULT frame");
         res.sort_unstable();

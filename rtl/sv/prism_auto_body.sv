@@ -1,0 +1,173 @@
+// prism_auto_body: writes an AUTO RESULT's body (docs/wire-format.md section
+// 8) into `obytes`, the line-padded buffer egress sends from, one descriptor
+// or value a cycle, in three stages: the value in its wire format, its bytes
+// (only the format's width; a descriptor big-endian), then the write.
+//
+// A body is written in order, each write starting where the last ended (a
+// group's padding is the zero bytes the next write starts after), and a
+// write at offset 0 starts a new body. So the writer keeps the two lines the
+// body ends in (`win_e`, `win_o` by parity; the lower is line `wl`), ORs
+// each write into them at its offset within the line, and writes both
+// through to obytes: never a shift across the whole buffer, only within two
+// lines, and each line of obytes has one source. Bytes of a line past the
+// body's end are zero; lines past its last are what they were.
+// `busy` while a write is in a stage: obytes holds the body once it falls.
+
+`default_nettype none
+
+module prism_auto_body #(
+    parameter int OB = 1536,            // obytes' bytes, whole lines
+    parameter int RKW = 320,            // Kulisch integer bits
+    parameter int VB = (1 + (RKW + 7) / 8) > 4 ? 1 + (RKW + 7) / 8 : 4   // bytes a write at most
+) (
+    input  wire logic            clk,
+    input  wire logic            rst,
+
+    input  wire logic            s_valid,
+    input  wire logic            s_desc,    // a group's descriptor (s_d), else a value
+    input  wire logic [31:0]     s_d,
+    input  wire logic [2:0]      s_f,       // the value's format: INT8, FP16, BF16, FP32, KULISCH
+    input  wire logic [31:0]     s_v,       // its FP32 rounding (formats 0-3)
+    input  wire logic [RKW-1:0]  s_acck,    // its Kulisch integer and flags (format 4)
+    input  wire logic [4:0]      s_accf,
+    input  wire logic [15:0]     s_w,       // its bytes
+    input  wire logic [15:0]     s_off,     // where it starts in the body
+
+    output logic [8*OB-1:0]      obytes,
+    output logic                 busy
+);
+    import prism_pkg::*;
+    localparam int NL = OB / 64;
+
+    initial begin
+        if (OB % 64 != 0 || NL < 2) $error("prism_auto_body: OB must be two or more whole 64-byte lines");
+        if (VB > 65) $error("prism_auto_body: a write must fit in two lines from any offset");
+        if (NL > 1024) $error("prism_auto_body: a body offset is 16 bits");
+    end
+
+    // ---------------------------------------------------------- 1: format
+    logic             v1, d1, neg1;     // neg1: an INT8 value's byte is its magnitude, negated in stage 2
+    logic [31:0]      dw1;
+    logic [15:0]      w1, off1;
+    logic [8*VB-1:0]  ev1;
+    always_ff @(posedge clk) begin
+        v1 <= !rst && s_valid;
+        d1 <= s_desc;
+        dw1 <= s_d;
+        w1 <= s_w;
+        off1 <= s_off;
+        ev1 <= '0;
+        neg1 <= s_f == 3'd0 && s_v[31];
+        case (s_f)
+            3'd0: ev1[7:0] <= int8_mag(s_v);
+            3'd1: ev1[15:0] <= (s_v[30:23] == 8'hFF && s_v[22:0] != 0) ? 16'h7E00 : fp16_trunc(s_v);
+            3'd2: ev1[15:0] <= s_v[31:16];
+            3'd3: ev1[31:0] <= s_v;
+            default: begin
+                if (s_accf[2] || (s_accf[1] && s_accf[0])) ev1[7:0] <= KSTATE_NAN;
+                else if (s_accf[1]) ev1[7:0] <= KSTATE_POS_INF;
+                else if (s_accf[0]) ev1[7:0] <= KSTATE_NEG_INF;
+                else if (s_acck == 0) ev1[7:0] <= (s_accf[4] && !s_accf[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
+                else begin
+                    ev1[7:0] <= KSTATE_FINITE;
+                    ev1[8 +: RKW] <= s_acck;
+                end
+            end
+        endcase
+    end
+
+    // ---------------------------------------------------------- 2: bytes
+    logic             v2;
+    logic [15:0]      off2;
+    logic [8*VB-1:0]  b2;
+    always_ff @(posedge clk) begin
+        v2 <= !rst && v1;
+        off2 <= off1;
+        for (int i = 0; i < VB; i++)
+            if (d1) b2[8*i +: 8] <= i < 4 ? dw1[8 * (3 - (i % 4)) +: 8] : 8'd0;
+            else if (i == 0) b2[7:0] <= neg1 ? 8'(-ev1[7:0]) : ev1[7:0];
+            else b2[8*i +: 8] <= 16'(i) < w1 ? ev1[8*i +: 8] : 8'd0;
+    end
+
+    // ---------------------------------------------------------- 3: write
+    // The two lines are kept by parity (win_e the even one, win_o the odd),
+    // so each line of obytes takes its data from one of them, never a mux:
+    // a write into line L and L + 1 updates both, and the line the body
+    // left (when L moved on by one) is the one cleared for line L + 1.
+    logic [8*128-1:0] sh;
+    logic [8*64-1:0]  win_e, win_o, nwin_e, nwin_o, src_e, src_o, sh_e, sh_o;
+    logic [9:0]       wl, lw;
+    always_comb begin
+        lw = off2[15:6];
+        sh = (8*128)'(b2) << (8 * off2[5:0]);
+        {sh_o, sh_e} = lw[0] ? {sh[0 +: 8*64], sh[8*64 +: 8*64]} : sh;
+        src_e = win_e;
+        src_o = win_o;
+        if (off2 == 0) begin
+            src_e = '0;
+            src_o = '0;
+        end else if (lw != wl) begin
+            if (wl[0]) src_o = '0;
+            else src_e = '0;
+        end
+        nwin_e = src_e | sh_e;
+        nwin_o = src_o | sh_o;
+    end
+    always_ff @(posedge clk)
+        if (v2) begin
+            win_e <= nwin_e;
+            win_o <= nwin_o;
+            wl <= lw;
+        end
+    genvar l;
+    generate
+        for (l = 0; l < NL; l++) begin : g_line
+            always_ff @(posedge clk)
+                if (v2 && (lw == 10'(l) || (l > 0 && lw == 10'(l - 1))))
+                    obytes[8*64*l +: 8*64] <= l % 2 == 0 ? nwin_e : nwin_o;
+        end
+    endgenerate
+    assign busy = v1 || v2;
+
+    // An INT8-exact FP32 value's (integral, -128..127) magnitude: the
+    // significand's top bits, as many as the exponent says (a case on it,
+    // not a shift by a difference); -128's is 0x80, its own negation.
+    /* verilator lint_off UNUSEDSIGNAL */
+    function automatic logic [7:0] int8_mag(input logic [31:0] v);   // an exact INT8 has no low bits
+        logic [7:0] mag;
+        case (v[30:23])
+            8'd127: mag = 8'd1;
+            8'd128: mag = 8'({1'b1, v[22]});
+            8'd129: mag = 8'({1'b1, v[22:21]});
+            8'd130: mag = 8'({1'b1, v[22:20]});
+            8'd131: mag = 8'({1'b1, v[22:19]});
+            8'd132: mag = 8'({1'b1, v[22:18]});
+            8'd133: mag = 8'({1'b1, v[22:17]});
+            8'd134: mag = 8'({1'b1, v[22:16]});
+            default: mag = 8'd0;
+        endcase
+        int8_mag = mag;
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // FP32 to FP16 by truncation; exact values come back unchanged. The
+    // exponent's cases are compares with constants; a subnormal's
+    // significand a case on the exponent.
+    function automatic logic [15:0] fp16_trunc(input logic [31:0] v);
+        logic [7:0]  ex;
+        logic [23:0] m;
+        logic [9:0]  sub;
+        ex = v[30:23];
+        m = {1'b1, v[22:0]};
+        sub = '0;
+        for (int e = 102; e <= 112; e++)
+            if (ex == 8'(e)) sub = 10'(m >> (126 - e));
+        if (ex == 8'hFF) fp16_trunc = {v[31], 5'h1F, v[22:13]};
+        else if (ex < 8'd102) fp16_trunc = {v[31], 15'b0};
+        else if (ex > 8'd142) fp16_trunc = {v[31], 5'h1F, 10'b0};
+        else if (ex >= 8'd113) fp16_trunc = {v[31], ~ex[4], ex[3:0], v[22:13]};   // ex - 112
+        else fp16_trunc = {v[31], 5'b0, sub};
+    endfunction
+endmodule
+
+`default_nettype wire
