@@ -231,6 +231,13 @@ module prism_node #(
     assign proc_buf_n = order[o_head_n[QW-1:0]];
     assign cur_port = proc_buf[NBW-1:BW];
     logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector)
+    // The engine's counts, applied a cycle later: the engine sets a
+    // counter's bit (or, for RESULTs sent, their paths) and the counters
+    // add it in their own process, so no counter's adder sits behind the
+    // engine's decisions. m_idle waits for them.
+    logic [CNT_TOTAL-1:0] cnt_inc;
+    logic        cnt_rs;
+    logic [PI_W-1:0] cnt_rs_n;
 
     // The frame being handled.
     logic [15:0]       rx_len, rx_port;
@@ -515,7 +522,7 @@ module prism_node #(
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend;
+        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && !cnt_rs;
         for (int p = 0; p < PORTS; p++) begin
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
@@ -1041,10 +1048,16 @@ module prism_node #(
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
 
+    always_ff @(posedge clk)
+        if (rst) cnt <= '0;
+        else
+            for (int i = 0; i < CNT_TOTAL; i++)
+                cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs ? 32'(cnt_rs_n) : 32'(cnt_inc[i]));
+
     // ---------------------------------------------------------------- FSM
     /* verilator lint_off UNUSEDSIGNAL */
     task automatic count(input int i);
-        cnt[32*i +: 32] <= cnt[32*i +: 32] + 32'd1;
+        cnt_inc[i] <= 1'b1;
     endtask
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -1104,7 +1117,8 @@ module prism_node #(
         if (!ctl) begin
             req_pid <= next_pid;
             next_pid <= next_pid + 32'd1;
-            cnt[32*CNT_RESULTS_SENT +: 32] <= cnt[32*CNT_RESULTS_SENT +: 32] + 32'(n_paths);
+            cnt_rs <= 1'b1;
+            cnt_rs_n <= n_paths;
         end
     endtask
 
@@ -1523,9 +1537,12 @@ module prism_node #(
             a_open <= 1'b0;
             a_used <= '0;
             a_ng <= '0;
-            cnt <= '0;
+            cnt_inc <= '0;
+            cnt_rs <= 1'b0;
         end else begin
             free_buf <= 1'b0;
+            cnt_inc <= '0;
+            cnt_rs <= 1'b0;
             req_en <= 1'b0;
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
