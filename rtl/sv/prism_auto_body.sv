@@ -41,7 +41,9 @@ module prism_auto_body #(
 
     initial begin
         if (OB % 64 != 0 || NL < 2) $error("prism_auto_body: OB must be two or more whole 64-byte lines");
-        if (VB > 65) $error("prism_auto_body: a write must fit in two lines from any offset");
+        // A write and the padding after it (3 bytes at most) must leave the
+        // next write's start inside the window's second line.
+        if (VB > 61) $error("prism_auto_body: a write is at most 61 bytes (a Kulisch width of 480 bits)");
         if (NL > 1024) $error("prism_auto_body: a body offset is 16 bits");
     end
 

@@ -711,7 +711,7 @@ module prism_node #(
 
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: a value decided
-    // every two cycles (A_PLAN, A_FIT) from the choice prism_auto_plan
+    // every three cycles (A_PLAN, A_FIT, A_REC) from the choice prism_auto_plan
     // worked out ahead for its position (the eight-value lookahead, from
     // the rounded store), the packet's groups kept until it closes; then its
     // body is written a value a cycle (ring slots cleared as read) by
@@ -758,9 +758,9 @@ module prism_node #(
     // AUTO's reads of the ring (its egress run, which the builder does not
     // use in an AUTO context): the rounder's LOOK slots from ro_ptr, or in
     // A_EMIT the slot of the value the next cycle emits (read a cycle ahead;
-    // its data comes EG_LAT cycles after the read, so the emission's write
-    // into obytes is a cycle behind its state: em2_*, below). au_* is the
-    // data, EG_LAT cycles after the read.
+    // its data comes EG_LAT cycles after the read, with the value's
+    // registers em2_*, below, a cycle behind the emission's state; the body
+    // writer's stages follow). au_* is the data, EG_LAT cycles after the read.
     logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 2)
     logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
