@@ -8,19 +8,29 @@
 // body CRC-32C, first and end element, bytes).
 //
 // Lookup: `l_stream` is looked up every cycle and the contributor's row is
-// registered (m_found, m_idx, m_lep .. m_bytes, and the held packets), so
-// a decision a cycle later reads registers. The query outputs (m_hit ..
-// m_cov) are that row against the frame on q_*: a held packet with the same
-// ID (and whether it is the same packet), one overlapping the frame, how
-// many are held, and the coverage once the frame is admitted.
+// registered (m_found, m_lep .. m_bytes, and the held packets), so a
+// decision a cycle later reads registers. The query outputs (m_hit ..
+// m_count) are that row against the frame on q_*: a held packet with the
+// same ID (and whether it is the same packet), one overlapping the frame,
+// how many are held.
 //
-// Writes, one a cycle (the node's engine gives at most one): `i_en` installs
-// a STAGE's contributors (every held packet dropped, coverage and bytes 0);
-// `r_en` releases the packets wholly below `r_end` (the window moved there);
-// `a_en` admits the frame on q_* into the registered row (its first free
-// held slot), its bytes `a_len` counted and its coverage m_cov. The row is
-// registered a cycle before it is used: the writer must not write in the
-// cycle before an admission's decision (prism_node checks it).
+// Writes (the node's engine gives at most one a cycle): `i_en` installs a
+// STAGE's contributors (every held packet dropped, coverage and bytes 0);
+// `r_en` releases the packets wholly below `r_end` (the window moved
+// there); `a_en` admits the frame on q_* into the registered row (its first
+// free held slot) and counts its bytes `a_len`. A release and an
+// admission's coverage are pipelines that write the table over the next
+// cycles (a release: its packets a cycle later, its bytes three; the
+// coverage three cycles later, readiness five), so:
+//   - m_quiet says the registered row is the table as it stands, its
+//     bytes perhaps before a release still under way: an admission's
+//     decision waits for it;
+//   - m_bytes_exact says m_bytes has every release in it: a refusal for
+//     bytes waits for it (with a release under way m_bytes can only be
+//     more than the truth, so a frame that fits, fits);
+//   - m_settled says m_ready has every admission in it: a readiness
+//     decision waits for it (a release does not move readiness).
+// An install waits for all three (checked in simulation).
 
 `default_nettype none
 
@@ -57,19 +67,21 @@ module prism_held_table #(
     output logic                           m_same,
     output logic                           m_overlap,
     output logic [15:0]                    m_count,
-    output logic [32:0]                    m_cov,
     // admission of the frame, and the window's release
     input  wire logic                      a_en,
     input  wire logic [15:0]               a_len,
     input  wire logic                      r_en,
     input  wire logic [32:0]               r_end,
+    output logic                           m_quiet,
+    output logic                           m_bytes_exact,
+    output logic                           m_settled,
     // every element below this is covered by every contributor (or base)
     output logic [32:0]                    m_ready
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
-    localparam int HP = 2 ** HW;         // leaves of the sums' trees (MAX_HELD and zeros)
-    localparam int CP = 2 ** CR_W;       // and of the readiness's minimum
+    localparam int HP = 2 ** HW;         // leaves of the count's tree (MAX_HELD and zeros)
+    localparam int NQ = (MAX_HELD + 3) / 4;  // a release's freed bytes: sums of four slots, then of those
 
     initial begin
         if (MAX_CONTRIB < 2) $error("prism_held_table: MAX_CONTRIB must be at least 2");
@@ -85,7 +97,10 @@ module prism_held_table #(
     (* mem2reg *) logic [15:0] c_stream [MAX_CONTRIB], c_lep [MAX_CONTRIB], c_pep [MAX_CONTRIB], c_port [MAX_CONTRIB];
     (* mem2reg *) logic [47:0] c_mac [MAX_CONTRIB];
     (* mem2reg *) logic [32:0] c_covered [MAX_CONTRIB];
-    (* mem2reg *) logic [31:0] c_bytes [MAX_CONTRIB];
+    // The bytes a contributor holds, as what its admissions added and what
+    // releases took (each written by one of them, so an admission and a
+    // release's late write never meet), and their difference, registered.
+    (* mem2reg *) logic [31:0] c_in [MAX_CONTRIB], c_out [MAX_CONTRIB], c_held [MAX_CONTRIB];
     // A flat vector: held slot k of contributor c at [MAX_HELD*c + k].
     logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;
     (* mem2reg *) logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD], h_crc [MAX_CONTRIB][MAX_HELD];
@@ -98,6 +113,7 @@ module prism_held_table #(
     logic [31:0] t_pid [MAX_HELD], t_crc [MAX_HELD];
     logic [32:0] t_first [MAX_HELD], t_end [MAX_HELD];
     logic [32:0] t_covered;
+    logic [31:0] t_in;
     always_ff @(posedge clk) begin
         logic found;
         logic [CI_W-1:0] idx;
@@ -125,15 +141,16 @@ module prism_held_table #(
                 m_port <= c_port[c];
                 m_mac <= c_mac[c];
                 t_covered <= c_covered[c];
-                m_bytes <= c_bytes[c];
+                m_bytes <= c_held[c];
+                t_in <= c_in[c];
             end
     end
 
     // The frame against the row's held packets, and the first free slot.
     logic free_found;
     logic [HW-1:0] free;
-    // Sums and minimums are balanced trees (node i of a tree the sum of
-    // nodes 2i and 2i + 1, the leaves from HP), not a chain over the slots.
+    // The count is a balanced tree (node i the sum of nodes 2i and 2i + 1,
+    // the leaves from HP), not a chain over the slots.
     always_comb begin
         logic [15:0] cnt [2*HP];
         for (int i = 0; i < HP; i++) cnt[HP + i] = i < MAX_HELD ? 16'(t_valid[i]) : 16'd0;
@@ -165,15 +182,29 @@ module prism_held_table #(
     // is the first element at or above c0 that no packet holds, and it is c0
     // or a packet's end: the least candidate (c0, the frame's end, each held
     // packet's end) at or above c0 inside no packet. Every compare side by
-    // side, not a chain of extensions a packet at a time.
+    // side, not a chain of extensions a packet at a time, and in stages
+    // after the admission (its cycle a, then a + 1 to a + 3): the compares
+    // (c0's as two, against covered and against base), which candidates
+    // qualify, the least of them, its value written.
     localparam int CV = MAX_HELD + 2;    // candidates: c0, then packet j-1's end (packet 0 the frame)
-    always_comb begin
-        logic [32:0] cp [CV];            // candidate values
-        logic [32:0] pf [CV];            // packet j-1's first (j >= 1)
-        logic        pv [CV];            // packet j-1 is held (the frame's always)
-        logic        lt [CV][CV];        // cp[i] < cp[j]
-        logic        ok [CV];            // a candidate inside no packet, at or above c0
-        logic        least;
+    logic            cv1, cv2, cv3, cv4;         // an admission's coverage in stage 1 .. 3 (cv4: its minimum's first stage)
+    logic [CR_W-1:0] cv_row1, cv_row2, cv_row3;
+    logic [32:0]     cv_cp1 [CV], cv_cp2 [CV], cv_cp3 [CV];   // the candidates' values, by stage
+    logic [CV-1:0]   cv_lt1 [CV], cv_lt2 [CV];                // [i][j]: cp[i] < cp[j]
+    logic [CV-1:0]   cv_in [CV];                 // [j][k]: packet k-1 (held, or the frame) starts at or below cp[j]
+    logic [CV-1:0]   cv_ge;                      // candidate j is at or above c0, and a packet's end that is held
+    logic [CV-1:0]   cv_ok;                      // ... and inside no packet
+    logic [CV-1:0]   cv_least;                   // the least of those, one hot (ties to the lowest index)
+    always_ff @(posedge clk) begin
+        logic [32:0] cp [CV];
+        logic [32:0] pf [CV];
+        logic        pv [CV];
+        logic [CV-1:0] lt [CV], in [CV];
+        cv1 <= !rst && a_en;
+        cv2 <= !rst && cv1;
+        cv3 <= !rst && cv2;
+        cv4 <= !rst && cv3;
+        // Stage 1, the admission's cycle: every compare.
         cp[0] = t_covered > base ? t_covered : base;
         pf[0] = '0;
         pv[0] = 1'b1;
@@ -185,56 +216,155 @@ module prism_held_table #(
             pf[k + 2] = t_first[k];
             pv[k + 2] = t_valid[k];
         end
-        for (int i = 0; i < CV; i++)
-            for (int j = 0; j < CV; j++) lt[i][j] = cp[i] < cp[j];
+        for (int i = 0; i < CV; i++) begin
+            for (int j = 0; j < CV; j++) begin
+                // c0 < x: covered and base both below x; x < c0: below either.
+                if (i == j) lt[i][j] = 1'b0;
+                else if (i == 0) lt[i][j] = t_covered < cp[j] && base < cp[j];
+                else if (j == 0) lt[i][j] = cp[i] < t_covered || cp[i] < base;
+                else lt[i][j] = cp[i] < cp[j];
+                // Packet j-1's first at or below candidate i (at or below c0: below either, or equal).
+                if (j == 0) in[i][j] = 1'b0;
+                else if (i == 0) in[i][j] = pv[j] && (pf[j] <= t_covered || pf[j] <= base);
+                else in[i][j] = pv[j] && pf[j] <= cp[i];
+            end
+        end
+        // (Element by element: Yosys 0.23 does not assign whole arrays.)
+        for (int i = 0; i < CV; i++) begin
+            cv_lt1[i] <= lt[i];
+            cv_in[i] <= in[i];
+            cv_cp1[i] <= cp[i];
+        end
+        for (int j = 0; j < CV; j++) cv_ge[j] <= pv[j];
+        cv_row1 <= row_q;
+        // Stage 2: the candidates that qualify: at or above c0, and no
+        // packet k with first <= cp[j] < end.
         for (int j = 0; j < CV; j++) begin
-            ok[j] = pv[j] && !lt[j][0];
+            logic ok;
+            ok = cv_ge[j] && !cv_lt1[j][0];
             for (int k = 1; k < CV; k++)
-                if (pv[k] && pf[k] <= cp[j] && lt[j][k]) ok[j] = 1'b0;
+                if (cv_in[j][k] && cv_lt1[j][k]) ok = 1'b0;
+            cv_ok[j] <= ok;
         end
-        // The least of them (ties to the lowest index): one hot, then selected.
-        m_cov = '0;
+        for (int i = 0; i < CV; i++) begin
+            cv_lt2[i] <= cv_lt1[i];
+            cv_cp2[i] <= cv_cp1[i];
+        end
+        cv_row2 <= cv_row1;
+        // Stage 3: the least one.
         for (int j = 0; j < CV; j++) begin
-            least = ok[j];
+            logic least;
+            least = cv_ok[j];
             for (int i = 0; i < CV; i++)
-                if (i != j && ok[i] && (i < j ? !lt[j][i] : lt[i][j])) least = 1'b0;
-            if (least) m_cov = m_cov | cp[j];
+                if (i != j && cv_ok[i] && (i < j ? !cv_lt2[j][i] : cv_lt2[i][j])) least = 1'b0;
+            cv_least[j] <= least;
         end
+        for (int i = 0; i < CV; i++) cv_cp3[i] <= cv_cp2[i];
+        cv_row3 <= cv_row2;
+    end
+    // Its value (stage 4 writes it).
+    logic [32:0] cv_val;
+    always_comb begin
+        cv_val = '0;
+        for (int j = 0; j < CV; j++)
+            if (cv_least[j]) cv_val = cv_val | cv_cp3[j];
     end
 
     // Readiness: the least coverage over the contributors in use, at least
     // base, i.e. max(least coverage, base). The least coverage is a
-    // register, a cycle behind the coverage: the cycle after an admission
-    // must not read m_ready (prism_node's engine is in D_DESC or D_RUN
-    // then; it checks that). base and an install move it at once.
+    // register two cycles behind the coverage: every pair compared, then
+    // the one below or equal to all others (ties to the lowest) selected.
+    // An install sets it at once (the engine samples readiness in CONTROL
+    // states too) and holds it while the compares still see the old rows.
     logic [32:0] cmin;
+    logic [32:0] mn_v [MAX_CONTRIB];
+    logic [MAX_CONTRIB-1:0] mn_le [MAX_CONTRIB];  // [i][j]: row i's value <= row j's
+    logic        inst_q;
     always_ff @(posedge clk) begin
-        logic [32:0] mn [2*CP];
-        for (int i = 0; i < CP; i++) mn[CP + i] = i < MAX_CONTRIB && CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF;
-        for (int i = CP - 1; i >= 1; i--) mn[i] = mn[2*i] < mn[2*i + 1] ? mn[2*i] : mn[2*i + 1];
-        // An install's coverage at once (the engine samples readiness in CONTROL states too).
+        for (int i = 0; i < MAX_CONTRIB; i++) begin
+            mn_v[i] <= CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF;
+            for (int j = 0; j < MAX_CONTRIB; j++)
+                mn_le[i][j] <= (CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF) <= (CI_W'(j) < n ? c_covered[j] : 33'h1_FFFF_FFFF);
+        end
+        inst_q <= !rst && i_en;
         if (rst || (i_en && i_n == 0)) cmin <= 33'h1_FFFF_FFFF;
         else if (i_en) cmin <= '0;
-        else cmin <= mn[1];
+        else if (!inst_q) begin
+            logic [32:0] m;
+            m = '0;
+            for (int i = 0; i < MAX_CONTRIB; i++) begin
+                logic least;
+                least = 1'b1;
+                for (int j = 0; j < MAX_CONTRIB; j++)
+                    if (j < i ? !mn_le[i][j] || mn_le[j][i] : !mn_le[i][j]) least = 1'b0;
+                if (least) m = m | mn_v[i];
+            end
+            cmin <= m;
+        end
     end
     assign m_ready = cmin > base ? cmin : base;
 
-    // The release: packets wholly below r_end, and the bytes they free.
-    logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear;
-    logic [31:0] rel_freed [MAX_CONTRIB];
-    always_comb begin
-        logic [31:0] fr [2*HP];
-        rel_clear = '0;
-        for (int c = 0; c < MAX_CONTRIB; c++) begin
-            for (int k = 0; k < HP; k++) fr[HP + k] = '0;
+    // The release, in stages after r_en (its cycle r): r + 1 the packets
+    // wholly below r_end leave, r + 2 their bytes summed by four slots, r + 3
+    // the sums taken off each contributor's bytes. One may start every
+    // cycle; each takes the packets the ones before it left.
+    logic        rv1, rv2, rv3;
+    logic [32:0] rq;
+    logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear, rq_clear;
+    logic [17:0] rq_sum [MAX_CONTRIB][NQ];
+    always_comb
+        for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
-                if (h_valid[MAX_HELD * c + k] && h_end[c][k] <= r_end) begin
-                    rel_clear[MAX_HELD * c + k] = 1'b1;
-                    fr[HP + k] = {16'b0, h_bytes[c][k]};
-                end
-            for (int i = HP - 1; i >= 1; i--) fr[i] = fr[2*i] + fr[2*i + 1];
-            rel_freed[c] = fr[1];
+                rel_clear[MAX_HELD * c + k] = rv1 && h_valid[MAX_HELD * c + k] && h_end[c][k] <= rq;
+    always_ff @(posedge clk) begin
+        rv1 <= !rst && r_en;
+        rv2 <= !rst && rv1;
+        rv3 <= !rst && rv2;
+        rq <= r_end;
+        rq_clear <= rel_clear;
+        for (int c = 0; c < MAX_CONTRIB; c++)
+            for (int q = 0; q < NQ; q++) begin
+                logic [17:0] sum;
+                sum = '0;
+                for (int k = 4 * q; k < 4 * q + 4 && k < MAX_HELD; k++)
+                    if (rq_clear[MAX_HELD * c + k]) sum = sum + 18'(h_bytes[c][k]);
+                rq_sum[c][q] <= sum;
+            end
+    end
+    // Stage 3: what releases took, plus the sums, as carry-save adds
+    // (three rows in, two out, one LUT level each) and one carry add.
+    localparam int NOP = NQ + 1;
+    logic [31:0] rel_out [MAX_CONTRIB];
+    always_comb
+        for (int c = 0; c < MAX_CONTRIB; c++) begin
+            logic [31:0] op [NOP];
+            op[0] = c_out[c];
+            for (int q = 0; q < NQ; q++) op[q + 1] = 32'(rq_sum[c][q]);
+            // The first three rows become two, appended (NOP - r rows before step r).
+            for (int r = 0; r < NOP - 2; r++) begin
+                logic [31:0] a, b, d;
+                a = op[0];
+                b = op[1];
+                d = op[2];
+                for (int i = 3; i < NOP; i++) op[i - 3] = op[i];
+                op[NOP - r - 3] = a ^ b ^ d;
+                op[NOP - r - 2] = ((a & b) | (a & d) | (b & d)) << 1;
+            end
+            rel_out[c] = op[0] + op[1];
         end
+
+    // Quiet: nothing written last cycle and nothing under way but a
+    // release's bytes (the registered row is the table, m_bytes perhaps
+    // still before the release: more, never fewer). Bytes exact: m_bytes is
+    // after every release (c_out written in r + 3, c_held in r + 4, the row
+    // in r + 5). Settled: readiness has every admission.
+    logic rv4;
+    always_ff @(posedge clk) begin
+        rv4 <= !rst && rv3;
+        m_quiet <= !(rst || i_en || a_en || r_en || rv1 || cv1 || cv2 || cv3);
+        m_bytes_exact <= !(rst || i_en || r_en || rv1 || rv2 || rv3 || rv4);
+        m_settled <= !(rst || a_en || cv1 || cv2 || cv3 || cv4);
+        for (int c = 0; c < MAX_CONTRIB; c++) c_held[c] <= c_in[c] - c_out[c];
     end
 
     always_ff @(posedge clk) begin
@@ -251,31 +381,39 @@ module prism_held_table #(
                 c_port[i] <= i_port[16*i +: 16];
                 c_mac[i] <= i_mac[48*i +: 48];
                 c_covered[i] <= '0;
-                c_bytes[i] <= '0;
+                c_in[i] <= '0;
+                c_out[i] <= '0;
             end
-        end else if (r_en) begin
-            h_valid <= h_valid & ~rel_clear;
-            for (int c = 0; c < MAX_CONTRIB; c++) c_bytes[c] <= c_bytes[c] - rel_freed[c];
-        end else if (a_en) begin
-            for (int c = 0; c < MAX_CONTRIB; c++)
-                if (row_q == CR_W'(c)) begin
-                    for (int k = 0; k < MAX_HELD; k++)
-                        if (free == HW'(k)) begin
-                            h_valid[MAX_HELD * c + k] <= 1'b1;
-                            h_pid[c][k] <= q_pid;
-                            h_first[c][k] <= q_first;
-                            h_end[c][k] <= q_end;
-                            h_crc[c][k] <= q_crc;
-                            h_bytes[c][k] <= a_len;
-                        end
-                    c_bytes[c] <= m_bytes + {16'b0, a_len};
-                    c_covered[c] <= m_cov;
-                end
+        end else begin
+            if (rv1) h_valid <= h_valid & ~rel_clear;
+            if (rv3)
+                for (int c = 0; c < MAX_CONTRIB; c++) c_out[c] <= rel_out[c];
+            if (cv3)
+                for (int c = 0; c < MAX_CONTRIB; c++)
+                    if (cv_row3 == CR_W'(c)) c_covered[c] <= cv_val;
+            if (a_en)
+                for (int c = 0; c < MAX_CONTRIB; c++)
+                    if (row_q == CR_W'(c)) begin
+                        for (int k = 0; k < MAX_HELD; k++)
+                            if (free == HW'(k)) begin
+                                h_valid[MAX_HELD * c + k] <= 1'b1;
+                                h_pid[c][k] <= q_pid;
+                                h_first[c][k] <= q_first;
+                                h_end[c][k] <= q_end;
+                                h_crc[c][k] <= q_crc;
+                                h_bytes[c][k] <= a_len;
+                            end
+                        c_in[c] <= t_in + {16'b0, a_len};
+                    end
         end
     end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && 32'(i_en) + 32'(r_en) + 32'(a_en) > 1) $error("prism_held_table: more than one write in a cycle");
+        if (!rst) begin
+            if (32'(i_en) + 32'(r_en) + 32'(a_en) > 1) $error("prism_held_table: more than one write in a cycle");
+            if (a_en && !m_quiet) $error("prism_held_table: an admission decided on a row that is not the table");
+            if (i_en && (rv1 || rv2 || rv3 || rv4 || cv1 || cv2 || cv3)) $error("prism_held_table: an install while a release or a coverage is under way");
+        end
 `endif
 endmodule
 

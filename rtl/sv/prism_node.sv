@@ -226,9 +226,23 @@ module prism_node #(
     logic              fin;                // the engine is done with the frame (finish_frame)
     logic [NBW-1:0]    proc_buf, proc_buf_n;
     logic [PW-1:0]     cur_port;           // port of the frame being handled
-    assign proc_buf = order[o_head[QW-1:0]];
+    // proc_buf is a register, order[o_head] as of the cycle before: every
+    // select by it (the buffer's length, digest and verdict below) starts
+    // at a register, not behind the queue's 2^QW:1 select. An entry is
+    // written in the cycle its frame's last beat is taken, so the engine
+    // sees the queue's tail a cycle late (o_tail_d): proc_buf has the entry
+    // by then. (A frame's verdict and digest come cycles after its last
+    // beat, so the engine never waits for that cycle.)
+    logic [NBW-1:0]    buf_cur, buf_nxt;   // order[o_head], order[o_head + 1]
+    logic [QW:0]       o_tail_d;
     assign o_head_n = o_head + (QW + 1)'(fin);
-    assign proc_buf_n = order[o_head_n[QW-1:0]];
+    always_comb begin
+        logic [QW-1:0] h1;
+        h1 = o_head[QW-1:0] + QW'(1);
+        buf_cur = order[o_head[QW-1:0]];
+        buf_nxt = order[h1];
+    end
+    assign proc_buf_n = fin ? buf_nxt : buf_cur;
     assign cur_port = proc_buf[NBW-1:BW];
     logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector)
     // The engine's counts, applied a cycle later: the engine sets a
@@ -240,11 +254,23 @@ module prism_node #(
     logic [PI_W-1:0] cnt_rs_n;
 
     // The frame being handled.
+    // Its length, digest and verdict, registered with proc_buf (each a
+    // select by the current and by the next entry, then fin's 2:1).
     logic [15:0]       rx_len, rx_port;
     logic [31:0]       rx_crc;
-    assign rx_len = b_len[proc_buf];
+    logic              rx_ok, rx_prism, rx_walk;
+    logic [7:0]        rx_reason;
     assign rx_port = 16'(cur_port);
-    assign rx_crc = b_crc[proc_buf];
+    always_ff @(posedge clk) begin
+        proc_buf <= proc_buf_n;
+        o_tail_d <= rst ? '0 : o_tail;
+        rx_len <= fin ? b_len[buf_nxt] : b_len[buf_cur];
+        rx_crc <= fin ? b_crc[buf_nxt] : b_crc[buf_cur];
+        rx_ok <= fin ? b_ok[buf_nxt] : b_ok[buf_cur];
+        rx_prism <= fin ? b_prism[buf_nxt] : b_prism[buf_cur];
+        rx_walk <= fin ? b_walk[buf_nxt] : b_walk[buf_cur];
+        rx_reason <= fin ? b_reason[buf_nxt] : b_reason[buf_cur];
+    end
 
     // The next frame: the one after the head once the head is done.
     logic          next_ok;
@@ -617,24 +643,43 @@ module prism_node #(
         && x_part <= 8'd3 && x_out >= 8'd1 && x_out <= 8'd6;
     assign x_mtu_ok = x_mtu == 16'd576 || x_mtu == 16'd1500 || x_mtu == 16'd9000;
     assign x_mtu_run = x_mtu <= 16'(MTU);
-    // min_kulisch_width(terms) = ceil8(278 + ceil(log2 N)).
+    // min_kulisch_width(terms) = ceil8(278 + ceil(log2 N)): 280 up to N = 4
+    // (ceil(log2 N) <= 2), 288 up to 2^10, 296 up to 2^18, 304 up to 2^26,
+    // else 312 (four compares with constants, not a search for the top bit).
     logic [15:0] x_kmin;
-    always_comb begin
-        int lg;
-        lg = 0;
-        for (int i = 0; i < 32; i++) if (x_terms > (32'd1 << i)) lg = i + 1;
-        x_kmin = 16'(((278 + lg + 7) / 8) * 8);
-    end
+    always_comb
+        if (x_terms <= 32'd4) x_kmin = 16'd280;
+        else if (x_terms <= 32'd1 << 10) x_kmin = 16'd288;
+        else if (x_terms <= 32'd1 << 18) x_kmin = 16'd296;
+        else if (x_terms <= 32'd1 << 26) x_kmin = 16'd304;
+        else x_kmin = 16'd312;
     // The capability ROM: one record (see the module comment).
     logic caps_ok;
+    logic [7:0] xq_apply;
+    logic       xq_caps, xq_win_bad, xq_win_big;
     logic [7:0] mtu_bit;
     assign mtu_bit = x_mtu == 16'd576 ? CAPS_MTU_576 : (x_mtu == 16'd1500 ? CAPS_MTU_1500 : CAPS_MTU_9000);
     localparam logic [7:0] ROM_MTUS = MTU >= 9000 ? (CAPS_MTU_576 | CAPS_MTU_1500 | CAPS_MTU_9000)
                                      : (MTU >= 1500 ? (CAPS_MTU_576 | CAPS_MTU_1500) : CAPS_MTU_576);
-    assign caps_ok = x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || (AUTO_ENABLE != 0 && x_out == OUT_AUTO))
-        && (x_acc == ACC_FP32_ARRIVAL || (KULISCH_ENABLE != 0 && x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
-        && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0
-        && x_terms <= 32'(MAX_CONTRIB) && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
+    assign caps_ok = xq_caps && contribs <= 16'(MAX_CONTRIB) && paths <= 16'(MAX_PATHS);
+
+    // The STAGE checks that read the header and the context only, registered
+    // every cycle (the header is stable from DISPATCH; C_APPLY and
+    // C_BIND_END come cycles later, and the context changes in neither's
+    // frame before them): C_APPLY's answer (ACK_OK: go on to the bindings),
+    // the capability match and C_BIND_END's window checks.
+    always_ff @(posedge clk) begin
+        if (ctx_key_match) xq_apply <= f_gen <= ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
+        else if (!x_known || x_vlen == 0 || f_bcount == 0 || x_terms == 0) xq_apply <= ACK_INVALID;
+        else if (!x_mtu_ok || !x_mtu_run) xq_apply <= ACK_UNSUPPORTED;
+        else if (x_acc == ACC_KULISCH_FIXED && (x_kw[2:0] != 0 || x_kw < x_kmin || x_kw > 16'd4096)) xq_apply <= ACK_INVALID;
+        else xq_apply <= ACK_OK;
+        xq_caps <= x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || (AUTO_ENABLE != 0 && x_out == OUT_AUTO))
+            && (x_acc == ACC_FP32_ARRIVAL || (KULISCH_ENABLE != 0 && x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
+            && x_role == ROLE_SINGLE && (ROM_MTUS & mtu_bit) != 0 && x_terms <= 32'(MAX_CONTRIB);
+        xq_win_bad <= x_wel < {16'b0, x_single_window} || x_wint == 0 || x_wby < {16'b0, x_mtu} + 32'd14;
+        xq_win_big <= x_wel > 32'(WINDOW) || x_wint > 16'(MAX_HELD) || x_wby > 32'(WINDOW_BYTES);
+    end
 
     // The capability records as bytes (CAPS_RESPONSE): record 0 FP32_ARRIVAL,
     // record 1 KULISCH_FIXED (widths 280..KW); the same limits otherwise.
@@ -700,9 +745,11 @@ module prism_node #(
     // below the engine's DATA checks). The contributor is looked up from the
     // header every cycle and its row of the table registered, so D_OP, a
     // cycle or more after DISPATCH, decides from registers. Only C_INSTALL,
-    // D_OP and the window's release write the table, never in the cycle
-    // before a D_OP (checked below the table).
+    // D_OP and the window's release write the table; a release and an
+    // admission's coverage take a few cycles, so D_OP waits for hd_quiet
+    // and D_READY for hd_settled (CONTROL for both).
     logic        c_found, hd_hit, hd_same, hd_overlap;
+    logic        hd_quiet, hd_bexact, hd_settled;   // the row is the table; its bytes too; readiness has every admission
     logic [15:0] ct_lep, ct_pep, ct_port, hd_count;
     logic [47:0] ct_mac;
     logic [31:0] ct_bytes;
@@ -1158,7 +1205,7 @@ module prism_node #(
         rc_e = base + 33'(ctx_cap);
         if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
         rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
-        rel_go = !rst && ((st == D_READY && !ctx_auto && ready_now > base && ready_now >= rc_e && rq_free)
+        rel_go = !rst && ((st == D_READY && hd_settled && !ctx_auto && ready_now > base && ready_now >= rc_e && rq_free)
                           || a_done);
     end
     task automatic release_window();
@@ -1290,19 +1337,21 @@ module prism_node #(
     end
 
     // The engine's DATA checks, window and held packets in one cycle (D_OP,
-    // from the contributor's registered row); an admitted packet goes to the
-    // lanes (its first descriptor is in view).
+    // from the contributor's registered row, once the table is quiet); an
+    // admitted packet goes to the lanes (its first descriptor is in view).
     // Their verdict, wired (the view's next offset depends on it too): the
     // reason the frame is rejected (8'hFF none), or a terminal INEXACT, a
     // duplicate, or admitted.
     logic [7:0] dop_r;
-    logic       dop_inexact, dop_dup, dop_acc;
+    logic       dop_go, dop_inexact, dop_dup, dop_acc;
     always_comb begin
         dop_r = 8'hFF;
+        dop_go = hd_quiet;
         dop_inexact = 1'b0;
         dop_dup = 1'b0;
         dop_acc = 1'b0;
-        if (f_class == CLASS_RESULT) dop_r = DR_RESULT_NOT_INPUT;
+        if (!hd_quiet) ;   // no decision yet (D_OP waits)
+        else if (f_class == CLASS_RESULT) dop_r = DR_RESULT_NOT_INPUT;
         else if (!ctx_key_match) dop_r = DR_NO_OPERATION;
         else if (ctx_gen != f_gen) dop_r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
         else if (!ctx_active) dop_r = DR_NOT_ACTIVE;
@@ -1325,7 +1374,11 @@ module prism_node #(
         else if (f_end > base + {1'b0, ctx_wel}) dop_r = DR_BEYOND_WINDOW;
         else if (hd_overlap) dop_r = DR_OVERLAP;
         else if (hd_count >= ctx_wint) dop_r = DR_INTERVALS_EXHAUSTED;
-        else if (ct_bytes + {16'b0, rx_len} > ctx_wby) dop_r = DR_BYTES_EXHAUSTED;
+        else if (ct_bytes + {16'b0, rx_len} > ctx_wby) begin
+            // The bytes may be from before a release under way: a refusal waits for them.
+            if (hd_bexact) dop_r = DR_BYTES_EXHAUSTED;
+            else dop_go = 1'b0;
+        end
         else dop_acc = 1'b1;
     end
     task automatic data_op();
@@ -1344,7 +1397,7 @@ module prism_node #(
             count(CNT_DATA_APPLIED);
             // The held table admits it (its a_en).
             pos <= {1'b0, f_first};
-            if (b_walk[proc_buf]) begin
+            if (rx_walk) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
                 groups_left <= f_groups;
                 st <= D_DESC;
@@ -1377,28 +1430,16 @@ module prism_node #(
         .l_stream(f_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
         .q_pid(f_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
         .m_hit(hd_hit), .m_same(hd_same), .m_overlap(hd_overlap), .m_count(hd_count),
-        /* verilator lint_off PINCONNECTEMPTY */
-        .m_cov(),
-        /* verilator lint_on PINCONNECTEMPTY */
         .a_en(!rst && st == D_OP && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
+        .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
         .m_ready(ready_now)
     );
 `ifndef SYNTHESIS
-    // The claims above, checked: no table write in the cycle before a D_OP
-    // (D_OP comes from DISPATCH, ROUTE, or its own wait for egress, none of
-    // which writes), and nothing samples readiness the cycle after an
-    // admission (rr_lim is not sampled in D_DESC and D_RUN; D_READY and
-    // A_PLAN come later).
-    logic wrote_q, adm_q;
-    always_ff @(posedge clk) begin
-        adm_q <= !rst && st == D_OP && dop_acc;
-        wrote_q <= !rst && (st == C_INSTALL || rel_go || (st == D_OP && dop_acc));
-        if (!rst && st == D_OP && wrote_q)
-            $error("prism_node: D_OP the cycle after a write to the held table (its row is a cycle old)");
-        if (!rst && adm_q && st != D_DESC && st != D_RUN)
-            $error("prism_node: readiness may be read the cycle after an admission");
-    end
+    // The table checks that an admission decides on a quiet row; readiness
+    // read before it has settled is lower than the truth (coverage only
+    // grows), which the AUTO rounder's limit (rr_lim) may take: D_READY
+    // waits for hd_settled.
 `endif
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
@@ -1465,7 +1506,7 @@ module prism_node #(
 
     // The engine is done with the frame this cycle (finish_frame: DONE, or
     // the readiness check with no packet to send).
-    assign fin = st == DONE || (st == D_READY && !ctx_auto && !(ready_now > base && ready_now >= rc_e));
+    assign fin = st == DONE || (st == D_READY && hd_settled && !ctx_auto && !(ready_now > base && ready_now >= rc_e));
 
     // Every change of the view's offset, a cycle ahead of the engine's
     // process (the frame buffer's read is registered, so the read is given
@@ -1487,7 +1528,7 @@ module prism_node #(
             IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
             DISPATCH:
                 // (A CONTROL frame waiting here stays at DATA_BODY.)
-                if (b_ok[proc_buf] && b_prism[proc_buf] && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend))) begin
+                if (rx_ok && rx_prism && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled))) begin
                     if (f_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
                     else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) off_n = DATA_BODY;
                     else off_n = f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
@@ -1509,7 +1550,7 @@ module prism_node #(
                 else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
                 else if (groups_left != 0)
                     off_n = d[31:28] == FMT_KULISCH ? off + 16'd4 : off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
-            D_OP: if (dop_acc) off_n = b_walk[proc_buf] ? DATA_BODY : DATA_BODY + 16'd4;
+            D_OP: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
             D_DESC: if (groups_left != 0) off_n = off + 16'd4;
             D_RUN:
                 if (!run_hold) off_n = vals_left == 16'(run_n) ? (off + run_bytes + 16'd3) & ~16'd3 : off + run_bytes;
@@ -1548,14 +1589,14 @@ module prism_node #(
             tl_purge <= 1'b0;
             tl_retire <= 1'b0;
             case (st)
-            IDLE: if (o_head != o_tail && b_go[proc_buf]) st <= DISPATCH;
+            IDLE: if (o_head != o_tail_d && b_go[proc_buf]) st <= DISPATCH;
             // ---------------------------------------------------- dispatch
             DISPATCH: begin
                 st <= DONE;
                 // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
-                if (b_ok[proc_buf] && b_prism[proc_buf] && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend)) st <= DISPATCH;
-                else if (!b_ok[proc_buf]) count(CNT_MALFORMED + $signed(32'(b_reason[proc_buf])));
-                else if (!b_prism[proc_buf]) count(CNT_NOT_FOR_US);
+                if (rx_ok && rx_prism && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= DISPATCH;
+                else if (!rx_ok) count(CNT_MALFORMED + $signed(32'(rx_reason)));
+                else if (!rx_prism) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
@@ -1568,7 +1609,7 @@ module prism_node #(
                     vals_left <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_OP a cycle later, when the contributor's row is registered.
-                    if (b_walk[proc_buf]) st <= D_KWALK;
+                    if (rx_walk) st <= D_KWALK;
                     else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
                     else st <= D_OP;
                 end else begin
@@ -1637,11 +1678,7 @@ module prism_node #(
                 if (retired_stale) ack_status <= ACK_STALE_GENERATION;
                 else case (f_cmd)
                     CMD_STAGE: begin
-                        if (ctx_key_match) ack_status <= f_gen <= ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
-                        else if (!x_known || x_vlen == 0 || f_bcount == 0 || x_terms == 0) ack_status <= ACK_INVALID;
-                        else if (!x_mtu_ok || !x_mtu_run) ack_status <= ACK_UNSUPPORTED;
-                        else if (x_acc == ACC_KULISCH_FIXED && (x_kw[2:0] != 0 || x_kw < x_kmin || x_kw > 16'd4096))
-                            ack_status <= ACK_INVALID;
+                        if (xq_apply != ACK_OK) ack_status <= xq_apply;
                         else begin
                             bi <= '0;
                             terms_sum <= '0;
@@ -1707,9 +1744,8 @@ module prism_node #(
                 if (terms_sum != x_terms || contribs == 0 || (x_sem == SEM_REDUCE && dest_paths != 1) || paths == 0)
                     ack_status <= ACK_INVALID_BINDING;
                 else if (!caps_ok) ack_status <= ACK_UNSUPPORTED;
-                else if (x_wel < {16'b0, x_single_window} || x_wint == 0 || x_wby < {16'b0, x_mtu} + 32'd14)
-                    ack_status <= ACK_INVALID;
-                else if (x_wel > 32'(WINDOW) || x_wint > 16'(MAX_HELD) || x_wby > 32'(WINDOW_BYTES)) ack_status <= ACK_NO_RESOURCES;
+                else if (xq_win_bad) ack_status <= ACK_INVALID;
+                else if (xq_win_big) ack_status <= ACK_NO_RESOURCES;
                 else if (ctx_valid) ack_status <= ACK_NO_RESOURCES;
                 else st <= C_INSTALL;
             end
@@ -1814,7 +1850,8 @@ module prism_node #(
                 else if (f_class == CLASS_CONTROL) st <= C_TXN;
                 else st <= D_OP;
             end
-            D_OP: data_op();
+            // The decision once the registered row is the table (a release or a coverage written lately: a few cycles).
+            D_OP: if (dop_go) data_op();
             D_DESC: begin
                 if (groups_left == 0) st <= D_READY;
                 else begin
@@ -1836,7 +1873,8 @@ module prism_node #(
                 vals_left <= vals_left - 16'(run_n);
                 if (vals_left == 16'(run_n)) st <= groups_left == 0 ? D_READY : D_DESC;
             end
-            D_READY: ready_check();
+            // Readiness once the table's coverage and minimum have every admission.
+            D_READY: if (hd_settled) ready_check();
             // ---------------------------------------------------- AUTO
             A_PLAN: if (AUTO_ENABLE != 0) begin
                 if (pl_valid) begin

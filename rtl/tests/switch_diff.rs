@@ -146,6 +146,28 @@ fn control_refusals_match() {
             c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
             c.kulisch_width = 272
         }),
+        // The least Kulisch width steps at 4, 2^10, 2^18 and 2^26 terms:
+        // INVALID below it, else the terms' mismatch with the bindings.
+        ("kulisch at 280 for 5 terms", |c, _| {
+            c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+            c.kulisch_width = 280;
+            c.terms = 5
+        }),
+        ("kulisch at 288 for 1024 terms", |c, _| {
+            c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+            c.kulisch_width = 288;
+            c.terms = 1024
+        }),
+        ("kulisch at 288 for 1025 terms", |c, _| {
+            c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+            c.kulisch_width = 288;
+            c.terms = 1025
+        }),
+        ("kulisch at 304 for 2^26 + 1 terms", |c, _| {
+            c.accumulator = AccumulatorPolicy::KULISCH_FIXED;
+            c.kulisch_width = 304;
+            c.terms = (1 << 26) + 1
+        }),
         ("FP16 output", |c, _| c.output = OutputFormat::FP16),
         ("FP16 input", |c, _| c.input_format = FormatCode::FP16),
         ("port 3", |_, b| b[2].port = 3),
