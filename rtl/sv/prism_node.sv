@@ -9,7 +9,7 @@
 //   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
-//            result path; or KULISCH_FIXED: KLANES (48) exact KW-bit lanes
+//            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
 //            (prism_kulisch_lane_pipe, 3 stages), one rounding to FP32 per
 //            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
 //            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 8 engine
@@ -72,7 +72,7 @@ module prism_node #(
     // one engine keeps up with two busy ports).
     parameter int FLANES = 4 * DATA_W / 32,
     // KULISCH_FIXED lanes (each a KW-bit exact adder).
-    parameter int KLANES = 3 * DATA_W / 32,
+    parameter int KLANES = 4 * DATA_W / 32,
     // Features (1 on, 0 off): with KULISCH_ENABLE 0 the Kulisch lanes and
     // every rounding unit are not built, with AUTO_ENABLE 0 the AUTO planner
     // and encoder; the capability ROM advertises only what is built, so a
