@@ -175,7 +175,7 @@ module prism_node #(
     typedef enum logic [5:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
-        D_KWALK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT,
+        D_KWALK, D_CHK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT,
         DONE
     } st_t;
     st_t st;
@@ -743,10 +743,11 @@ module prism_node #(
 
     // DATA: the frame's contributor and its held packets (prism_held_table,
     // below the engine's DATA checks). The contributor is looked up from the
-    // header every cycle and its row of the table registered, so D_OP, a
-    // cycle or more after DISPATCH, decides from registers. Only C_INSTALL,
+    // header every cycle and its row of the table registered, so D_CHK, a
+    // cycle or more after DISPATCH, registers the checks' conditions from
+    // registers and D_OP decides on those. Only C_INSTALL,
     // D_OP and the window's release write the table; a release and an
-    // admission's coverage take a few cycles, so D_OP waits for hd_quiet
+    // admission's coverage take a few cycles, so D_CHK waits for hd_quiet
     // and D_READY for hd_settled (CONTROL for both).
     logic        c_found, hd_hit, hd_same, hd_overlap;
     logic        hd_quiet, hd_bexact, hd_settled;   // the row is the table; its bytes too; readiness has every admission
@@ -1336,47 +1337,79 @@ module prism_node #(
         end
     end
 
-    // The engine's DATA checks, window and held packets in one cycle (D_OP,
-    // from the contributor's registered row, once the table is quiet); an
-    // admitted packet goes to the lanes (its first descriptor is in view).
-    // Their verdict, wired (the view's next offset depends on it too): the
-    // reason the frame is rejected (8'hFF none), or a terminal INEXACT, a
-    // duplicate, or admitted.
+    // The engine's DATA checks, window and held packets, in two cycles:
+    // D_CHK, once the held table is quiet (its registered row is the
+    // table), registers every check's condition, each a compare of
+    // registers (the header, the context, base, the contributor's row and
+    // the table's answers on it); D_OP decides from those registers in the
+    // checks' order. Nothing the conditions read changes between the two
+    // (only the engine writes the table, base and the context, and it is
+    // in D_CHK or D_OP). An admitted packet goes to the lanes (its first
+    // descriptor is in view). The verdict, wired (the view's next offset
+    // depends on it too): the reason the frame is rejected (8'hFF none), or
+    // a terminal INEXACT, a duplicate, or admitted.
+    logic dq_result, dq_nokey, dq_gen, dq_gen_old, dq_inactive, dq_failed, dq_done, dq_nostream, dq_ep, dq_port,
+          dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_hit, dq_same, dq_below, dq_beyond, dq_overlap,
+          dq_ints, dq_bytes, dq_bexact;
+    always_ff @(posedge clk) begin
+        dq_result <= f_class == CLASS_RESULT;
+        dq_nokey <= !ctx_key_match;
+        dq_gen <= ctx_gen != f_gen;
+        dq_gen_old <= f_gen < ctx_gen;
+        dq_inactive <= !ctx_active;
+        dq_failed <= ctx_failed;
+        dq_done <= base >= {1'b0, ctx_vlen};
+        dq_nostream <= !c_found;
+        dq_ep <= f_dst_ep != ct_lep || f_src_ep != ct_pep;
+        dq_port <= rx_port != ct_port;
+        dq_mac <= f_src_mac != ct_mac;
+        dq_inexact <= (f_flags & FLAG_INEXACT) != 0;
+        dq_range <= f_end > {1'b0, ctx_vlen};
+        dq_last <= ((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen});
+        dq_kbad <= k_bad;
+        dq_hit <= hd_hit;
+        dq_same <= hd_same;
+        dq_below <= {1'b0, f_first} < base;
+        dq_beyond <= f_end > base + {1'b0, ctx_wel};
+        dq_overlap <= hd_overlap;
+        dq_ints <= hd_count >= ctx_wint;
+        dq_bytes <= ct_bytes + {16'b0, rx_len} > ctx_wby;
+        dq_bexact <= hd_bexact;
+    end
     logic [7:0] dop_r;
     logic       dop_go, dop_inexact, dop_dup, dop_acc;
     always_comb begin
         dop_r = 8'hFF;
-        dop_go = hd_quiet;
+        dop_go = 1'b1;
         dop_inexact = 1'b0;
         dop_dup = 1'b0;
         dop_acc = 1'b0;
-        if (!hd_quiet) ;   // no decision yet (D_OP waits)
-        else if (f_class == CLASS_RESULT) dop_r = DR_RESULT_NOT_INPUT;
-        else if (!ctx_key_match) dop_r = DR_NO_OPERATION;
-        else if (ctx_gen != f_gen) dop_r = f_gen < ctx_gen ? DR_STALE_GENERATION : DR_NO_OPERATION;
-        else if (!ctx_active) dop_r = DR_NOT_ACTIVE;
-        else if (ctx_failed) dop_r = DR_OPERATION_FAILED;
-        else if (base >= {1'b0, ctx_vlen}) dop_r = DR_OPERATION_DONE;
-        else if (!c_found) dop_r = DR_UNKNOWN_STREAM;
-        else if (f_dst_ep != ct_lep || f_src_ep != ct_pep) dop_r = DR_ENDPOINT_MISMATCH;
-        else if (rx_port != ct_port) dop_r = DR_WRONG_PORT;
-        else if (f_src_mac != ct_mac) dop_r = DR_WRONG_SOURCE_MAC;
-        else if ((f_flags & FLAG_INEXACT) != 0) dop_inexact = 1'b1;
-        else if (f_end > {1'b0, ctx_vlen}) dop_r = DR_RANGE_OUTSIDE_VECTOR;
-        else if (((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen})) dop_r = DR_LAST_FLAG_MISMATCH;
-        else if (k_bad) dop_r = DR_FORMAT_NOT_ALLOWED;
-        // The window and the contributor's held packets, in the same cycle.
-        else if (hd_hit) begin
-            if (hd_same) dop_dup = 1'b1;
+        if (dq_result) dop_r = DR_RESULT_NOT_INPUT;
+        else if (dq_nokey) dop_r = DR_NO_OPERATION;
+        else if (dq_gen) dop_r = dq_gen_old ? DR_STALE_GENERATION : DR_NO_OPERATION;
+        else if (dq_inactive) dop_r = DR_NOT_ACTIVE;
+        else if (dq_failed) dop_r = DR_OPERATION_FAILED;
+        else if (dq_done) dop_r = DR_OPERATION_DONE;
+        else if (dq_nostream) dop_r = DR_UNKNOWN_STREAM;
+        else if (dq_ep) dop_r = DR_ENDPOINT_MISMATCH;
+        else if (dq_port) dop_r = DR_WRONG_PORT;
+        else if (dq_mac) dop_r = DR_WRONG_SOURCE_MAC;
+        else if (dq_inexact) dop_inexact = 1'b1;
+        else if (dq_range) dop_r = DR_RANGE_OUTSIDE_VECTOR;
+        else if (dq_last) dop_r = DR_LAST_FLAG_MISMATCH;
+        else if (dq_kbad) dop_r = DR_FORMAT_NOT_ALLOWED;
+        // The window and the contributor's held packets.
+        else if (dq_hit) begin
+            if (dq_same) dop_dup = 1'b1;
             else dop_r = DR_CHANGED_RETRANSMIT;
         end
-        else if ({1'b0, f_first} < base) dop_r = DR_BELOW_WINDOW;
-        else if (f_end > base + {1'b0, ctx_wel}) dop_r = DR_BEYOND_WINDOW;
-        else if (hd_overlap) dop_r = DR_OVERLAP;
-        else if (hd_count >= ctx_wint) dop_r = DR_INTERVALS_EXHAUSTED;
-        else if (ct_bytes + {16'b0, rx_len} > ctx_wby) begin
-            // The bytes may be from before a release under way: a refusal waits for them.
-            if (hd_bexact) dop_r = DR_BYTES_EXHAUSTED;
+        else if (dq_below) dop_r = DR_BELOW_WINDOW;
+        else if (dq_beyond) dop_r = DR_BEYOND_WINDOW;
+        else if (dq_overlap) dop_r = DR_OVERLAP;
+        else if (dq_ints) dop_r = DR_INTERVALS_EXHAUSTED;
+        else if (dq_bytes) begin
+            // The bytes may be from before a release under way: a refusal waits for them (D_CHK again).
+            if (dq_bexact) dop_r = DR_BYTES_EXHAUSTED;
             else dop_go = 1'b0;
         end
         else dop_acc = 1'b1;
@@ -1608,10 +1641,10 @@ module prism_node #(
                     k_left <= '0;
                     vals_left <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
-                    // D_OP a cycle later, when the contributor's row is registered.
+                    // D_CHK a cycle later, when the contributor's row is registered.
                     if (rx_walk) st <= D_KWALK;
                     else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
-                    else st <= D_OP;
+                    else st <= D_CHK;
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
@@ -1848,10 +1881,11 @@ module prism_node #(
                 if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) count(CNT_PROGRESS_IGNORED);
                 else if (f_class == CLASS_CONTROL) st <= C_TXN;
-                else st <= D_OP;
+                else st <= D_CHK;
             end
-            // The decision once the registered row is the table (a release or a coverage written lately: a few cycles).
-            D_OP: if (dop_go) data_op();
+            // The checks' conditions, registered from a quiet row.
+            D_CHK: if (hd_quiet) st <= D_OP;
+            D_OP: if (dop_go) data_op(); else st <= D_CHK;
             D_DESC: begin
                 if (groups_left == 0) st <= D_READY;
                 else begin
