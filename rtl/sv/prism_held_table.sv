@@ -114,37 +114,75 @@ module prism_held_table #(
     logic [32:0] t_first [MAX_HELD], t_end [MAX_HELD];
     logic [32:0] t_covered;
     logic [31:0] t_in;
+    // Streams are distinct among the contributors (STAGE refuses a binding
+    // that repeats one), so the match is one-hot: the row is an OR of the
+    // rows masked by their match, not a priority search then a select.
+    logic [MAX_CONTRIB-1:0] hit_c;
+    always_comb
+        for (int i = 0; i < MAX_CONTRIB; i++) hit_c[i] = CI_W'(i) < n && c_stream[i] == l_stream;
     always_ff @(posedge clk) begin
-        logic found;
-        logic [CI_W-1:0] idx;
-        found = 1'b0;
+        logic [CR_W-1:0] idx;
+        logic [MAX_HELD-1:0] v;
+        logic [31:0] pid [MAX_HELD], crc [MAX_HELD];
+        logic [32:0] first [MAX_HELD], fin [MAX_HELD];
+        logic [15:0] lep, pep, port;
+        logic [47:0] mac;
+        logic [32:0] cov;
+        logic [31:0] hb, in;
         idx = '0;
-        for (int i = 0; i < MAX_CONTRIB; i++)
-            if (CI_W'(i) < n && c_stream[i] == l_stream && !found) begin
-                found = 1'b1;
-                idx = CI_W'(i);
-            end
-        m_found <= found;
-        row_q <= CR_W'(idx);
-        // The row by its index (row 0 when none is found: m_found says so).
+        v = '0;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            pid[k] = '0;
+            crc[k] = '0;
+            first[k] = '0;
+            fin[k] = '0;
+        end
+        lep = '0;
+        pep = '0;
+        port = '0;
+        mac = '0;
+        cov = '0;
+        hb = '0;
+        in = '0;
         for (int c = 0; c < MAX_CONTRIB; c++)
-            if (idx == CI_W'(c)) begin
+            if (hit_c[c]) begin
+                idx = idx | CR_W'(c);
+                v = v | h_valid[MAX_HELD * c +: MAX_HELD];
                 for (int k = 0; k < MAX_HELD; k++) begin
-                    t_valid[k] <= h_valid[MAX_HELD * c + k];
-                    t_pid[k] <= h_pid[c][k];
-                    t_crc[k] <= h_crc[c][k];
-                    t_first[k] <= h_first[c][k];
-                    t_end[k] <= h_end[c][k];
+                    pid[k] = pid[k] | h_pid[c][k];
+                    crc[k] = crc[k] | h_crc[c][k];
+                    first[k] = first[k] | h_first[c][k];
+                    fin[k] = fin[k] | h_end[c][k];
                 end
-                m_lep <= c_lep[c];
-                m_pep <= c_pep[c];
-                m_port <= c_port[c];
-                m_mac <= c_mac[c];
-                t_covered <= c_covered[c];
-                m_bytes <= c_held[c];
-                t_in <= c_in[c];
+                lep = lep | c_lep[c];
+                pep = pep | c_pep[c];
+                port = port | c_port[c];
+                mac = mac | c_mac[c];
+                cov = cov | c_covered[c];
+                hb = hb | c_held[c];
+                in = in | c_in[c];
             end
+        m_found <= hit_c != 0;
+        row_q <= idx;
+        t_valid <= v;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            t_pid[k] <= pid[k];
+            t_crc[k] <= crc[k];
+            t_first[k] <= first[k];
+            t_end[k] <= fin[k];
+        end
+        m_lep <= lep;
+        m_pep <= pep;
+        m_port <= port;
+        m_mac <= mac;
+        t_covered <= cov;
+        m_bytes <= hb;
+        t_in <= in;
     end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && !$onehot0(hit_c)) $error("prism_held_table: stream %0d is in more than one row", l_stream);
+`endif
 
     // The frame against the row's held packets, and the first free slot.
     logic free_found;
@@ -165,9 +203,11 @@ module prism_held_table #(
         free = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
             if (t_valid[k]) begin
+                // Packet IDs are distinct among a row's held packets (an
+                // admission is never a hit), so at most one matches.
                 if (t_pid[k] == q_pid) begin
                     m_hit = 1'b1;
-                    m_same = t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end;
+                    if (t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end) m_same = 1'b1;
                 end
                 if (t_first[k] < q_end && q_first < t_end[k]) m_overlap = 1'b1;
             end else if (!free_found) begin
