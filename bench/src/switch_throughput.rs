@@ -229,7 +229,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
             // A PMD's RX burst: every frame copied into a fresh mbuf, then all handled.
             rxq.extend(chunk.iter().filter_map(|(port, frame)| Some((*port, pool.frame(frame)?))));
             let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
-            core.rx_burst(rxq.iter().map(|(port, m)| (*port, m.data())), &mut sink, |_, _| {});
+            core.rx_burst(rxq.iter().map(|(port, m)| (*port, m.data())), &mut sink, |_, _, _| {});
             rxq.clear();
             for q in &mut txq {
                 results += if full_parse { 0 } else { q.len() as u64 };

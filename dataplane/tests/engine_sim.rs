@@ -832,7 +832,7 @@ fn a_burst_decides_every_frame_as_one_at_a_time() {
             let want: Vec<Action> = chunk.iter().map(|(p, f)| one.rx(*p, f, &mut out_one)).collect();
             let mut got = vec![None; len];
             let before = burst.node.fast_path_taken();
-            burst.rx_burst(chunk.iter().map(|(p, f)| (*p, f.as_slice())), &mut out_burst, |i, a| got[i] = Some(a));
+            burst.rx_burst(chunk.iter().map(|(p, f)| (*p, f.as_slice())), &mut out_burst, |i, a, _| got[i] = Some(a));
             fast_frames += burst.node.fast_path_taken() - before;
             let got: Vec<Action> = got.into_iter().map(|a| a.expect("an action for every frame")).collect();
             assert_eq!(got, want, "seed {seed}: actions of frames {at}..{}", at + len);

@@ -126,14 +126,16 @@ impl SwitchCore {
 
     /// Decides a burst of received frames, each `(port, frame)`, in order:
     /// the same decisions, frames out and counters as `rx` on each in turn
-    /// (`action` hears each frame's index and `Action`). What a burst
+    /// (`action` hears each frame's index and `Action` right after it is
+    /// decided, with the sink: what the frame made is the last the sink
+    /// took). What a burst
     /// saves: a run of fast-path DATA frames for one operation (`Node::
     /// run_data`) looks the operation up, checks its state and sets its
     /// clock once, and counts what it sent once; each frame is still
     /// checked in full (shape, template, window, credit) and refused with
     /// its own reason. The next frame's header is prefetched while one is
     /// handled (a driver's burst is not all in L1).
-    pub fn rx_burst<'a>(&mut self, frames: impl IntoIterator<Item = (u16, &'a [u8])>, out: &mut impl Sink, mut action: impl FnMut(usize, Action)) {
+    pub fn rx_burst<'a, S: Sink>(&mut self, frames: impl IntoIterator<Item = (u16, &'a [u8])>, out: &mut S, mut action: impl FnMut(usize, Action, &mut S)) {
         let mut run = Run::default();
         let mut frames = frames.into_iter().enumerate();
         let mut next = frames.next();
@@ -143,11 +145,12 @@ impl SwitchCore {
                 prefetch(f);
             }
             if self.node.run_data(&mut run, self.now, port, frame, out) {
-                action(i, Action::Consumed);
+                action(i, Action::Consumed, out);
                 continue;
             }
             self.node.end_run(&mut run);
-            action(i, self.rx(port, frame, out));
+            let a = self.rx(port, frame, out);
+            action(i, a, out);
         }
         self.node.end_run(&mut run);
     }
