@@ -728,13 +728,13 @@ fn a_burst_decides_every_frame_as_one_at_a_time() {
         (15, 2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 8),
     ] {
         let s = Scenario { replay_depth, ..Scenario::new(ranks, semantics, accumulator) };
-        let core = || {
+        let core_with = |mac: Mac| {
             let cfg = SwitchConfig::parse(&prism_dataplane::fixtures::SwitchToml::new(&["p0", "p1", "p2"]).to_string()).expect("config");
             let mut c = SwitchCore::new(&cfg);
             let mut caps = caps();
             caps.iter_mut().for_each(|c| c.replay_depth = 16);
             c.node = Node::new(prism_dataplane::engine::NodeConfig {
-                mac: prism_dataplane::fixtures::SWITCH_MAC,
+                mac,
                 control_ep: prism_dataplane::fixtures::SWITCH_EP,
                 am_mac: prism_dataplane::fixtures::AM_MAC,
                 am_port: AM_PORT,
@@ -745,6 +745,7 @@ fn a_burst_decides_every_frame_as_one_at_a_time() {
             });
             c
         };
+        let core = || core_with(prism_dataplane::fixtures::SWITCH_MAC);
         let a = |op_gen: u32| Identity { op: 10, ..s.identity(op_gen) };
         let b = |op_gen: u32| Identity { op: 11, ..s.identity(op_gen) };
         let stage = |id: Identity, txn: u32| {
@@ -848,5 +849,14 @@ fn a_burst_decides_every_frame_as_one_at_a_time() {
         assert!(fast_frames > traffic.len() as u64 / 3, "seed {seed}: {fast_frames} of {} frames on the fast path", traffic.len());
         assert!(c.results_sent > 0 && c.malformed.iter().sum::<u64>() > 0 && c.data_rejected[DataReject::NotActive.index()] > 0, "seed {seed}: {c:?}");
         assert!(burst.l2.flooded + burst.l2.forwarded > 0 && burst.l2.dropped[0] > 0, "seed {seed}");
+        // An engine whose MAC is not the switch's (only by replacing `node`;
+        // no STAGE can then reach it): the same decisions either way.
+        let (mut one, mut burst) = (core_with(rank_mac(7)), core_with(rank_mac(7)));
+        for chunk in traffic.chunks(32) {
+            let want: Vec<Action> = chunk.iter().map(|(p, f)| one.rx(*p, f, &mut out_one)).collect();
+            let mut got = Vec::new();
+            burst.rx_burst(chunk.iter().map(|(p, f)| (*p, f.as_slice())), &mut out_burst, |_, a, _| got.push(a));
+            assert_eq!((got, &out_burst, &burst.node.counters), (want, &out_one, &one.node.counters), "seed {seed}: another engine MAC");
+        }
     }
 }

@@ -406,14 +406,18 @@ impl Node {
     /// template compare (its identity differs) and goes the full way.
     #[inline(always)]
     pub fn run_data(&mut self, run: &mut Run, now: u64, port: u16, frame: &[u8], out: &mut impl Sink) -> bool {
-        // Ours, as `SwitchCore::rx` checks before `handle_at`: a frame
-        // that is not changes nothing here (the template also has the MAC).
-        if !self.fast_path || frame.len() < 6 || frame[..6] != self.cfg.mac.0 || !self.shaped(frame) {
-            return false;
-        }
         let slot = match run.op {
-            Some(i) => i,
+            // The run's operation: a frame that is not ours, or not for it,
+            // fails its template compare (which has the node's MAC, the
+            // identity and the generation) and changes nothing.
+            Some(i) if self.shaped(frame) => i,
+            Some(_) => return false,
             None => {
+                // Ours, as `SwitchCore::rx` checks before `handle_at`: a frame
+                // that is not changes nothing here, not even the clock.
+                if !self.fast_path || frame.get(..6) != Some(&self.cfg.mac.0[..]) || !self.shaped(frame) {
+                    return false;
+                }
                 let Some(i) = self.fast_slot(frame) else { return false };
                 // `handle_at`'s clock, then `data_fast`'s: the same for every frame of the run.
                 self.now = self.now.max(now);

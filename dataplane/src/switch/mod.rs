@@ -137,6 +137,9 @@ impl SwitchCore {
     /// handled (a driver's burst is not all in L1).
     pub fn rx_burst<'a, S: Sink>(&mut self, frames: impl IntoIterator<Item = (u16, &'a [u8])>, out: &mut S, mut action: impl FnMut(usize, Action, &mut S)) {
         let mut run = Run::default();
+        // The engine's MAC is the switch's (as `new` makes it): only then is
+        // a frame the engine takes one `rx` would have given it.
+        let engine_first = self.node.mac() == self.mac;
         let mut frames = frames.into_iter().enumerate();
         let mut next = frames.next();
         while let Some((i, (port, frame))) = next {
@@ -144,7 +147,7 @@ impl SwitchCore {
             if let Some((_, (_, f))) = &next {
                 prefetch(f);
             }
-            if self.node.run_data(&mut run, self.now, port, frame, out) {
+            if engine_first && self.node.run_data(&mut run, self.now, port, frame, out) {
                 action(i, Action::Consumed, out);
                 continue;
             }
