@@ -102,6 +102,12 @@ enum Cmd {
         /// a summary gives core/work's median and range over the rounds.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
         rounds: u32,
+        /// RX in bursts of this many frames, as a PMD's RX burst: each
+        /// burst's frames copied into fresh mbufs first, then handed to the
+        /// switch core at once (`SwitchCore::rx_burst`); the RX copy and the
+        /// floors get the same bursts. 1: one frame at a time (`rx`).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        burst: u32,
     },
     /// One collective striped over several cores against the same collective
     /// on one core, same run: its DATA rate over its makespan, and the cores
@@ -189,7 +195,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Cmd::Switch { seconds, quick, json, no_baseline, only, huge, rounds } => match switch(seconds, quick, json, no_baseline, only, huge, rounds as usize) {
+        Cmd::Switch { seconds, quick, json, no_baseline, only, huge, rounds, burst } => match switch(seconds, quick, json, no_baseline, only, huge, rounds as usize, burst as usize) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("prism-bench: {e}");
@@ -269,7 +275,8 @@ fn case_matches(c: &Case, w: &str) -> bool {
     c.accumulator.name().contains(w) || format!("{:?}", c.pattern).contains(w) || c.semantics.name() == w || w.strip_prefix("ranks=").is_some_and(|n| n == c.ranks.to_string())
 }
 
-fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool, rounds: usize) -> Result<(), Box<dyn Error>> {
+#[allow(clippy::too_many_arguments)]
+fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Option<String>, huge: bool, rounds: usize, burst: usize) -> Result<(), Box<dyn Error>> {
     let base_secs = if quick { 2 } else { 4 };
     if let Some(o) = &only {
         if !cases().iter().any(|c| o.split(',').all(|w| case_matches(c, w))) {
@@ -311,7 +318,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
             eprintln!("round {}/{rounds} ({} cases, {secs} s each)", round + 1, cases.len());
         }
         for (c, ms) in cases.iter().zip(&mut by_case) {
-            ms.push(measure(&eal, &pool, c, secs));
+            ms.push(measure_burst(&eal, &pool, c, secs, burst));
         }
     }
     for ms in &mut by_case {
@@ -338,6 +345,7 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
             "memory": memory,
             "baseline": {"what": format!("dpdk-testpmd io, 2x net_null copy=1 size=1514, {memory}"), "pps_per_core": baseline_pps, "cycles_per_packet": baseline_cpp},
             "rounds": rounds,
+            "burst": burst,
             "cases": rows.iter().zip(&by_case).map(|(m, ms)| json!({
                 "ranks": m.case.ranks, "semantics": m.case.semantics.name(), "accumulator": m.case.accumulator.name(),
                 "data": format!("{:?}", m.case.pattern), "data_packets": m.data_packets, "results": m.results,
@@ -356,6 +364,9 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         println!("baseline testpmd io ({memory}): {:.2} Mpps per core = {:.0} cycles/packet (TSC {:.0} MHz)", baseline_pps / 1e6, baseline_cpp, hz / 1e6);
+        if burst > 1 {
+            println!("RX in bursts of {burst} frames (switch core: SwitchCore::rx_burst; RX copy and floors in the same bursts)");
+        }
         println!(
             "{:<14} {:<10} {:<18} {:>5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
             "accumulator",

@@ -7,7 +7,10 @@
 //! emulates exactly that around the real work: for every DATA frame, allocate
 //! an mbuf and copy the frame into it, run `SwitchCore::rx` (parse, admission,
 //! accumulation, RESULT emission), then free it; every RESULT the engine emits
-//! is copied into a fresh mbuf and freed (the TX side of net_null).
+//! is copied into a fresh mbuf and freed (the TX side of net_null). With
+//! `--burst N` (`measure_burst`) the RX is a PMD's burst instead: N frames
+//! copied into fresh mbufs, then all handed to `SwitchCore::rx_burst`; the
+//! RX copy alone and the floors get the same bursts.
 //!
 //! Beside each case, in the same run and over the same frames, its floors
 //! (`Floor`): the protocol's own work with no engine around it, so that a
@@ -109,7 +112,16 @@ impl Measured {
 
 /// Runs one case for about `seconds`.
 pub fn measure(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(eal.tsc_hz(), pool, c, seconds, 1, None, true)
+    measure_burst(eal, pool, c, seconds, 1)
+}
+
+/// `measure` with RX in bursts of `burst` frames (1: one at a time, as
+/// `measure`): each burst's frames are all copied into fresh mbufs first,
+/// as a PMD's RX burst does, then handed to `SwitchCore::rx_burst` at once.
+/// The RX copy and the floors get the same bursts, so core/work compares
+/// the engine and the floor on the same RX.
+pub fn measure_burst(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, burst: usize) -> Measured {
+    measure_op(eal.tsc_hz(), pool, c, seconds, 1, None, true, burst.max(1))
 }
 
 /// Packets per second of `cores` threads running at the same time, each pinned
@@ -129,7 +141,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
                         core_affinity::set_for_current(p);
                     }
                     let _lcore = LcoreGuard::register(eal);
-                    measure_op(hz, pool, c, seconds, 1 + i as u16, None, false).mpps * 1e6
+                    measure_op(hz, pool, c, seconds, 1 + i as u16, None, false, 1).mpps * 1e6
                 })
             })
             .collect();
@@ -141,7 +153,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
 /// `measure` for a caller that has its own EAL (the report's memif rig):
 /// the switch core in this process, on this thread, for about `seconds`.
 pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(tsc_hz, pool, c, seconds, 1, None, false)
+    measure_op(tsc_hz, pool, c, seconds, 1, None, false, 1)
 }
 
 /// The switch core's share of the residence time, in this process: the
@@ -152,15 +164,17 @@ pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -
 /// the machine's.
 pub fn residence_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> hdrhistogram::Histogram<u64> {
     let mut h = crate::histogram(1 << 40);
-    measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h), false);
+    measure_op(tsc_hz, pool, c, seconds, 1, Some(&mut h), false, 1);
     h
 }
 
 // The switch config is this module's constant (`config`), which a test parses.
 #[allow(clippy::expect_used)]
 /// `compare_full`: every other operation runs with the engine's fast path
-/// off (`Measured::full_parse_cycles`; NaN without).
-fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>, compare_full: bool) -> Measured {
+/// off (`Measured::full_parse_cycles`; NaN without). `burst` above 1: RX
+/// in bursts (`measure_burst`; no residence samples then).
+#[allow(clippy::too_many_arguments)]
+fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut residence: Option<&mut hdrhistogram::Histogram<u64>>, compare_full: bool, burst: usize) -> Measured {
     let cfg = SwitchConfig::parse(&config().to_string()).expect("bench config");
     let mut core = SwitchCore::new(&cfg);
     // 64 windows of 2904 elements per operation; DATA in window order across ranks.
@@ -209,8 +223,20 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
             out.clear();
         }
         let mut txq: Vec<Vec<Mbuf>> = vec![Vec::with_capacity(64), Vec::with_capacity(64)];
+        let mut rxq: Vec<(u16, Mbuf)> = Vec::with_capacity(burst);
         let t0 = rdtsc();
-        for (port, frame) in &order {
+        for chunk in order.chunks(burst).filter(|_| burst > 1) {
+            // A PMD's RX burst: every frame copied into a fresh mbuf, then all handled.
+            rxq.extend(chunk.iter().filter_map(|(port, frame)| Some((*port, pool.frame(frame)?))));
+            let mut sink = MbufSink { pool, txq: &mut txq, no_mbuf: 0 };
+            core.rx_burst(rxq.iter().map(|(port, m)| (*port, m.data())), &mut sink, |_, _, _| {});
+            rxq.clear();
+            for q in &mut txq {
+                results += if full_parse { 0 } else { q.len() as u64 };
+                q.clear(); // TX into net_null: freed
+            }
+        }
+        for (port, frame) in order.iter().filter(|_| burst <= 1) {
             // net_null copy=1 RX: a fresh mbuf with the frame copied in.
             let Some(m) = pool.frame(frame) else { continue };
             // RESULTs are built in TX mbufs, as in prism-switch.
@@ -241,8 +267,17 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
         cycles += rdtsc() - t0;
         packets += order.len() as u64;
         let t0 = rdtsc();
-        for (_, frame) in &order {
-            drop(std::hint::black_box(pool.frame(frame)));
+        if burst > 1 {
+            let mut rxq: Vec<Mbuf> = Vec::with_capacity(burst);
+            for chunk in order.chunks(burst) {
+                rxq.extend(chunk.iter().filter_map(|(_, frame)| pool.frame(frame)));
+                std::hint::black_box(&rxq);
+                rxq.clear();
+            }
+        } else {
+            for (_, frame) in &order {
+                drop(std::hint::black_box(pool.frame(frame)));
+            }
         }
         copy_cycles += rdtsc() - t0;
         let at: Vec<(u64, usize)> = order
@@ -256,7 +291,7 @@ fn measure_op(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64, op: u16, mut 
         let kept = runs_kept.then_some((Floor::Kept, &mut kept_cycles));
         for (what, total) in [(Floor::Full, &mut floor_cycles), (Floor::SumOnly, &mut sum_cycles), (Floor::SumHotRx, &mut hot_sum_cycles)].into_iter().chain(kept) {
             let t0 = rdtsc();
-            floor(pool, &order, &at, ranks, paths, &mut floor_acc, what);
+            floor(pool, &order, &at, ranks, paths, &mut floor_acc, what, burst);
             *total += rdtsc() - t0;
         }
         for (k, cmd) in [(3, Command::COMPLETE), (4, Command::RELEASE)] {
@@ -304,14 +339,29 @@ enum Floor {
 /// range, each at `at[i]`: first element and count): emulated RX, the
 /// digest (`Floor::Full`), the accumulation, and after each range its
 /// values rounded into one TX mbuf and copied into the other paths'.
-fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: usize, paths: usize, acc: &mut Accumulator, what: Floor) {
+/// `burst` above 1: RX in bursts, every frame of a burst copied first.
+#[allow(clippy::too_many_arguments)]
+fn floor(pool: &Mempool, order: &[(u16, Vec<u8>)], at: &[(u64, usize)], ranks: usize, paths: usize, acc: &mut Accumulator, what: Floor, burst: usize) {
     let slots = acc.slots();
     let values_at = ETH_HEADER_LEN + DataRepr::len_with_body(GROUP_DESCRIPTOR_LEN);
     let mut tx: Vec<Mbuf> = Vec::with_capacity(paths);
     let mut kept: Vec<Mbuf> = Vec::with_capacity(ranks);
+    let src = |frame: &'_ Vec<u8>| if what == Floor::SumHotRx { pool.frame(&order[0].1) } else { pool.frame(frame) };
+    let mut rxq: Vec<Option<Mbuf>> = Vec::with_capacity(burst);
+    let mut bursts = order.chunks(burst.max(1)).filter(|_| burst > 1);
+    let mut next_burst = |at: usize| {
+        if at.is_multiple_of(burst) {
+            rxq.clear();
+            if let Some(chunk) = bursts.next() {
+                rxq.extend(chunk.iter().map(|(_, f)| src(f)));
+                rxq.reverse();
+            }
+        }
+        rxq.pop().flatten()
+    };
     for (i, ((_, frame), &(first, count))) in order.iter().zip(at).enumerate() {
-        let src = if what == Floor::SumHotRx { &order[0].1 } else { frame };
-        let Some(m) = pool.frame(src) else { continue };
+        let m = if burst > 1 { next_burst(i) } else { src(frame) };
+        let Some(m) = m else { continue };
         if what == Floor::Kept {
             kept.push(m);
             if kept.len() == ranks {

@@ -4,7 +4,14 @@
 
 use std::process::Command;
 
+/// One test: every run of the bench takes the same EAL file prefix, so
+/// two at once fail to start.
 #[test]
+fn rounds_and_bursts() {
+    rounds_give_each_case_its_median_round_and_every_ratio();
+    bursts_of_rx_admit_every_frame();
+}
+
 fn rounds_give_each_case_its_median_round_and_every_ratio() {
     let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
         .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=2", "--seconds", "0.02", "--rounds", "3", "--json"])
@@ -22,5 +29,21 @@ fn rounds_give_each_case_its_median_round_and_every_ratio() {
         assert!(r.iter().all(|x| x.is_finite() && *x > 0.0), "{}: {r:?}", c["semantics"]);
         assert_eq!(c["core_to_floor_work"].as_f64(), Some(r[1]), "{}: the row is the median round", c["semantics"]);
         assert!(c["data_packets"].as_u64().unwrap_or(0) > 0);
+    }
+}
+
+/// `--burst`: the switch core takes its frames through `SwitchCore::rx_burst`
+/// (the bench fails if any frame is refused) and the JSON says the burst.
+fn bursts_of_rx_admit_every_frame() {
+    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
+        .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=8", "--seconds", "0.02", "--burst", "32", "--json"])
+        .output()
+        .expect("prism-bench runs");
+    assert!(out.status.success(), "prism-bench switch --burst failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["burst"].as_u64(), Some(32));
+    for c in v["cases"].as_array().expect("cases") {
+        assert!(c["data_packets"].as_u64().unwrap_or(0) > 0 && c["results"].as_u64().unwrap_or(0) > 0, "{c}");
+        assert!(c["core_to_floor_work"].as_f64().is_some_and(|x| x.is_finite() && x > 0.0), "{c}");
     }
 }

@@ -709,3 +709,154 @@ fn a_slot_reused_after_release_or_abort_takes_no_frame_of_the_operation_before()
     assert_eq!(fast.counters.data_rejected.iter().sum::<u64>(), 4);
     assert!(fast.fast_path_taken() >= 16 && full.fast_path_taken() == 0, "{}", fast.fast_path_taken());
 }
+
+/// `SwitchCore::rx_burst` decides every frame as `rx` one at a time does:
+/// two operations' DATA interleaved in runs and alternating, with changed
+/// copies (a header byte, cut, grown, another port), duplicates, frames for
+/// another MAC, runts, an ABORT and a new STAGE in the middle of a burst,
+/// with and without feedback. Bursts of random sizes; after each the frames
+/// sent (in order), every frame's action and every counter must match.
+#[test]
+fn a_burst_decides_every_frame_as_one_at_a_time() {
+    use prism_dataplane::switch::{config::SwitchConfig, Action, SwitchCore};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    for (seed, ranks, semantics, accumulator, replay_depth) in [
+        (11u64, 2u16, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0u16),
+        (12, 3, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, 0),
+        (13, 2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 0),
+        (14, 3, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, 8),
+        (15, 2, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 8),
+    ] {
+        let s = Scenario { replay_depth, ..Scenario::new(ranks, semantics, accumulator) };
+        let core_with = |mac: Mac| {
+            let cfg = SwitchConfig::parse(&prism_dataplane::fixtures::SwitchToml::new(&["p0", "p1", "p2"]).to_string()).expect("config");
+            let mut c = SwitchCore::new(&cfg);
+            let mut caps = caps();
+            caps.iter_mut().for_each(|c| c.replay_depth = 16);
+            c.node = Node::new(prism_dataplane::engine::NodeConfig {
+                mac,
+                control_ep: prism_dataplane::fixtures::SWITCH_EP,
+                am_mac: prism_dataplane::fixtures::AM_MAC,
+                am_port: AM_PORT,
+                ports: 3,
+                mtu: 1500,
+                max_ops: 4,
+                caps,
+            });
+            c
+        };
+        let core = || core_with(prism_dataplane::fixtures::SWITCH_MAC);
+        let a = |op_gen: u32| Identity { op: 10, ..s.identity(op_gen) };
+        let b = |op_gen: u32| Identity { op: 11, ..s.identity(op_gen) };
+        let stage = |id: Identity, txn: u32| {
+            let bindings: Vec<BindingRecord> = (0..s.ranks).map(|r| prism_dataplane::fixtures::rank_binding(r, s.semantics == Semantics::ALLREDUCE || r == s.dest_rank, r)).collect();
+            let mut context = prism_dataplane::fixtures::single_context(s.semantics, s.accumulator, s.output, s.ranks, s.dest_rank, s.vector_len, s.mtu);
+            context.replay_depth = s.replay_depth;
+            control_frame(id, txn, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })
+        };
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut traffic: Vec<(u16, Vec<u8>)> = Vec::new();
+        let mut txn = 100;
+        let control = |traffic: &mut Vec<(u16, Vec<u8>)>, f: Vec<u8>| traffic.push((AM_PORT, f));
+        for (id, t) in [(a(2), 1), (b(2), 3)] {
+            control(&mut traffic, stage(id, t));
+            control(&mut traffic, control_frame(id, t + 1, Command::COMMIT, ControlBody::Empty));
+        }
+        // 300 values a frame: canonical RESULT packets of 363 take parts of two frames.
+        let n = 300u16;
+        let mut sent: Vec<(u16, Vec<u8>)> = Vec::new();
+        let mut b_gen = 2;
+        let ranges = s.vector_len / n as u32;
+        for k in 0..ranges {
+            if k == ranges / 2 {
+                // B aborted, then staged again (a newer generation) between DATA frames.
+                txn += 2;
+                control(&mut traffic, control_frame(b(b_gen), txn, Command::ABORT, ControlBody::Empty));
+                b_gen += 1;
+                // The old B's frame first (the run holds its slot), then a STAGE into that slot:
+                // a frame of the new B before its COMMIT is refused (NotActive).
+                traffic.push((0, data(&s, 0, k * n as u32, n, k, |d, _| d.identity = b(b_gen - 1))));
+                control(&mut traffic, stage(b(b_gen), txn + 1));
+                traffic.push((0, data(&s, 0, 0, n, 0, |d, _| d.identity = b(b_gen))));
+                control(&mut traffic, control_frame(b(b_gen), txn + 2, Command::COMMIT, ControlBody::Empty));
+                txn += 2;
+            }
+            // A's frames of this range in a run, or A's and B's alternating.
+            let mut frames: Vec<(u16, Vec<u8>)> = Vec::new();
+            let alternate = rng.gen_bool(0.5);
+            for r in 0..s.ranks {
+                let fa = data(&s, r, k * n as u32, n, k, |d, _| d.identity = a(2));
+                if alternate {
+                    frames.push((r, fa));
+                }
+                let gen = if rng.gen_bool(0.1) { b_gen.saturating_sub(1).max(2) } else { b_gen };
+                let first = if b_gen > 2 { (k - ranges / 2) * n as u32 } else { k * n as u32 };
+                frames.push((r, data(&s, r, first, n, k, |d, _| d.identity = b(gen))));
+                if !alternate {
+                    frames.insert(r as usize, (r, data(&s, r, k * n as u32, n, k, |d, _| d.identity = a(2))));
+                }
+            }
+            for (r, valid) in frames {
+                for _ in 0..rng.gen_range(0..3) {
+                    let mut bad = valid.clone();
+                    match rng.gen_range(0..12) {
+                        0 => bad.truncate(bad.len() - rng.gen_range(1..8)),
+                        1 => bad.resize(bad.len() + rng.gen_range(1..8), 0),
+                        2 => bad.truncate(rng.gen_range(0..ETH_HEADER_LEN)),
+                        3 => bad[..6].copy_from_slice(&rank_mac(9).0),
+                        4 => {}
+                        _ => {
+                            let at = rng.gen_range(0..ETH_HEADER_LEN + 46);
+                            bad[at] ^= rng.gen_range(1..=255u8);
+                        }
+                    }
+                    let port = if rng.gen_bool(0.2) { (r + 1) % s.ranks } else { r };
+                    traffic.push((port, bad));
+                }
+                traffic.push((r, valid.clone()));
+                sent.push((r, valid));
+                if rng.gen_bool(0.15) {
+                    traffic.push(sent[rng.gen_range(0..sent.len())].clone());
+                }
+            }
+        }
+        let (mut one, mut burst) = (core(), core());
+        let (mut out_one, mut out_burst): (Vec<prism_dataplane::engine::Sent>, Vec<prism_dataplane::engine::Sent>) = (Vec::new(), Vec::new());
+        let (mut at, mut now) = (0, 0u64);
+        let mut fast_frames = 0;
+        while at < traffic.len() {
+            let len = rng.gen_range(1..=40).min(traffic.len() - at);
+            let chunk = &traffic[at..at + len];
+            now += rng.gen_range(0..2_000_000);
+            one.tick(now, &mut out_one);
+            burst.tick(now, &mut out_burst);
+            let want: Vec<Action> = chunk.iter().map(|(p, f)| one.rx(*p, f, &mut out_one)).collect();
+            let mut got = vec![None; len];
+            let before = burst.node.fast_path_taken();
+            burst.rx_burst(chunk.iter().map(|(p, f)| (*p, f.as_slice())), &mut out_burst, |i, a, _| got[i] = Some(a));
+            fast_frames += burst.node.fast_path_taken() - before;
+            let got: Vec<Action> = got.into_iter().map(|a| a.expect("an action for every frame")).collect();
+            assert_eq!(got, want, "seed {seed}: actions of frames {at}..{}", at + len);
+            assert_eq!(out_burst, out_one, "seed {seed}: frames sent for frames {at}..{}", at + len);
+            assert_eq!(burst.node.counters, one.node.counters, "seed {seed}: counters after frames {at}..{}", at + len);
+            assert_eq!((burst.l2.forwarded, burst.l2.flooded, burst.l2.dropped), (one.l2.forwarded, one.l2.flooded, one.l2.dropped), "seed {seed}");
+            assert_eq!(burst.node.fast_path_taken(), one.node.fast_path_taken(), "seed {seed}");
+            out_one.clear();
+            out_burst.clear();
+            at += len;
+        }
+        let c = &burst.node.counters;
+        assert!(fast_frames > traffic.len() as u64 / 3, "seed {seed}: {fast_frames} of {} frames on the fast path", traffic.len());
+        assert!(c.results_sent > 0 && c.malformed.iter().sum::<u64>() > 0 && c.data_rejected[DataReject::NotActive.index()] > 0, "seed {seed}: {c:?}");
+        assert!(burst.l2.flooded + burst.l2.forwarded > 0 && burst.l2.dropped[0] > 0, "seed {seed}");
+        // An engine whose MAC is not the switch's (only by replacing `node`;
+        // no STAGE can then reach it): the same decisions either way.
+        let (mut one, mut burst) = (core_with(rank_mac(7)), core_with(rank_mac(7)));
+        for chunk in traffic.chunks(32) {
+            let want: Vec<Action> = chunk.iter().map(|(p, f)| one.rx(*p, f, &mut out_one)).collect();
+            let mut got = Vec::new();
+            burst.rx_burst(chunk.iter().map(|(p, f)| (*p, f.as_slice())), &mut out_burst, |_, a, _| got.push(a));
+            assert_eq!((got, &out_burst, &burst.node.counters), (want, &out_one, &one.node.counters), "seed {seed}: another engine MAC");
+        }
+    }
+}

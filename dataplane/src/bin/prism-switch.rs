@@ -343,6 +343,8 @@ impl Worker<'_> {
             flows_live: 0,
         };
         let mut rxbuf: Vec<Mbuf> = Vec::with_capacity(64);
+        // This core's frames of one RX burst (`Worker::burst`).
+        let mut local: Vec<Mbuf> = Vec::with_capacity(64);
         let mut txq: Vec<Vec<Mbuf>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
         // Beside each queued frame: the RX burst TSC of the DATA that made it, when it is a RESULT (else 0).
         let mut stamps: Vec<Vec<u64>> = (0..np).map(|_| Vec::with_capacity(256)).collect();
@@ -363,6 +365,12 @@ impl Worker<'_> {
                 let n = self.ports[pi].rx_burst(q, &mut rxbuf, self.burst);
                 got += n;
                 let rx_tsc = if n > 0 { rdtsc() } else { 0 };
+                if impair.is_none() && !self.flush_results {
+                    // Nothing between frames (no impairment, no flush after a
+                    // RESULT): the burst to the engine at once.
+                    self.burst(&mut core, &mut txq, &mut stamps, &mut st, pi, &mut rxbuf, &mut local, rx_tsc);
+                    continue;
+                }
                 for m in rxbuf.drain(..) {
                     st.rx[pi] += 1;
                     if m.is_chained() {
@@ -483,6 +491,61 @@ impl Worker<'_> {
         if self.flows_active {
             self.flows.borrow_mut().on_frame(m.data(), &mut DpdkFlows { ports: self.ports, mac: self.mac });
         }
+    }
+
+    /// One RX burst without impairment or flush after a RESULT: chained
+    /// frames counted, frames another core owns sent to it, and this core's
+    /// frames to the engine in one `SwitchCore::rx_burst`, in order. Each
+    /// frame is stamped and sent on as `handle` does; its engine time runs
+    /// from the end of the frame before it (one TSC read a frame).
+    #[allow(clippy::too_many_arguments)]
+    fn burst(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, rxbuf: &mut Vec<Mbuf>, local: &mut Vec<Mbuf>, rx_tsc: u64) {
+        for m in rxbuf.drain(..) {
+            st.rx[pi] += 1;
+            if m.is_chained() {
+                core.chained();
+                continue;
+            }
+            match core.owner(m.data(), self.n) {
+                Some(o) if o != self.id => {
+                    st.steered += 1;
+                    if self.shared.inbox[o * self.n + self.id].push((pi as u16, m, rx_tsc)).is_err() {
+                        st.steer_dropped += 1;
+                    }
+                }
+                _ => {
+                    self.flow_rules(&m);
+                    local.push(m);
+                }
+            }
+        }
+        let frames: &[Mbuf] = local;
+        let mut sink = MbufSink { pool: self.pool, txq, no_mbuf: 0 };
+        let mut start_tsc = rdtsc();
+        core.rx_burst(frames.iter().map(|m| (pi as u16, m.data())), &mut sink, |i, action, sink| {
+            let Some(m) = frames.get(i) else { return };
+            // As `handle`: only a DATA frame's RESULTs are residence samples.
+            let stamp = if class_of(m.data()) == Some(Class::DATA) { rx_tsc } else { 0 };
+            let done_tsc = rdtsc();
+            if stamp_new(sink.txq, stamps, stamp) {
+                st.residence.record_engine(rx_tsc, start_tsc, done_tsc);
+            }
+            match action {
+                Action::Consumed | Action::Drop(_) => {}
+                Action::Forward(p) => sink.txq[p as usize].push(m.share()),
+                Action::Flood => {
+                    for (q, buf) in sink.txq.iter_mut().enumerate() {
+                        if q != pi {
+                            buf.push(m.share());
+                        }
+                    }
+                }
+            }
+            stamp_new(sink.txq, stamps, 0);
+            start_tsc = done_tsc;
+        });
+        st.no_mbuf += sink.no_mbuf;
+        local.clear();
     }
 
     /// A received frame to the core that owns its operation, or handled here.

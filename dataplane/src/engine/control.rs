@@ -85,6 +85,14 @@ pub struct Sent {
     pub frame: Vec<u8>,
 }
 
+/// A run of fast-path DATA frames within one burst (`Node::run_data`):
+/// the operation its frames are for, found active with its clock set by
+/// the first. Ended by `Node::end_run` before any other frame.
+#[derive(Debug, Default)]
+pub struct Run {
+    op: Option<usize>,
+}
+
 /// A CONTROL request answered: its generation, its bytes, and the replies sent.
 type Answered = ((u16, u32), Vec<u8>, Vec<Vec<u8>>);
 
@@ -329,25 +337,45 @@ impl Node {
     /// parses it in full, so every refusal keeps its own reason and counter.
     #[inline]
     fn data_fast(&mut self, port: u16, frame: &[u8], out: &mut impl Sink) -> Option<Result<Admitted, DataReject>> {
-        const HEAD: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
-        let h = frame.first_chunk::<{ HEAD + GROUP_DESCRIPTOR_LEN }>()?;
-        if h[ETH_HEADER_LEN + offsets::CLASS] != u8::from(Class::DATA) {
+        if !self.shaped(frame) {
             return None;
+        }
+        let slot = self.fast_slot(frame)?;
+        let op = self.slots.get_mut(slot)?.as_mut()?;
+        op.data.set_now(self.now);
+        let r = op.data.admit_fast(port, frame, out)?;
+        Self::count_tally(&mut self.counters, op);
+        Some(r)
+    }
+
+    /// Whether a frame is shaped for the fast path (`data_fast`): a DATA
+    /// frame whose body is exactly one FP32 group of its count, flags LAST
+    /// or none, within the MTU.
+    #[inline(always)]
+    fn shaped(&self, frame: &[u8]) -> bool {
+        const HEAD: usize = ETH_HEADER_LEN + CONTROL_WORD_LEN + DATA_HEADER_LEN;
+        let Some(h) = frame.first_chunk::<{ HEAD + GROUP_DESCRIPTOR_LEN }>() else { return false };
+        if h[ETH_HEADER_LEN + offsets::CLASS] != u8::from(Class::DATA) {
+            return false;
         }
         let p = DataPacket::new_unchecked(&h[ETH_HEADER_LEN..]);
         let count = p.element_count() as usize;
         let body = GROUP_DESCRIPTOR_LEN + 4 * count;
         let fp32 = ((u8::from(FormatCode::FP32) as u32) << descriptor::FORMAT_SHIFT) | count as u32;
-        let shaped = count > 0
+        count > 0
             && frame.len() == HEAD + body
             && p.body_len() as usize == body
             && p.group_count() == 1
             && p.flags() & !flags::LAST == 0
             && CONTROL_WORD_LEN + DATA_HEADER_LEN + body <= self.cfg.mtu as usize
-            && h[HEAD..].first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32);
-        if !shaped {
-            return None;
-        }
+            && h[HEAD..].first_chunk::<GROUP_DESCRIPTOR_LEN>().is_some_and(|w| u32::from_be_bytes(*w) == fp32)
+    }
+
+    /// The slot of the active operation a shaped frame names (by the op-slot
+    /// cache, else the table), or `None`.
+    #[inline(always)]
+    fn fast_slot(&mut self, frame: &[u8]) -> Option<usize> {
+        let p = DataPacket::new_unchecked(frame.get(ETH_HEADER_LEN..)?);
         let id = p.identity();
         let key = (id.job, id.group, id.op);
         let slot = match self.last {
@@ -358,14 +386,65 @@ impl Node {
                 i
             }
         };
-        let op = self.slots.get_mut(slot)?.as_mut()?;
-        if op.state != OpState::Active {
-            return None;
+        let op = self.slots.get(slot)?.as_ref()?;
+        (op.state == OpState::Active).then_some(slot)
+    }
+
+    /// The node's MAC.
+    pub fn mac(&self) -> Mac {
+        self.cfg.mac
+    }
+
+    /// One frame of a burst (`SwitchCore::rx_burst`) at `now`: `true` when
+    /// it was a fast-path DATA frame (`data_fast`), decided and counted
+    /// here, as `handle_at` would have; `false` when nothing changed but
+    /// perhaps the clock, and the caller ends the run (`end_run`) and
+    /// hands the frame to `handle_at`. Within a run the operation of its
+    /// first frame is kept (`Run`): later frames skip the key, the lookup,
+    /// the state check and the clock, and its tally is counted once, at the
+    /// run's end. A frame for another operation fails that operation's
+    /// template compare (its identity differs) and goes the full way.
+    #[inline(always)]
+    pub fn run_data(&mut self, run: &mut Run, now: u64, port: u16, frame: &[u8], out: &mut impl Sink) -> bool {
+        let slot = match run.op {
+            // The run's operation: a frame that is not ours, or not for it,
+            // fails its template compare (which has the node's MAC, the
+            // identity and the generation) and changes nothing.
+            Some(i) if self.shaped(frame) => i,
+            Some(_) => return false,
+            None => {
+                // Ours, as `SwitchCore::rx` checks before `handle_at`: a frame
+                // that is not changes nothing here, not even the clock.
+                if !self.fast_path || frame.get(..6) != Some(&self.cfg.mac.0[..]) || !self.shaped(frame) {
+                    return false;
+                }
+                let Some(i) = self.fast_slot(frame) else { return false };
+                // `handle_at`'s clock, then `data_fast`'s: the same for every frame of the run.
+                self.now = self.now.max(now);
+                let Some(op) = self.slots.get_mut(i).and_then(Option::as_mut) else { return false };
+                op.data.set_now(self.now);
+                run.op = Some(i);
+                i
+            }
+        };
+        let Some(op) = self.slots.get_mut(slot).and_then(Option::as_mut) else { return false };
+        let Some(r) = op.data.admit_fast(port, frame, out) else { return false };
+        self.fast_taken += 1;
+        match r {
+            Ok(Admitted::Applied) => self.counters.data_applied += 1,
+            Ok(Admitted::Duplicate) => self.counters.data_duplicates += 1,
+            Err(r) => self.counters.data_rejected[r.index()] += 1,
         }
-        op.data.set_now(self.now);
-        let r = op.data.admit_fast(port, frame, out)?;
-        Self::count_tally(&mut self.counters, op);
-        Some(r)
+        true
+    }
+
+    /// Ends a run of `run_data`: what its operation sent is counted, and
+    /// the next frame looks its operation up again.
+    #[inline]
+    pub fn end_run(&mut self, run: &mut Run) {
+        if let Some(op) = run.op.take().and_then(|i| self.slots.get_mut(i)?.as_mut()) {
+            Self::count_tally(&mut self.counters, op);
+        }
     }
 
     fn progress(&mut self, port: u16, src: Mac, p: &ProgressRepr<'_>, out: &mut impl Sink) {

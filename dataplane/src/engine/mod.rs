@@ -20,7 +20,7 @@ pub mod digest;
 mod op;
 pub mod stream;
 
-pub use control::{Node, NodeConfig, OpState, Sent};
+pub use control::{Node, NodeConfig, OpState, Run, Sent};
 pub use counters::{CounterField, Counters};
 
 /// Where the engine writes the frames it sends: the switch hands out mbufs

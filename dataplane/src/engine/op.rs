@@ -1173,8 +1173,14 @@ impl OpData {
         let mut behind = 0;
         for c in &mut self.contributors {
             behind += (c.covered < target) as usize;
-            if c.held.iter().all(|h| h.end <= to) {
-                // Every packet released (in-order traffic): no compaction.
+            // Every packet released (in-order traffic: none or the one
+            // packet just completed, no loop): no compaction.
+            let all = match c.held[..] {
+                [] => true,
+                [h] => h.end <= to,
+                _ => c.held.iter().all(|h| h.end <= to),
+            };
+            if all {
                 c.held.clear();
                 c.held_bytes = 0;
             } else {

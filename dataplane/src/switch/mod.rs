@@ -9,7 +9,7 @@ pub mod residence;
 pub mod signals;
 pub mod stats;
 
-use crate::engine::{Node, Sink};
+use crate::engine::{Node, Run, Sink};
 use crate::wire::{EthernetFrame, Mac, ETH_HEADER_LEN};
 use config::{L2Mode, SwitchConfig};
 use std::collections::HashMap;
@@ -124,6 +124,40 @@ impl SwitchCore {
         }
     }
 
+    /// Decides a burst of received frames, each `(port, frame)`, in order:
+    /// the same decisions, frames out and counters as `rx` on each in turn
+    /// (`action` hears each frame's index and `Action` right after it is
+    /// decided, with the sink: what the frame made is the last the sink
+    /// took). What a burst
+    /// saves: a run of fast-path DATA frames for one operation (`Node::
+    /// run_data`) looks the operation up, checks its state and sets its
+    /// clock once, and counts what it sent once; each frame is still
+    /// checked in full (shape, template, window, credit) and refused with
+    /// its own reason. The next frame's header is prefetched while one is
+    /// handled (a driver's burst is not all in L1).
+    pub fn rx_burst<'a, S: Sink>(&mut self, frames: impl IntoIterator<Item = (u16, &'a [u8])>, out: &mut S, mut action: impl FnMut(usize, Action, &mut S)) {
+        let mut run = Run::default();
+        // The engine's MAC is the switch's (as `new` makes it): only then is
+        // a frame the engine takes one `rx` would have given it.
+        let engine_first = self.node.mac() == self.mac;
+        let mut frames = frames.into_iter().enumerate();
+        let mut next = frames.next();
+        while let Some((i, (port, frame))) = next {
+            next = frames.next();
+            if let Some((_, (_, f))) = &next {
+                prefetch(f);
+            }
+            if engine_first && self.node.run_data(&mut run, self.now, port, frame, out) {
+                action(i, Action::Consumed, out);
+                continue;
+            }
+            self.node.end_run(&mut run);
+            let a = self.rx(port, frame, out);
+            action(i, a, out);
+        }
+        self.node.end_run(&mut run);
+    }
+
     /// Which of `workers` cores owns a locally addressed PRISM frame's operation
     /// (all of its CONTROL and DATA), or `None` for frames any core may handle.
     ///
@@ -143,6 +177,26 @@ impl SwitchCore {
     pub fn chained(&mut self) {
         self.l2.dropped[L2Drop::Chained as usize] += 1;
     }
+}
+
+/// Asks for the first two cache lines of a frame (its headers and group
+/// descriptor), a hint with no effect on what is computed.
+#[inline(always)]
+fn prefetch(frame: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of x86_64; a prefetch reads nothing into the
+        // program and never faults, and both addresses lie inside `frame`.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(frame.as_ptr() as *const i8);
+            if let Some(second) = frame.get(64..) {
+                _mm_prefetch::<_MM_HINT_T0>(second.as_ptr() as *const i8);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = frame;
 }
 
 /// The core of `workers` that owns a PRISM frame's operation, by the frame
