@@ -9,10 +9,10 @@
 //
 // Lookup: `l_stream` is looked up every cycle and the contributor's row is
 // registered (m_found, m_lep .. m_bytes, and the held packets), so a
-// decision a cycle later reads registers. The query outputs (m_hit ..
-// m_count) are that row against the frame on q_*: a held packet with the
-// same ID (and whether it is the same packet), one overlapping the frame,
-// how many are held.
+// decision a cycle later reads registers. The query outputs (m_hit,
+// m_overlap, m_count) are that row against the frame on q_*: a held packet
+// with the same ID, one overlapping the frame, how many are held; m_same
+// (the packet with that ID is the same packet) comes a cycle after them.
 //
 // Writes (the node's engine gives at most one a cycle): `i_en` installs a
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
@@ -185,6 +185,11 @@ module prism_held_table #(
 `endif
 
     // The frame against the row's held packets, and the first free slot.
+    // m_same (the held packet with the frame's ID has its digest and range
+    // too: a 130-bit compare a slot, 7 levels as an output) is registered:
+    // it is the row of the cycle before against q_*, which the node reads
+    // in the cycle after its other checks (D_OP after D_CHK).
+    always_ff @(posedge clk) m_same <= same_c;
     logic free_found;
     logic [HW-1:0] free;
     // The count is a balanced tree (node i the sum of nodes 2i and 2i + 1,
@@ -195,9 +200,10 @@ module prism_held_table #(
         for (int i = HP - 1; i >= 1; i--) cnt[i] = cnt[2*i] + cnt[2*i + 1];
         m_count = cnt[1];
     end
+    logic same_c;
     always_comb begin
         m_hit = 1'b0;
-        m_same = 1'b0;
+        same_c = 1'b0;
         m_overlap = 1'b0;
         free_found = 1'b0;
         free = '0;
@@ -207,7 +213,7 @@ module prism_held_table #(
                 // admission is never a hit), so at most one matches.
                 if (t_pid[k] == q_pid) begin
                     m_hit = 1'b1;
-                    if (t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end) m_same = 1'b1;
+                    if (t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end) same_c = 1'b1;
                 end
                 if (t_first[k] < q_end && q_first < t_end[k]) m_overlap = 1'b1;
             end else if (!free_found) begin

@@ -1349,7 +1349,7 @@ module prism_node #(
     // depends on it too): the reason the frame is rejected (8'hFF none), or
     // a terminal INEXACT, a duplicate, or admitted.
     logic dq_result, dq_nokey, dq_gen, dq_gen_old, dq_inactive, dq_failed, dq_done, dq_nostream, dq_ep, dq_port,
-          dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_hit, dq_same, dq_below, dq_beyond, dq_overlap,
+          dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_hit, dq_below, dq_beyond, dq_overlap,
           dq_ints, dq_bytes, dq_bexact;
     always_ff @(posedge clk) begin
         dq_result <= f_class == CLASS_RESULT;
@@ -1368,7 +1368,6 @@ module prism_node #(
         dq_last <= ((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen});
         dq_kbad <= k_bad;
         dq_hit <= hd_hit;
-        dq_same <= hd_same;
         dq_below <= {1'b0, f_first} < base;
         dq_beyond <= f_end > base + {1'b0, ctx_wel};
         dq_overlap <= hd_overlap;
@@ -1400,7 +1399,7 @@ module prism_node #(
         else if (dq_kbad) dop_r = DR_FORMAT_NOT_ALLOWED;
         // The window and the contributor's held packets.
         else if (dq_hit) begin
-            if (dq_same) dop_dup = 1'b1;
+            if (hd_same) dop_dup = 1'b1;   // the table's own register, a cycle after its row (as dq_*)
             else dop_r = DR_CHANGED_RETRANSMIT;
         end
         else if (dq_below) dop_r = DR_BELOW_WINDOW;
