@@ -408,7 +408,8 @@ module prism_held_table #(
     always_ff @(posedge clk) begin
         rv4 <= !rst && rv3;
         m_quiet <= !(rst || i_en || a_en || r_en || rv1 || cv1 || cv2 || cv3);
-        m_bytes_exact <= !(rst || i_en || r_en || rv1 || rv2 || rv3 || rv4);
+        // (An install zeroes c_in and c_out; c_held and the row's m_bytes follow two cycles later: inst_q.)
+        m_bytes_exact <= !(rst || i_en || inst_q || r_en || rv1 || rv2 || rv3 || rv4);
         m_settled <= !(rst || a_en || cv1 || cv2 || cv3 || cv4);
         for (int c = 0; c < MAX_CONTRIB; c++) c_held[c] <= c_in[c] - c_out[c];
     end

@@ -12,8 +12,9 @@
 //            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
 //            (prism_kulisch_lane_pipe, 3 stages), one rounding to FP32 per
 //            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
-//            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 8 engine
-//            cycles (10 under KULISCH_FIXED), 10 when the frame before it
+//            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 10 engine
+//            cycles under either policy (dispatch, D_CHK, D_OP, 6 lane
+//            cycles, the readiness check), more when the frame before it
 //            was of the same range (the lanes' hazard, below): one engine
 //            keeps up with two ports at one beat per cycle each.
 //
