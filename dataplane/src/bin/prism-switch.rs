@@ -506,17 +506,8 @@ impl Worker<'_> {
                 core.chained();
                 continue;
             }
-            match core.owner(m.data(), self.n) {
-                Some(o) if o != self.id => {
-                    st.steered += 1;
-                    if self.shared.inbox[o * self.n + self.id].push((pi as u16, m, rx_tsc)).is_err() {
-                        st.steer_dropped += 1;
-                    }
-                }
-                _ => {
-                    self.flow_rules(&m);
-                    local.push(m);
-                }
+            if let Some(m) = self.steer(core, st, pi, m, rx_tsc) {
+                local.push(m);
             }
         }
         let frames: &[Mbuf] = local;
@@ -551,16 +542,25 @@ impl Worker<'_> {
     /// A received frame to the core that owns its operation, or handled here.
     #[allow(clippy::too_many_arguments)]
     fn dispatch(&self, core: &mut SwitchCore, txq: &mut [Vec<Mbuf>], stamps: &mut [Vec<u64>], st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) {
+        if let Some(m) = self.steer(core, st, pi, m, rx_tsc) {
+            handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc)
+        }
+    }
+
+    /// A frame another core owns goes to that core's inbox (None); one this
+    /// core owns has its flow rules looked at and comes back to be handled.
+    fn steer(&self, core: &SwitchCore, st: &mut Stats, pi: usize, m: Mbuf, rx_tsc: u64) -> Option<Mbuf> {
         match core.owner(m.data(), self.n) {
             Some(o) if o != self.id => {
                 st.steered += 1;
                 if self.shared.inbox[o * self.n + self.id].push((pi as u16, m, rx_tsc)).is_err() {
                     st.steer_dropped += 1;
                 }
+                None
             }
             _ => {
                 self.flow_rules(&m);
-                handle(core, self.pool, txq, stamps, st, pi, m, rx_tsc)
+                Some(m)
             }
         }
     }
