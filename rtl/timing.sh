@@ -40,8 +40,8 @@ done
 [ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
-CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_txn_table prism_ring prism_egress prism_auto_store prism_auto_plan prism_auto_body"
-OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round prism_held_table"
+CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_txn_table prism_ring prism_egress prism_auto_store prism_auto_plan prism_auto_body prism_held_table"
+OPEN="prism_fp32_add prism_kulisch_lane prism_kulisch_round"
 # Closed units that a closed composition synthesises whole: CI checks the
 # composition (every path of the unit, and those between it and its
 # neighbours), not the unit again. prism_group_walk alone took 820 s of

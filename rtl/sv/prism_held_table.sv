@@ -9,10 +9,12 @@
 //
 // Lookup: `l_stream` is looked up every cycle and the contributor's row is
 // registered (m_found, m_lep .. m_bytes, and the held packets), so a
-// decision a cycle later reads registers. The query outputs (m_hit,
-// m_overlap, m_count) are that row against the frame on q_*: a held packet
-// with the same ID, one overlapping the frame, how many are held; m_same
-// (the packet with that ID is the same packet) comes a cycle after them.
+// decision a cycle later reads registers. m_count (how many are held) is
+// that row; the query outputs m_hit (a held packet with the frame's ID on
+// q_*), m_same (it is the same packet) and m_overlap (one overlaps the
+// frame) are registers a cycle after it: that row against q_*. q_pid is
+// compared with every slot's ID in the lookup's cycle (beside the row's
+// match), so it must be the frame's from the cycle l_stream is.
 //
 // Writes (the node's engine gives at most one a cycle): `i_en` installs a
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
@@ -110,9 +112,10 @@ module prism_held_table #(
     // The looked-up row, registered.
     logic [CR_W-1:0] row_q;
     logic [MAX_HELD-1:0] t_valid;
-    logic [31:0] t_pid [MAX_HELD], t_crc [MAX_HELD];
+    logic [31:0] t_crc [MAX_HELD];
     logic [32:0] t_first [MAX_HELD], t_end [MAX_HELD];
     logic [32:0] t_covered;
+    logic [MAX_HELD-1:0] t_hv;       // held slot k of the row has the frame's packet ID (q_pid)
     logic [31:0] t_in;
     // Streams are distinct among the contributors (STAGE refuses a binding
     // that repeats one), so the match is one-hot: the row is an OR of the
@@ -123,16 +126,17 @@ module prism_held_table #(
     always_ff @(posedge clk) begin
         logic [CR_W-1:0] idx;
         logic [MAX_HELD-1:0] v;
-        logic [31:0] pid [MAX_HELD], crc [MAX_HELD];
+        logic [31:0] crc [MAX_HELD];
         logic [32:0] first [MAX_HELD], fin [MAX_HELD];
         logic [15:0] lep, pep, port;
         logic [47:0] mac;
         logic [32:0] cov;
         logic [31:0] hb, in;
+        logic [MAX_HELD-1:0] hv;
         idx = '0;
+        hv = '0;
         v = '0;
         for (int k = 0; k < MAX_HELD; k++) begin
-            pid[k] = '0;
             crc[k] = '0;
             first[k] = '0;
             fin[k] = '0;
@@ -149,7 +153,8 @@ module prism_held_table #(
                 idx = idx | CR_W'(c);
                 v = v | h_valid[MAX_HELD * c +: MAX_HELD];
                 for (int k = 0; k < MAX_HELD; k++) begin
-                    pid[k] = pid[k] | h_pid[c][k];
+                    // Every slot's ID compared with q_pid beside the row's match, not after it.
+                    if (h_pid[c][k] == q_pid) hv[k] = 1'b1;
                     crc[k] = crc[k] | h_crc[c][k];
                     first[k] = first[k] | h_first[c][k];
                     fin[k] = fin[k] | h_end[c][k];
@@ -165,8 +170,8 @@ module prism_held_table #(
         m_found <= hit_c != 0;
         row_q <= idx;
         t_valid <= v;
+        t_hv <= hv;
         for (int k = 0; k < MAX_HELD; k++) begin
-            t_pid[k] <= pid[k];
             t_crc[k] <= crc[k];
             t_first[k] <= first[k];
             t_end[k] <= fin[k];
@@ -185,11 +190,13 @@ module prism_held_table #(
 `endif
 
     // The frame against the row's held packets, and the first free slot.
-    // m_same (the held packet with the frame's ID has its digest and range
-    // too: a 130-bit compare a slot, 7 levels as an output) is registered:
-    // it is the row of the cycle before against q_*, which the node reads
-    // in the cycle after its other checks (D_OP after D_CHK).
-    always_ff @(posedge clk) m_same <= same_c;
+    // The answers the node decides on in D_OP (m_hit, m_overlap, m_same)
+    // are registered: each is the row of the cycle before against q_*, as
+    // the node's D_CHK registers its own conditions. m_same is a register
+    // a slot (the held packet with the frame's ID has its digest and range
+    // too: a 130-bit compare, 7 levels with the OR over the slots behind
+    // it) and their OR.
+    logic [MAX_HELD-1:0] sm_q;
     logic free_found;
     logic [HW-1:0] free;
     // The count is a balanced tree (node i the sum of nodes 2i and 2i + 1,
@@ -200,27 +207,29 @@ module prism_held_table #(
         for (int i = HP - 1; i >= 1; i--) cnt[i] = cnt[2*i] + cnt[2*i + 1];
         m_count = cnt[1];
     end
-    logic same_c;
+    always_ff @(posedge clk) begin
+        logic hit, ovl;
+        hit = 1'b0;
+        ovl = 1'b0;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            // Packet IDs are distinct among a row's held packets (an
+            // admission is never a hit), so at most one matches.
+            if (t_valid[k] && t_hv[k]) hit = 1'b1;
+            if (t_valid[k] && t_first[k] < q_end && q_first < t_end[k]) ovl = 1'b1;
+            sm_q[k] <= t_valid[k] && t_hv[k] && t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end;
+        end
+        m_hit <= hit;
+        m_overlap <= ovl;
+    end
+    assign m_same = sm_q != 0;
     always_comb begin
-        m_hit = 1'b0;
-        same_c = 1'b0;
-        m_overlap = 1'b0;
         free_found = 1'b0;
         free = '0;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            if (t_valid[k]) begin
-                // Packet IDs are distinct among a row's held packets (an
-                // admission is never a hit), so at most one matches.
-                if (t_pid[k] == q_pid) begin
-                    m_hit = 1'b1;
-                    if (t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end) same_c = 1'b1;
-                end
-                if (t_first[k] < q_end && q_first < t_end[k]) m_overlap = 1'b1;
-            end else if (!free_found) begin
+        for (int k = 0; k < MAX_HELD; k++)
+            if (!t_valid[k] && !free_found) begin
                 free_found = 1'b1;
                 free = HW'(k);
             end
-        end
     end
 
     // Coverage once the frame is admitted: from c0 = max(covered, base)

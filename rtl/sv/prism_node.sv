@@ -209,6 +209,8 @@ module prism_node #(
     logic [NB-1:0]     b_busy;             // a whole frame in the buffer, not yet freed (prism_frame_buf's)
     logic              b_ready [NB];
     logic [15:0]       b_len [NB];
+    logic [15:0]       b_sid [NB];         // a DATA frame's stream (bytes 52-53, in its first beat)
+    logic [31:0]       b_pid [NB];         // and its packet ID (bytes 38-41): the held table's keys
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
     // The engine takes a buffer when its verdict and its digest are both in
@@ -251,13 +253,22 @@ module prism_node #(
     // add it in their own process, so no counter's adder sits behind the
     // engine's decisions. m_idle waits for them.
     logic [CNT_TOTAL-1:0] cnt_inc;
+    // A count whose reason is a run-time value (a malformed frame's, a
+    // DATA refusal's, a CONTROL refusal's): the group and the reason,
+    // registered, and decoded by the counters (the engine adding the
+    // reason to the group's first index put a 32-bit add and a decode of
+    // its sum behind its decisions: 14.25 levels).
+    localparam logic [1:0] CG_MALFORMED = 2'd1, CG_REFUSED = 2'd2, CG_REJECTED = 2'd3;
+    logic [1:0]  cnt_grp;            // 0: none
+    logic [7:0]  cnt_why;
     logic        cnt_rs;
     logic [PI_W-1:0] cnt_rs_n;
 
     // The frame being handled.
     // Its length, digest and verdict, registered with proc_buf (each a
     // select by the current and by the next entry, then fin's 2:1).
-    logic [15:0]       rx_len, rx_port;
+    logic [15:0]       rx_len, rx_port, rx_stream;
+    logic [31:0]       rx_pid;
     logic [31:0]       rx_crc;
     logic              rx_ok, rx_prism, rx_walk;
     logic [7:0]        rx_reason;
@@ -267,6 +278,8 @@ module prism_node #(
         o_tail_d <= rst ? '0 : o_tail;
         rx_len <= fin ? b_len[buf_nxt] : b_len[buf_cur];
         rx_crc <= fin ? b_crc[buf_nxt] : b_crc[buf_cur];
+        rx_stream <= fin ? b_sid[buf_nxt] : b_sid[buf_cur];
+        rx_pid <= fin ? b_pid[buf_nxt] : b_pid[buf_cur];
         rx_ok <= fin ? b_ok[buf_nxt] : b_ok[buf_cur];
         rx_prism <= fin ? b_prism[buf_nxt] : b_prism[buf_cur];
         rx_walk <= fin ? b_walk[buf_nxt] : b_walk[buf_cur];
@@ -310,16 +323,27 @@ module prism_node #(
         .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_head(fb_head)
     );
     assign win = wv[DATA_W-1:0];
-    assign hdr = st == DISPATCH ? fb_head : hdr_q;
+    // Every state after DISPATCH reads the header from hdr_q (a register);
+    // DISPATCH itself reads fb_head (d_* below), and so do the lookups
+    // made there.
+    assign hdr = hdr_q;
+    logic [7:0]  d_class, d_cmd, d_groups;
+    logic [47:0] d_dst_mac;
+    always_comb begin
+        d_dst_mac = `PN_B48(fb_head, 0);
+        d_class   = `PN_B8(fb_head, 15);
+        d_cmd     = `PN_B8(fb_head, 42);
+        d_groups  = `PN_B8(fb_head, 48);
+    end
     always_ff @(posedge clk) if (st == DISPATCH) hdr_q <= fb_head;
 
     // Fields of the frame being handled.
     logic [7:0]  f_class, f_cmd;
     logic [63:0] f_job;
     logic [15:0] f_group, f_op, f_ggen;
-    logic [31:0] f_ogen, f_txn, f_pid, f_first;
+    logic [31:0] f_ogen, f_first;
     logic [47:0] f_gen, f_src_mac, f_dst_mac;
-    logic [15:0] f_src_ep, f_dst_ep, f_count, f_body_len, f_stream, f_bcount;
+    logic [15:0] f_src_ep, f_dst_ep, f_body_len, f_bcount;
     logic [7:0]  f_groups, f_flags;
     logic [32:0] f_end;
     always_comb begin
@@ -332,20 +356,16 @@ module prism_node #(
         f_op       = `PN_B16(hdr, 28);
         f_ogen     = `PN_B32(hdr, 30);
         f_gen      = {f_ggen, f_ogen};
-        f_txn      = `PN_B32(hdr, 34);
         f_cmd      = `PN_B8(hdr, 42);
         f_bcount   = `PN_B16(hdr, 80);
         f_src_ep   = f_class == CLASS_CONTROL ? `PN_B16(hdr, 38) : `PN_B16(hdr, 34);
         f_dst_ep   = f_class == CLASS_CONTROL ? `PN_B16(hdr, 40) : `PN_B16(hdr, 36);
-        f_pid      = `PN_B32(hdr, 38);
         f_first    = `PN_B32(hdr, 42);
-        f_count    = `PN_B16(hdr, 46);
         f_groups   = `PN_B8(hdr, 48);
         f_flags    = `PN_B8(hdr, 49);
         f_body_len = f_class == CLASS_CONTROL ? `PN_B16(hdr, 44) : `PN_B16(hdr, 50);
-        f_stream   = `PN_B16(hdr, 52);
-        f_end      = {1'b0, f_first} + {17'b0, f_count};
     end
+    always_ff @(posedge clk) if (st == DISPATCH) f_end <= {1'b0, `PN_B32(fb_head, 42)} + {17'b0, `PN_B16(fb_head, 46)};
 
     // The operation context.
     logic        ctx_valid, ctx_active, ctx_failed;
@@ -381,8 +401,6 @@ module prism_node #(
     logic [7:0]  t_status;
     logic [15:0] t_detail;
     logic        tl_insert, tl_purge, tl_retire;   // registered write pulses of the engine
-    logic [95:0] f_key;
-    assign f_key = {f_job, f_group, f_op};
 
     // Reply being built.
     logic [7:0]  ack_status;
@@ -549,7 +567,7 @@ module prism_node #(
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && !cnt_rs;
+        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && cnt_grp == 0 && !cnt_rs;
         for (int p = 0; p < PORTS; p++) begin
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
@@ -598,12 +616,19 @@ module prism_node #(
     // registered pulses; the table applies them to the key, txn, gen, CRC
     // and length it was last looked up with, this frame's.
     localparam int TL_LAT = 3;
+    // (Its key, transaction, generation and length from fb_head: l_valid is DISPATCH's.)
     logic [15:0] req_len;
-    assign req_len = 16'(34) + f_body_len;
+    logic [95:0] d_key;
+    logic [31:0] d_txn;
+    logic [47:0] d_gen;
+    assign req_len = 16'(34) + `PN_B16(fb_head, 44);
+    assign d_key = {`PN_B32(fb_head, 16), `PN_B32(fb_head, 20), `PN_B16(fb_head, 24), `PN_B16(fb_head, 28)};
+    assign d_txn = `PN_B32(fb_head, 34);
+    assign d_gen = {`PN_B16(fb_head, 26), `PN_B32(fb_head, 30)};
     prism_txn_table #(.TXN_SLOTS(TXN_SLOTS), .RETIRED_SLOTS(RETIRED_SLOTS), .LATENCY(TL_LAT)) txns (
         .clk, .rst,
-        .l_valid(st == DISPATCH && f_class == CLASS_CONTROL),
-        .l_key(f_key), .l_txn(f_txn), .l_gen(f_gen), .l_crc(rx_crc), .l_len(req_len),
+        .l_valid(st == DISPATCH && d_class == CLASS_CONTROL),
+        .l_key(d_key), .l_txn(d_txn), .l_gen(d_gen), .l_crc(rx_crc), .l_len(req_len),
         /* verilator lint_off PINCONNECTEMPTY */
         .m_valid(),
         /* verilator lint_on PINCONNECTEMPTY */
@@ -1100,13 +1125,24 @@ module prism_node #(
     always_ff @(posedge clk)
         if (rst) cnt <= '0;
         else
-            for (int i = 0; i < CNT_TOTAL; i++)
-                cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs ? 32'(cnt_rs_n) : 32'(cnt_inc[i]));
+            for (int i = 0; i < CNT_TOTAL; i++) begin
+                logic inc;
+                inc = cnt_inc[i];
+                if (i >= CNT_MALFORMED && i < CNT_UNTRUSTED_SOURCE && cnt_grp == CG_MALFORMED && cnt_why == 8'(i - CNT_MALFORMED)) inc = 1'b1;
+                if (i >= CNT_REFUSED && i < CNT_DATA_APPLIED && cnt_grp == CG_REFUSED && cnt_why == 8'(i - CNT_REFUSED)) inc = 1'b1;
+                if (i >= CNT_DATA_REJECTED && i < CNT_PROGRESS_IGNORED && cnt_grp == CG_REJECTED && cnt_why == 8'(i - CNT_DATA_REJECTED)) inc = 1'b1;
+                cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs ? 32'(cnt_rs_n) : 32'(inc));
+            end
 
     // ---------------------------------------------------------------- FSM
     /* verilator lint_off UNUSEDSIGNAL */
     task automatic count(input int i);
         cnt_inc[i] <= 1'b1;
+    endtask
+    // A count in group g for reason r (at most one a cycle).
+    task automatic count_why(input logic [1:0] g, input logic [7:0] r);
+        cnt_grp <= g;
+        cnt_why <= r;
     endtask
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -1297,6 +1333,9 @@ module prism_node #(
                         end
                         hs_start[p] <= hs;
                         hs_end[p] <= he;
+                        b_sid[id] <= {s_axis_tdata[DATA_W*p + 8*52 +: 8], s_axis_tdata[DATA_W*p + 8*53 +: 8]};
+                        b_pid[id] <= {s_axis_tdata[DATA_W*p + 8*38 +: 8], s_axis_tdata[DATA_W*p + 8*39 +: 8],
+                                      s_axis_tdata[DATA_W*p + 8*40 +: 8], s_axis_tdata[DATA_W*p + 8*41 +: 8]};
                     end
                     masked = s_axis_tdata[DATA_W*p +: DATA_W];
                     for (int i = 0; i < KEEP_W; i++) begin
@@ -1350,7 +1389,7 @@ module prism_node #(
     // depends on it too): the reason the frame is rejected (8'hFF none), or
     // a terminal INEXACT, a duplicate, or admitted.
     logic dq_result, dq_nokey, dq_gen, dq_gen_old, dq_inactive, dq_failed, dq_done, dq_nostream, dq_ep, dq_port,
-          dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_hit, dq_below, dq_beyond, dq_overlap,
+          dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_below, dq_beyond,
           dq_ints, dq_bytes, dq_bexact;
     always_ff @(posedge clk) begin
         dq_result <= f_class == CLASS_RESULT;
@@ -1368,10 +1407,8 @@ module prism_node #(
         dq_range <= f_end > {1'b0, ctx_vlen};
         dq_last <= ((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen});
         dq_kbad <= k_bad;
-        dq_hit <= hd_hit;
         dq_below <= {1'b0, f_first} < base;
         dq_beyond <= f_end > base + {1'b0, ctx_wel};
-        dq_overlap <= hd_overlap;
         dq_ints <= hd_count >= ctx_wint;
         dq_bytes <= ct_bytes + {16'b0, rx_len} > ctx_wby;
         dq_bexact <= hd_bexact;
@@ -1399,13 +1436,14 @@ module prism_node #(
         else if (dq_last) dop_r = DR_LAST_FLAG_MISMATCH;
         else if (dq_kbad) dop_r = DR_FORMAT_NOT_ALLOWED;
         // The window and the contributor's held packets.
-        else if (dq_hit) begin
-            if (hd_same) dop_dup = 1'b1;   // the table's own register, a cycle after its row (as dq_*)
+        // (hd_hit, hd_same, hd_overlap: the table's registers, a cycle after its row, as dq_*.)
+        else if (hd_hit) begin
+            if (hd_same) dop_dup = 1'b1;
             else dop_r = DR_CHANGED_RETRANSMIT;
         end
         else if (dq_below) dop_r = DR_BELOW_WINDOW;
         else if (dq_beyond) dop_r = DR_BEYOND_WINDOW;
-        else if (dq_overlap) dop_r = DR_OVERLAP;
+        else if (hd_overlap) dop_r = DR_OVERLAP;
         else if (dq_ints) dop_r = DR_INTERVALS_EXHAUSTED;
         else if (dq_bytes) begin
             // The bytes may be from before a release under way: a refusal waits for them (D_CHK again).
@@ -1443,7 +1481,7 @@ module prism_node #(
                 st <= D_RUN;
             end
         end
-        if (dop_r != 8'hFF) count(CNT_DATA_REJECTED + $signed(32'(dop_r)));
+        if (dop_r != 8'hFF) count_why(CG_REJECTED, dop_r);
     endtask
 
     logic [MAX_CONTRIB*16-1:0] i_stream, i_lep, i_pep, i_port;
@@ -1460,8 +1498,8 @@ module prism_node #(
         .clk, .rst,
         .i_en(!rst && st == C_INSTALL), .i_n(CI_W'(contribs)),
         .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
-        .l_stream(f_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
-        .q_pid(f_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
+        .l_stream(rx_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
+        .q_pid(rx_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
         .m_hit(hd_hit), .m_same(hd_same), .m_overlap(hd_overlap), .m_count(hd_count),
         .a_en(!rst && st == D_OP && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
@@ -1561,10 +1599,10 @@ module prism_node #(
             IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
             DISPATCH:
                 // (A CONTROL frame waiting here stays at DATA_BODY.)
-                if (rx_ok && rx_prism && !(f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled))) begin
-                    if (f_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
-                    else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) off_n = DATA_BODY;
-                    else off_n = f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
+                if (rx_ok && rx_prism && !(d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled))) begin
+                    if (d_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
+                    else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) off_n = DATA_BODY;
+                    else off_n = d_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
                 end
             PREWALK:
                 if (f_class == CLASS_PROGRESS) begin
@@ -1612,10 +1650,12 @@ module prism_node #(
             a_used <= '0;
             a_ng <= '0;
             cnt_inc <= '0;
+            cnt_grp <= '0;
             cnt_rs <= 1'b0;
         end else begin
             free_buf <= 1'b0;
             cnt_inc <= '0;
+            cnt_grp <= '0;
             cnt_rs <= 1'b0;
             req_en <= 1'b0;
             tl_insert <= 1'b0;
@@ -1627,23 +1667,23 @@ module prism_node #(
             DISPATCH: begin
                 st <= DONE;
                 // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
-                if (rx_ok && rx_prism && f_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= DISPATCH;
-                else if (!rx_ok) count(CNT_MALFORMED + $signed(32'(rx_reason)));
+                if (rx_ok && rx_prism && d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= DISPATCH;
+                else if (!rx_ok) count_why(CG_MALFORMED, rx_reason);
                 else if (!rx_prism) count(CNT_NOT_FOR_US);
-                else if (f_class == CLASS_PROGRESS) begin
+                else if (d_class == CLASS_PROGRESS) begin
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
-                    pos <= {1'b0, `PN_B32(hdr, 44)};
+                    pos <= {1'b0, `PN_B32(fb_head, 44)};
                     st <= PREWALK;
-                end else if (f_class == CLASS_DATA || f_class == CLASS_RESULT) begin
+                end else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
-                    groups_left <= f_groups;
+                    groups_left <= d_groups;
                     k_left <= '0;
                     vals_left <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_CHK a cycle later, when the contributor's row is registered.
                     if (rx_walk) st <= D_KWALK;
-                    else if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
+                    else if (d_dst_mac != node_mac) count(CNT_NOT_FOR_US);
                     else st <= D_CHK;
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
@@ -1827,7 +1867,7 @@ module prism_node #(
             end
             C_REPLY: begin
                 count(CNT_ACCEPTED);
-                if (ack_status != ACK_OK) count(CNT_REFUSED + $signed(32'(ack_status)));
+                if (ack_status != ACK_OK) count_why(CG_REFUSED, 8'(ack_status));
                 build_ack(ack_status, ack_detail);
                 // A STAGE whose generation is installed drops older generations' records.
                 if (f_cmd == CMD_STAGE && ctx_key_match && ctx_gen == f_gen) tl_purge <= 1'b1;
