@@ -78,7 +78,9 @@ module prism_held_table #(
     output logic                           m_bytes_exact,
     output logic                           m_settled,
     // every element below this is covered by every contributor (or base)
-    output logic [32:0]                    m_ready
+    output logic [32:0]                    m_ready,
+    // the least coverage alone (a register; m_ready is max(m_least, base))
+    output logic [32:0]                    m_least
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
@@ -358,6 +360,7 @@ module prism_held_table #(
         end
     end
     assign m_ready = cmin > base ? cmin : base;
+    assign m_least = cmin;
 
     // The release, in stages after r_en (its cycle r): r + 1 the packets
     // wholly below r_end leave, r + 2 their bytes summed by four slots, r + 3

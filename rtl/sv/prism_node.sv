@@ -781,7 +781,10 @@ module prism_node #(
     logic [47:0] ct_mac;
     logic [31:0] ct_bytes;
     // Every element below `ready_now` is delivered by every contributor.
-    logic [32:0] ready_now;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [32:0] ready_now;          // (AUTO's lookahead and rounder read it)
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [32:0] hd_least;           // the least coverage alone
 
     // ---------------------------------------------------------------- AUTO
     // The lossless encoder of docs/wire-format.md section 8: a value decided
@@ -1237,14 +1240,26 @@ module prism_node #(
     // packet just emitted), so the process only applies them.
     // The held table releases on rel_go, the cycles the engine calls
     // release_window (its own process moves base; a simulation check below).
+    // The next RESULT packet's end, rc_e = min(base + capacity, vector
+    // length), is a register: worked out from base every cycle, and at a
+    // release from D_READY (base moves to rc_e) from itself, so it is
+    // never behind there; rc_ok is low for the cycle after anything else
+    // moves base or the context (AUTO's release, STAGE), and D_READY waits
+    // for it. A RESULT is due (rdy) when readiness, max(least coverage,
+    // base), is beyond base and reaches rc_e: compares of registers.
     logic [32:0] rc_e, rel_e;
-    logic        rel_go;
+    logic        rel_go, rel_dr, rc_ok, rdy;
     always_comb begin
-        rc_e = base + 33'(ctx_cap);
-        if (rc_e > {1'b0, ctx_vlen}) rc_e = {1'b0, ctx_vlen};
+        rdy = hd_least > base && (hd_least >= rc_e || base >= rc_e);
         rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
-        rel_go = !rst && ((st == D_READY && hd_settled && !ctx_auto && ready_now > base && ready_now >= rc_e && rq_free)
-                          || a_done);
+        rel_dr = st == D_READY && hd_settled && rc_ok && !ctx_auto && rdy && rq_free;
+        rel_go = !rst && (rel_dr || a_done);
+    end
+    always_ff @(posedge clk) begin
+        logic [32:0] e;
+        e = (rel_dr ? rc_e : base) + 33'(ctx_cap);
+        rc_e <= e > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : e;
+        rc_ok <= !rst && st != C_INSTALL && !a_done;
     end
     task automatic release_window();
         base <= rel_e;
@@ -1265,8 +1280,8 @@ module prism_node #(
     // to egress (waiting for a free request slot), then released at once — the
     // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
-        if (ctx_auto) st <= ready_now > base ? A_PLAN : DONE;
-        else if (ready_now > base && ready_now >= rc_e) begin
+        if (ctx_auto) st <= hd_least > base ? A_PLAN : DONE;
+        else if (rdy) begin
             if (rq_free) begin
                 send_result(base, rc_e, 1'b0);
                 release_window();
@@ -1504,7 +1519,7 @@ module prism_node #(
         .a_en(!rst && st == D_OP && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
         .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
-        .m_ready(ready_now)
+        .m_ready(ready_now), .m_least(hd_least)
     );
 `ifndef SYNTHESIS
     // The table checks that an admission decides on a quiet row; readiness
@@ -1577,7 +1592,7 @@ module prism_node #(
 
     // The engine is done with the frame this cycle (finish_frame: DONE, or
     // the readiness check with no packet to send).
-    assign fin = st == DONE || (st == D_READY && hd_settled && !ctx_auto && !(ready_now > base && ready_now >= rc_e));
+    assign fin = st == DONE || (st == D_READY && hd_settled && rc_ok && !ctx_auto && !rdy);
 
     // Every change of the view's offset, a cycle ahead of the engine's
     // process (the frame buffer's read is registered, so the read is given
@@ -1948,7 +1963,7 @@ module prism_node #(
                 if (vals_left == 16'(run_n)) st <= groups_left == 0 ? D_READY : D_DESC;
             end
             // Readiness once the table's coverage and minimum have every admission.
-            D_READY: if (hd_settled) ready_check();
+            D_READY: if (hd_settled && rc_ok) ready_check();
             // ---------------------------------------------------- AUTO
             A_PLAN: if (AUTO_ENABLE != 0) begin
                 if (pl_valid) begin
