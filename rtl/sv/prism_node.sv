@@ -411,9 +411,12 @@ module prism_node #(
     // s mod FLANES) and the lanes on its run of slots. The lanes are in bank
     // order: lane b adds into bank b's slot of the run, so the ring's wide
     // words go into the lanes and back without a rotation; the run's values
-    // (32 bits each) are rotated to their banks instead. The ring's read is
-    // registered, so a run is read in its dispatch cycle and enters the lanes
-    // the cycle after, with its values registered beside the read.
+    // (32 bits each) are rotated to their banks instead. A run's values are
+    // converted to FP32 in its dispatch cycle and registered (lane_cv), the
+    // ring is read the cycle after (lr_*) while they are rotated, and the
+    // run enters the lanes the cycle after that, its values registered
+    // beside the ring's registered read (the conversion and the rotation
+    // were 14 levels in one cycle).
     // Under KULISCH_FIXED a run is KLANES slots, but any FLANES-slot window
     // of banks may hold it, so there is a Kulisch lane per bank.
     logic [FLANES*32-1:0] lane_acc, lane_sum;
@@ -423,17 +426,25 @@ module prism_node #(
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [FLANES];   // value j of the run
     logic [31:0] lane_inb [FLANES];  // bank b's value of the run
+    // A cycle after dispatch: the values converted, the ring's read.
+    logic [31:0]   lane_cv [FLANES];
+    logic [RB-1:0] lr_slot;
+    logic [RN_W-1:0] lr_n;
+    logic          f_push_q, k_push_q, kisk_q1;
+    logic [7:0]    kst_q1;
+    logic [KW-1:0] kint_q1;
     // Registered with the ring's read: what enters the lanes.
     logic          f_go, k_go;
     logic [31:0]   lane_inq [FLANES];
     logic          kisk_q;
     logic [7:0]    kst_q;
     logic [KW-1:0] kint_q;
-    // Cycles from a run's read of the ring to the write of its sums: the
-    // ring's registered read, then the FP32 lanes (prism_fp32_add_pipe) or
-    // the Kulisch lanes (prism_kulisch_lane_pipe) (their LATENCY; each
-    // checked in simulation against the lanes' m_valid). The hazard logic
-    // follows from these.
+    // Cycles from a run's dispatch to the write of its sums: the
+    // conversion's register (CV_LAT), the ring's registered read, then the
+    // FP32 lanes (prism_fp32_add_pipe) or the Kulisch lanes
+    // (prism_kulisch_lane_pipe) (their LATENCY; each checked in simulation
+    // against the lanes' m_valid). The hazard logic follows from these.
+    localparam int CV_LAT = 1;
     localparam int RING_LAT = 1;
     // The ring's egress read (the builder's line, AUTO's reads): the
     // registered read, then the memories' output register (prism_ring).
@@ -455,24 +466,35 @@ module prism_node #(
     // FLANES (a rotation up, one stage a bit of the slot).
     always_comb begin
         logic [31:0] x [$clog2(FLANES)+1][FLANES];
-        for (int j = 0; j < FLANES; j++) x[0][j] = lane_in[j];
+        for (int j = 0; j < FLANES; j++) x[0][j] = lane_cv[j];
         for (int k = 0; k < $clog2(FLANES); k++)
             for (int i = 0; i < FLANES; i++)
-                x[k+1][i] = lane_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
+                x[k+1][i] = lr_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
         for (int i = 0; i < FLANES; i++) lane_inb[i] = x[$clog2(FLANES)][i];
     end
     always_ff @(posedge clk) begin
         if (rst) begin
+            f_push_q <= 1'b0;
+            k_push_q <= 1'b0;
             f_go <= 1'b0;
             k_go <= 1'b0;
+            lr_n <= '0;
         end else begin
-            f_go <= f_push;
-            k_go <= k_push;
+            f_push_q <= f_push;
+            k_push_q <= k_push;
+            f_go <= f_push_q;
+            k_go <= k_push_q;
+            lr_n <= f_push || k_push ? run_n : '0;
         end
+        lr_slot <= lane_slot;
+        for (int j = 0; j < FLANES; j++) lane_cv[j] <= lane_in[j];
         for (int i = 0; i < FLANES; i++) lane_inq[i] <= lane_inb[i];
-        kisk_q <= g_fmt == FMT_KULISCH;
-        kst_q <= win[7:0];
-        kint_q <= kint;
+        kisk_q1 <= g_fmt == FMT_KULISCH;
+        kst_q1 <= win[7:0];
+        kint_q1 <= kint;
+        kisk_q <= kisk_q1;
+        kst_q <= kst_q1;
+        kint_q <= kint_q1;
     end
     genvar gl;
     generate
@@ -1538,7 +1560,7 @@ module prism_node #(
     assign eg_n = ctx_auto ? au_n : (eb_go ? eb_qn : '0);
     prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
-        .lane_slot, .lane_n(f_push || k_push ? run_n : '0), .lane_acc, .lane_acck, .lane_accf,
+        .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf,
         .one_clear(st == A_EMIT && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
@@ -1552,8 +1574,11 @@ module prism_node #(
 
     // The runs in flight through each lane kind, and the hazard queries
     // against them (the rule is in the module comment). A run is pushed in
-    // the cycle the ring reads it and lands RING_LAT + F_LAT (K_LAT) cycles
-    // later, when its sums are written.
+    // its dispatch cycle and lands CV_LAT + RING_LAT + F_LAT (K_LAT) cycles
+    // later, when its sums are written. The ring reads a run's slots
+    // CV_LAT cycles after its push, and a query made at the push counts
+    // every run landing in that cycle or later as in flight, so a read
+    // never sees a slot before its last sum is written.
     assign hz_slot = {au_qslot, eb_slot, lane_slot};
     assign hz_n = {ro_n, eb_hqn, run_n};
     assign hz_hit = f_hit | k_hit;
@@ -1561,14 +1586,14 @@ module prism_node #(
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
     assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
-    prism_lane_track #(.LATENCY(RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
+    prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
     generate
         if (KULISCH_ENABLE != 0) begin : g_ktrack
-            prism_lane_track #(.LATENCY(RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
+            prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
                 .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
                 .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
