@@ -140,36 +140,42 @@ module prism_node #(
     localparam int RB = $clog2(RING);
 
     // ---------------------------------------------------------------- helpers
-    // A native value as FP32 (exact for INT8, FP16, BF16).
-    function automatic logic [31:0] to_fp32(input logic [3:0] fmt, input logic [31:0] raw);
+    // A native value as FP32 (exact for INT8, FP16, BF16), in two steps
+    // with a register between: the INT8 magnitude and the leading ones
+    // (cv_prep), then the exponent and the shifted significand (cv_fp32).
+    function automatic logic [14:0] cv_prep(input logic [31:0] raw);   // {INT8 magnitude, its top bit, FP16 significand's top bit}
+        logic [7:0] mag;
+        logic [2:0] p8;
+        logic [3:0] p16;
+        mag = raw[7] ? 8'(-raw[7:0]) : raw[7:0];
+        p8 = '0;
+        for (int i = 0; i < 8; i++) if (mag[i]) p8 = 3'(i);
+        p16 = '0;
+        for (int i = 0; i < 10; i++) if (raw[i]) p16 = 4'(i);
+        cv_prep = {mag, p8, p16};
+    endfunction
+    function automatic logic [31:0] cv_fp32(input logic [3:0] fmt, input logic [31:0] raw, input logic [14:0] pr);
         logic [31:0] r;
         logic [7:0]  mag;
         logic [9:0]  m;
-        int          p;
+        logic [2:0]  p8;
+        logic [3:0]  p16;
+        {mag, p8, p16} = pr;
+        m = raw[9:0];
         r = raw;
         case (fmt)
-            FMT_INT8: begin
-                mag = raw[7] ? 8'(-raw[7:0]) : raw[7:0];
-                p = 0;
-                for (int i = 0; i < 8; i++) if (mag[i]) p = i;
+            FMT_INT8:
                 if (mag == 0) r = 32'h0;
-                else r = {raw[7], 8'(127 + p), 23'({15'b0, mag} << (23 - p))};
-            end
-            FMT_FP16: begin
-                m = raw[9:0];
+                else r = {raw[7], 8'(8'd127 + {5'b0, p8}), 23'({15'b0, mag} << (5'd23 - {2'b0, p8}))};
+            FMT_FP16:
                 if (raw[14:10] == 5'h1F) r = {raw[15], 8'hFF, m, 13'b0};
                 else if (raw[14:10] != 0) r = {raw[15], 8'({3'b0, raw[14:10]} + 8'd112), m, 13'b0};
                 else if (m == 0) r = {raw[15], 31'b0};
-                else begin
-                    p = 0;
-                    for (int i = 0; i < 10; i++) if (m[i]) p = i;
-                    r = {raw[15], 8'(103 + p), 23'({13'b0, m} << (23 - p))};
-                end
-            end
+                else r = {raw[15], 8'(8'd103 + {4'b0, p16}), 23'({13'b0, m} << (5'd23 - {1'b0, p16}))};
             FMT_BF16: r = {raw[15:0], 16'b0};
             default: r = raw;
         endcase
-        to_fp32 = r;
+        cv_fp32 = r;
     endfunction
 
     // ---------------------------------------------------------------- state
@@ -411,12 +417,11 @@ module prism_node #(
     // s mod FLANES) and the lanes on its run of slots. The lanes are in bank
     // order: lane b adds into bank b's slot of the run, so the ring's wide
     // words go into the lanes and back without a rotation; the run's values
-    // (32 bits each) are rotated to their banks instead. A run's values are
-    // converted to FP32 in its dispatch cycle and registered (lane_cv), the
-    // ring is read the cycle after (lr_*) while they are rotated, and the
-    // run enters the lanes the cycle after that, its values registered
-    // beside the ring's registered read (the conversion and the rotation
-    // were 14 levels in one cycle).
+    // (32 bits each) are rotated to their banks instead. A run's values
+    // are rotated in its dispatch cycle, converted to FP32 in the two
+    // after it (the conversion and the rotation were 14 levels in one
+    // cycle), and enter the lanes the cycle after that, beside the ring's
+    // registered read of the run, made CV_LAT cycles after dispatch.
     // Under KULISCH_FIXED a run is KLANES slots, but any FLANES-slot window
     // of banks may hold it, so there is a Kulisch lane per bank.
     logic [FLANES*32-1:0] lane_acc, lane_sum;
@@ -424,15 +429,20 @@ module prism_node #(
     logic [FLANES*5-1:0]  lane_accf, klane_f;
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
-    logic [31:0] lane_in [FLANES];   // value j of the run
+    logic [31:0] lane_in [FLANES];   // value j of the run, its width's bytes
     logic [31:0] lane_inb [FLANES];  // bank b's value of the run
-    // A cycle after dispatch: the values converted, the ring's read.
-    logic [31:0]   lane_cv [FLANES];
-    logic [RB-1:0] lr_slot;
-    logic [RN_W-1:0] lr_n;
-    logic          f_push_q, k_push_q, kisk_q1;
-    logic [7:0]    kst_q1;
-    logic [KW-1:0] kint_q1;
+    // The conversion's stages after dispatch: the values rotated to their
+    // banks (lane_rv), then their leading ones (lane_cp with lane_cr),
+    // then FP32 (lane_inq) beside the ring's read, which is CV_LAT cycles
+    // after dispatch (lr_*).
+    logic [31:0]   lane_rv [FLANES], lane_cr [FLANES];
+    logic [14:0]   lane_cp [FLANES];
+    logic [3:0]    cv_fmt1, cv_fmt2;
+    logic [RB-1:0] lr_slot1, lr_slot;
+    logic [RN_W-1:0] lr_n1, lr_n;
+    logic          f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q1, kisk_q2;
+    logic [7:0]    kst_q1, kst_q2;
+    logic [KW-1:0] kint_q1, kint_q2;
     // Registered with the ring's read: what enters the lanes.
     logic          f_go, k_go;
     logic [31:0]   lane_inq [FLANES];
@@ -444,16 +454,17 @@ module prism_node #(
     // FP32 lanes (prism_fp32_add_pipe) or the Kulisch lanes
     // (prism_kulisch_lane_pipe) (their LATENCY; each checked in simulation
     // against the lanes' m_valid). The hazard logic follows from these.
-    localparam int CV_LAT = 1;
+    localparam int CV_LAT = 2;
     localparam int RING_LAT = 1;
     // The ring's egress read (the builder's line, AUTO's reads): the
     // registered read, then the memories' output register (prism_ring).
     localparam int EG_LAT = 2;
     localparam int F_LAT = 9;
     localparam int K_LAT = 3;
-    // Hazard queries against the runs in flight (prism_lane_track): 0 the
-    // run D_RUN dispatches, 1 the builder's line, 2 AUTO's lookahead.
-    localparam int HQ = 3;
+    // Hazard queries of the ring's egress readers against the runs in
+    // flight (prism_lane_track): 0 the builder's line, 1 AUTO's lookahead
+    // (D_RUN's own query is below, f_track0 and k_track0).
+    localparam int HQ = 2;
     logic [HQ*RB-1:0]   hz_slot;
     logic [HQ*RN_W-1:0] hz_n;
     logic [HQ-1:0]      f_hit, k_hit, hz_hit;
@@ -466,35 +477,50 @@ module prism_node #(
     // FLANES (a rotation up, one stage a bit of the slot).
     always_comb begin
         logic [31:0] x [$clog2(FLANES)+1][FLANES];
-        for (int j = 0; j < FLANES; j++) x[0][j] = lane_cv[j];
+        for (int j = 0; j < FLANES; j++) x[0][j] = lane_in[j];
         for (int k = 0; k < $clog2(FLANES); k++)
             for (int i = 0; i < FLANES; i++)
-                x[k+1][i] = lr_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
+                x[k+1][i] = lane_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
         for (int i = 0; i < FLANES; i++) lane_inb[i] = x[$clog2(FLANES)][i];
     end
     always_ff @(posedge clk) begin
         if (rst) begin
+            f_push_q1 <= 1'b0;
+            k_push_q1 <= 1'b0;
             f_push_q <= 1'b0;
             k_push_q <= 1'b0;
             f_go <= 1'b0;
             k_go <= 1'b0;
+            lr_n1 <= '0;
             lr_n <= '0;
         end else begin
-            f_push_q <= f_push;
-            k_push_q <= k_push;
+            f_push_q1 <= f_push;
+            k_push_q1 <= k_push;
+            f_push_q <= f_push_q1;
+            k_push_q <= k_push_q1;
             f_go <= f_push_q;
             k_go <= k_push_q;
-            lr_n <= f_push || k_push ? run_n : '0;
+            lr_n1 <= f_push || k_push ? run_n : '0;
+            lr_n <= lr_n1;
         end
-        lr_slot <= lane_slot;
-        for (int j = 0; j < FLANES; j++) lane_cv[j] <= lane_in[j];
-        for (int i = 0; i < FLANES; i++) lane_inq[i] <= lane_inb[i];
+        lr_slot1 <= lane_slot;
+        lr_slot <= lr_slot1;
+        cv_fmt1 <= g_fmt;
+        cv_fmt2 <= cv_fmt1;
+        // (One assignment a loop: Verilator 5.006 takes no more with arrays.)
+        for (int i = 0; i < FLANES; i++) lane_rv[i] <= lane_inb[i];
+        for (int i = 0; i < FLANES; i++) lane_cr[i] <= lane_rv[i];
+        for (int i = 0; i < FLANES; i++) lane_cp[i] <= cv_prep(lane_rv[i]);
+        for (int i = 0; i < FLANES; i++) lane_inq[i] <= cv_fp32(cv_fmt2, lane_cr[i], lane_cp[i]);
         kisk_q1 <= g_fmt == FMT_KULISCH;
         kst_q1 <= win[7:0];
         kint_q1 <= kint;
-        kisk_q <= kisk_q1;
-        kst_q <= kst_q1;
-        kint_q <= kint_q1;
+        kisk_q2 <= kisk_q1;
+        kst_q2 <= kst_q1;
+        kint_q2 <= kint_q1;
+        kisk_q <= kisk_q2;
+        kst_q <= kst_q2;
+        kint_q <= kint_q2;
     end
     genvar gl;
     generate
@@ -565,7 +591,7 @@ module prism_node #(
     // body in obytes) through its registers req_*, taken by egress at the
     // next edge. rq_free says the engine may issue; tx_idle that egress
     // holds no request. The builder reads the ring's egress port (eb_*,
-    // below) and the lanes' hazard query 1. The engine goes on meanwhile.
+    // below) and the lanes' hazard query 0. The engine goes on meanwhile.
     logic [8*192-1:0] cbuf;          // a CONTROL reply, built whole, byte i at [8i +: 8]
     logic [15:0] q_len;              // its length
     logic        req_en, req_ctl, req_auto, req_inexact, req_last;
@@ -622,7 +648,7 @@ module prism_node #(
                 4'd2: raw = {16'b0, wv[16*j +: 16]};
                 default: raw = wv[32*j +: 32];
             endcase
-            lane_in[j] = to_fp32(g_fmt, raw);
+            lane_in[j] = raw;
         end
         lane_slot = RB'(pos);
     end
@@ -825,7 +851,7 @@ module prism_node #(
     // sampled when every run for the slots below it has been dispatched (not
     // while a frame's runs are being dispatched: coverage moves at the end
     // of its D_OP cycle and readiness a cycle later, both before its runs
-    // end), and once no sum for it is in flight (hazard query 2). rs is
+    // end), and once no sum for it is in flight (hazard query 1). rs is
     // prism_auto_store (block RAM, a registered read). It is the planner
     // producer's (one window a cycle, from pp, once the store holds it)
     // except in A_EMIT, which reads a cycle ahead the FP32 value it emits;
@@ -860,7 +886,7 @@ module prism_node #(
     // its data comes EG_LAT cycles after the read, with the value's
     // registers em2_*, below, a cycle behind the emission's state; the body
     // writer's stages follow). au_* is the data, EG_LAT cycles after the read.
-    logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 2)
+    logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 1)
     logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
     logic [LOOK*RKW-1:0] au_acck;
@@ -908,8 +934,8 @@ module prism_node #(
             always_comb begin
                 ro_avail = rr_lim - ro_ptr;
                 ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
-                // Emission has the ring's AUTO port; hz_hit[2] is the query on the rounder's slots.
-                ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[2];
+                // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
+                ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[1];
                 ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
@@ -1118,7 +1144,7 @@ module prism_node #(
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
             assign unused = ^{em2_on, em2_desc, em2_d, em2_f, em2_v, em2_w, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open,
-                              a_bytes, a_used, ctx_budget, hz_hit[2], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb};
+                              a_bytes, a_used, ctx_budget, hz_hit[1], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -1142,7 +1168,7 @@ module prism_node #(
         .cbuf, .q_len, .obytes,
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
-        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[1]), .eg_go(eb_go), .eg_clear(eb_clear),
+        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
         .eg_acc, .eg_acck, .eg_accf,
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
@@ -1278,9 +1304,12 @@ module prism_node #(
         rel_go = !rst && (rel_dr || a_done);
     end
     always_ff @(posedge clk) begin
-        logic [32:0] e;
-        e = (rel_dr ? rc_e : base) + 33'(ctx_cap);
-        rc_e <= e > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : e;
+        logic [32:0] er, eb;
+        // Both ends side by side, the release choosing between them last.
+        er = rc_e + 33'(ctx_cap);
+        eb = base + 33'(ctx_cap);
+        if (rel_dr) rc_e <= er > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : er;
+        else rc_e <= eb > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : eb;
         rc_ok <= !rst && st != C_INSTALL && !a_done;
     end
     task automatic release_window();
@@ -1579,10 +1608,16 @@ module prism_node #(
     // CV_LAT cycles after its push, and a query made at the push counts
     // every run landing in that cycle or later as in flight, so a read
     // never sees a slot before its last sum is written.
-    assign hz_slot = {au_qslot, eb_slot, lane_slot};
-    assign hz_n = {ro_n, eb_hqn, run_n};
+    assign hz_slot = {au_qslot, eb_slot};
+    assign hz_n = {ro_n, eb_hqn};
     assign hz_hit = f_hit | k_hit;
-    assign run_hold = st == D_RUN && hz_hit[0];
+    // D_RUN's own query is against the lanes' runs only, and a run's read
+    // and its sums' write are both CV_LAT after its dispatch, so its window
+    // is RING_LAT + the lanes' latency from the dispatches (f_track0,
+    // k_track0); the egress reads' windows run from a dispatch to its
+    // write (f_track, k_track: a run is in flight from its dispatch).
+    logic          f_hit0, k_hit0;
+    assign run_hold = st == D_RUN && (f_hit0 || k_hit0);
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
     assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
@@ -1591,6 +1626,13 @@ module prism_node #(
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
+    /* verilator lint_off PINCONNECTEMPTY */
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W)) f_track0 (
+        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
+        .land(), .land_slot(), .land_n(),
+        .q_slot(lane_slot), .q_n(run_n), .q_hit(f_hit0), .busy()
+    );
+    /* verilator lint_on PINCONNECTEMPTY */
     generate
         if (KULISCH_ENABLE != 0) begin : g_ktrack
             prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
@@ -1598,7 +1640,15 @@ module prism_node #(
                 .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
             );
+            /* verilator lint_off PINCONNECTEMPTY */
+            prism_lane_track #(.LATENCY(RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W)) k_track0 (
+                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
+                .land(), .land_slot(), .land_n(),
+                .q_slot(lane_slot), .q_n(run_n), .q_hit(k_hit0), .busy()
+            );
+            /* verilator lint_on PINCONNECTEMPTY */
         end else begin : g_no_ktrack
+            assign k_hit0 = 1'b0;
             assign k_land = 1'b0;
             assign k_land_slot = '0;
             assign k_land_n = '0;
