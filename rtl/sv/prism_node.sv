@@ -454,7 +454,8 @@ module prism_node #(
     // FP32 lanes (prism_fp32_add_pipe) or the Kulisch lanes
     // (prism_kulisch_lane_pipe) (their LATENCY; each checked in simulation
     // against the lanes' m_valid). The hazard logic follows from these.
-    localparam int CV_LAT = 2;
+    localparam int CV_LAT = 2;   // the stages written out below (lr_*1, f_push_q1, cv_fmt1, lane_rv/lane_cp ...)
+    initial if (CV_LAT != 2) $error("prism_node: CV_LAT must match the conversion's two written-out stages");
     localparam int RING_LAT = 1;
     // The ring's egress read (the builder's line, AUTO's reads): the
     // registered read, then the memories' output register (prism_ring).
