@@ -17,7 +17,7 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 20] = [
+const SWITCH_SV: [&str; 21] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -37,12 +37,13 @@ const SWITCH_SV: [&str; 20] = [
     "sv/prism_axis_fifo.sv",
     "sv/prism_egress.sv",
     "sv/prism_node.sv",
+    "sv/prism_switch_core.sv",
     "sv/prism_switch.sv",
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 21] = {
-    let mut all = [""; 21];
+const SWITCH_FP32_SV: [&str; 22] = {
+    let mut all = [""; 22];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];

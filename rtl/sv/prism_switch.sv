@@ -1,9 +1,6 @@
-// prism_switch: the SINGLE-node PRISM switch on PORTS 512-bit AXI4-Stream
-// port pairs — one frame validator (prism_rx_validate) per ingress port and
-// the engine (prism_node) behind them. Each validator sees exactly the beats
-// the node takes on its port, so its verdicts (a fixed number of cycles after
-// each tlast: see prism_rx_validate) come in that port's frame order. The node has a sender per egress port:
-// ports send in parallel, and frames never interleave on a port.
+// prism_switch: the SINGLE-node PRISM switch (prism_switch_core) with a port
+// array for each AXI4-Stream bus: the top of the Verilator models, driven
+// from Rust (rtl/src/switch.rs). The composition is in prism_switch_core.
 
 module prism_switch #(
     parameter int DATA_W = 512,
@@ -40,49 +37,26 @@ module prism_switch #(
     output logic [31:0]       m_counters [prism_pkg::CNT_TOTAL],
     output logic              m_idle
 );
-    initial begin
-        if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_switch: KULISCH_ENABLE must be 0 or 1");
-        if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_switch: AUTO_ENABLE must be 0 or 1");
-        if (AUTO_ENABLE != 0 && KULISCH_ENABLE == 0) $error("prism_switch: AUTO_ENABLE needs KULISCH_ENABLE");
-    end
-
-    logic [PORTS-1:0]  v_valid, v_prism, v_ok, v_walk;
-    logic [PORTS*8-1:0] v_reason;
-    // The node's flat buses (port p at [p*W +: W]).
     logic [PORTS*DATA_W-1:0] s_tdata, m_tdata;
     logic [PORTS*KEEP_W-1:0] s_tkeep, m_tkeep;
     logic [32*prism_pkg::CNT_TOTAL-1:0] counters;
-    always_comb for (int i = 0; i < prism_pkg::CNT_TOTAL; i++) m_counters[i] = counters[32*i +: 32];
-
-    genvar gp;
-    generate
-        for (gp = 0; gp < PORTS; gp++) begin : g_port
-            /* verilator lint_off PINCONNECTEMPTY */
-            prism_rx_validate #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU)) validate (
-                .clk, .rst, .local_mac(node_mac),
-                .s_axis_tdata(s_axis_tdata[gp]), .s_axis_tkeep(s_axis_tkeep[gp]),
-                .s_axis_tvalid(s_axis_tvalid[gp] && s_axis_tready[gp]), .s_axis_tlast(s_axis_tlast[gp]),
-                .s_axis_tready(),
-                .m_verdict_valid(v_valid[gp]), .m_verdict_prism(v_prism[gp]), .m_verdict_local(),
-                .m_verdict_ok(v_ok[gp]), .m_verdict_body_walk(v_walk[gp]), .m_verdict_class(),
-                .m_verdict_reason(v_reason[8*gp +: 8]), .m_verdict_offset()
-            );
-            /* verilator lint_on PINCONNECTEMPTY */
-            assign s_tdata[DATA_W*gp +: DATA_W] = s_axis_tdata[gp];
-            assign s_tkeep[KEEP_W*gp +: KEEP_W] = s_axis_tkeep[gp];
-            assign m_axis_tdata[gp] = m_tdata[DATA_W*gp +: DATA_W];
-            assign m_axis_tkeep[gp] = m_tkeep[KEEP_W*gp +: KEEP_W];
+    always_comb begin
+        for (int p = 0; p < PORTS; p++) begin
+            s_tdata[DATA_W*p +: DATA_W] = s_axis_tdata[p];
+            s_tkeep[KEEP_W*p +: KEEP_W] = s_axis_tkeep[p];
+            m_axis_tdata[p] = m_tdata[DATA_W*p +: DATA_W];
+            m_axis_tkeep[p] = m_tkeep[KEEP_W*p +: KEEP_W];
         end
-    endgenerate
+        for (int i = 0; i < prism_pkg::CNT_TOTAL; i++) m_counters[i] = counters[32*i +: 32];
+    end
 
-    prism_node #(
-        .DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU),
-        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD), .PORTS(PORTS),
+    prism_switch_core #(
+        .DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .PORTS(PORTS),
+        .MAX_CONTRIB(MAX_CONTRIB), .MAX_PATHS(MAX_PATHS), .MAX_HELD(MAX_HELD),
         .KULISCH_ENABLE(KULISCH_ENABLE), .AUTO_ENABLE(AUTO_ENABLE)
-    ) node (
-        .clk, .rst, .node_mac, .am_mac, .am_port(16'd0), .control_ep,
+    ) core (
+        .clk, .rst, .node_mac, .am_mac, .control_ep,
         .s_axis_tdata(s_tdata), .s_axis_tkeep(s_tkeep), .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
-        .v_valid, .v_prism, .v_ok, .v_body_walk(v_walk), .v_reason,
         .m_axis_tdata(m_tdata), .m_axis_tkeep(m_tkeep), .m_axis_tvalid, .m_axis_tlast, .m_axis_tready,
         .m_counters(counters), .m_idle
     );
