@@ -63,6 +63,9 @@ module prism_egress #(
     parameter int PORTS = 1,
     // The ring's egress read: EG_LAT cycles from eg_go to eg_acc.
     parameter int EG_LAT = 2,
+    // prism_kulisch_round_pipe's latency (simulation checks it): the node
+    // counts on it for AUTO's roundings (m_round_*).
+    parameter int R_LAT = 6,
     // Width of eg_qn and eg_hqn (the node's run counts, up to FLANES).
     parameter int RN_W = 7
 ) (
@@ -119,6 +122,12 @@ module prism_egress #(
     input  wire logic [DATA_W/32*(KULISCH_ENABLE != 0 ? KW : 1)-1:0] eg_acck,
     input  wire logic [DATA_W/32*5-1:0] eg_accf,
     /* verilator lint_on UNUSEDSIGNAL */
+    // Every rounding unit's result, R_LAT cycles after the ring's egress
+    // data (eg_acck, eg_accf) it rounds, whoever read it: prism_node's AUTO
+    // reads the same port in contexts where the builder does not, and
+    // takes its roundings from here (0 without KULISCH_ENABLE).
+    output logic [DATA_W-1:0]      m_round_fp32,  // value j at [32j +: 32]
+    output logic [DATA_W/32-1:0]   m_round_exact,
 
     // One egress stream a port.
     output logic [PORTS*DATA_W-1:0] m_axis_tdata,
@@ -291,7 +300,6 @@ module prism_egress #(
     // at stage EG_LAT-1: fl_v). The builder goes on meanwhile. A sender
     // waits for rq_lines, so it never sends a line not yet written, and a
     // slot retires only after its last line is sent.
-    localparam int R_LAT = 6;
     localparam int RL = EG_LAT + R_LAT;
     logic [EG_LAT-1:0] fl_v;
     logic [RL-1:0] rl_v;
@@ -304,23 +312,27 @@ module prism_egress #(
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
             logic [31:0] kr;
+            logic kx;
             if (KULISCH_ENABLE == 0) begin : g_none
                 assign kr = '0;
+                assign kx = 1'b0;
                 if (gr == 0) begin : g_first
                     assign r_mv0 = 1'b0;
                 end
             end else if (gr == 0) begin : g_first
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact());
+                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact(kx));
                 /* verilator lint_on PINCONNECTEMPTY */
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact());
+                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact(kx));
                 /* verilator lint_on PINCONNECTEMPTY */
             end
             assign rl_vals[32*gr +: 32] = rl_has[RL-1][gr] ? kr : 32'd0;
+            assign m_round_fp32[32*gr +: 32] = kr;
+            assign m_round_exact[gr] = kx;
         end
     endgenerate
     always_ff @(posedge clk) begin

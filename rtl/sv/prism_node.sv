@@ -890,11 +890,15 @@ module prism_node #(
     logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 1)
     logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
-    logic [LOOK*RKW-1:0] au_acck;
-    logic [LOOK*5-1:0]  au_accf;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [DATA_W-1:0] eg_round;     // the egress's roundings of its ring data (AUTO's, in its contexts)
+    logic [DATA_W/32-1:0] eg_round_x;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [RKW-1:0]     au_acck;     // the first value's Kulisch integer and flags (the body writer's)
+    logic [4:0]         au_accf;
     assign au_acc = eg_acc[LOOK*32-1:0];
-    assign au_acck = eg_acck[LOOK*RKW-1:0];
-    assign au_accf = eg_accf[LOOK*5-1:0];
+    assign au_acck = eg_acck[RKW-1:0];
+    assign au_accf = eg_accf[4:0];
     logic [31:0] au_v0;              // the emitted value's FP32 rounding, from rs (read a cycle ahead)
     logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
     logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
@@ -924,7 +928,6 @@ module prism_node #(
             logic [RN_W-1:0] ro_nn [RL];
             logic [31:0] ro_kr [LOOK];
             logic        ro_kx [LOOK];
-            logic        ro_mv0;     // rounder 0's m_valid (the latency check)
             // The planner's producer: position pp is taken by the plan
             // (pr_go) as its window is read from rs, which the plan gets the
             // cycle after.
@@ -987,17 +990,15 @@ module prism_node #(
                 .clk, .rst(rst || st == C_INSTALL), .kulisch(ctx_kulisch), .kwf(ctx_kwf),
                 .s_valid(pr_go), .s_ready(pl_ready), .s_win(rs_win), .s_n(pr_n),
                 .m_valid(pl_valid), .m_ready(pl_pop), .m_nf(pl_nf), .m_cont(pl_cont));
-            for (genvar ga = 0; ga < LOOK; ga++) begin : g_look
-                if (ga == 0) begin : g_first
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[EG_LAT-1]),
-                        .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(ro_mv0), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
-                end else begin : g_rest
-                    /* verilator lint_off PINCONNECTEMPTY */
-                    prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(ro_v[EG_LAT-1]),
-                        .acc(au_acck[KW*ga +: KW]), .flags(au_accf[5*ga +: 5]), .m_valid(), .fp32(ro_kr[ga]), .exact(ro_kx[ga]));
-                    /* verilator lint_on PINCONNECTEMPTY */
+            // The roundings are the egress's rounding units': they round
+            // whatever the ring's egress port gives, and in an AUTO context
+            // the builder does not read it, so the first LOOK of them round
+            // AUTO's reads, R_LAT cycles after its data (au_*).
+            always_comb
+                for (int g = 0; g < LOOK; g++) begin
+                    ro_kr[g] = eg_round[32*g +: 32];
+                    ro_kx[g] = eg_round_x[g];
                 end
-            end
 
             // The rounder's state. A STAGE's install starts from element 0
             // (CONTROL waits for ro_pend).
@@ -1029,7 +1030,6 @@ module prism_node #(
             always_ff @(posedge clk) begin
                 if (rst || st == C_INSTALL) pl_taken <= '0;
                 else pl_taken <= pl_taken + 33'(pl_pop);
-                if (!rst && ro_mv0 != ro_v[RL-1]) $error("prism_node: R_LAT is not the AUTO rounders' latency");
                 if (!rst && ctx_auto && st != C_INSTALL && pl_taken != base + {17'b0, a_i})
                     $error("prism_node: the AUTO plan's head is not the planner's value");
                 if (!rst && pr_go && RB'(pp) == RB'(ro_done) && ro_done < {1'b0, ctx_vlen})
@@ -1072,20 +1072,30 @@ module prism_node #(
     // choice for the encoder's state from the queue's head (pd_*); A_FIT
     // works out whether it fits the packet's budget; A_REC records it (and
     // pops the head) or closes the packet.
+    //
+    // The fit: the body bytes before the value (a_used, or pd_ub for a new
+    // group: a_used, the open group's padding and a descriptor, taken in
+    // A_PLAN), its width and its group's padding after it at most the
+    // budget; a compare of a register with a limit kept for each format and
+    // padding (f_lim), so no sum is on the compare's path.
     logic        pd_cont, pd_fits;
     logic [2:0]  pd_f;
-    logic [15:0] af_nu, pd_nu;
+    logic [15:0] af_nu, pd_nu, pd_ub, af_x;
     logic [16:0] af_nb, pd_nb;
     logic        af_fits;
+    logic [1:0]  af_pad;
+    logic [15:0] f_lim [20];         // [4*f + p]: ctx_budget - width(f) - p
+    logic [19:0] f_limv;             // that limit is not negative
+    always_ff @(posedge clk)
+        for (int i = 0; i < 20; i++) f_lim[i] <= ctx_budget - fwv[i / 4] - 16'(i % 4);
+    always_ff @(posedge clk)
+        for (int i = 0; i < 20; i++) f_limv[i] <= {1'b0, ctx_budget} >= 17'(fwv[i / 4]) + 17'(i % 4);
     always_comb begin
-        if (pd_cont) begin
-            af_nu = a_used + fwv[pd_f];
-            af_nb = a_bytes + 17'(fwv[pd_f]);
-        end else begin
-            af_nu = a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4 + fwv[pd_f];
-            af_nb = 17'(fwv[pd_f]);
-        end
-        af_fits = af_nu + pad4(af_nb) <= ctx_budget && (pd_cont || a_ng < 9'd255);
+        af_x = pd_cont ? a_used : pd_ub;
+        af_nu = af_x + fwv[pd_f];
+        af_nb = (pd_cont ? a_bytes : 17'd0) + 17'(fwv[pd_f]);
+        af_pad = 2'(pad4(af_nb));
+        af_fits = f_limv[{pd_f, af_pad}] && af_x <= f_lim[{pd_f, af_pad}] && (pd_cont || a_ng < 9'd255);
     end
     assign pl_pop = AUTO_ENABLE != 0 && st == A_REC && pd_fits;
     // The head says to continue the open group (for its format and bytes mod 4).
@@ -1134,7 +1144,7 @@ module prism_node #(
         if (AUTO_ENABLE != 0) begin : g_body
             prism_auto_body #(.OB(OB), .RKW(RKW)) body (
                 .clk, .rst, .s_valid(em2_on), .s_desc(!em2_desc), .s_d(em2_d), .s_f(em2_f), .s_v(em2_v),
-                .s_acck(au_acck[RKW-1:0]), .s_accf(au_accf[4:0]), .s_w(em2_w), .s_off(em2_off),
+                .s_acck(au_acck), .s_accf(au_accf), .s_w(em2_w), .s_off(em2_off),
                 .obytes, .busy(ab_busy));
         end else begin : g_no_body
             /* verilator lint_off WIDTHCONCAT */
@@ -1162,7 +1172,7 @@ module prism_node #(
             eg_pport[16*i +: 16] = p_port[i];
         end
     prism_egress #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .RING(RING), .KW(KW), .KULISCH_ENABLE(KULISCH_ENABLE),
-                   .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .RN_W(RN_W)) egress (
+                   .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .R_LAT(R_LAT), .RN_W(RN_W)) egress (
         .clk, .rst,
         .req_en, .req_ctl, .req_auto, .req_inexact, .req_base, .req_count, .req_last, .req_olen, .req_port,
         .req_pid, .req_groups, .req_blen, .req_free(rq_free), .tx_idle, .out_idle,
@@ -1170,7 +1180,7 @@ module prism_node #(
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
         .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
-        .eg_acc, .eg_acck, .eg_accf,
+        .eg_acc, .eg_acck, .eg_accf, .m_round_fp32(eg_round), .m_round_exact(eg_round_x),
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
 
@@ -2045,6 +2055,7 @@ module prism_node #(
                 if (pl_valid) begin
                     pd_cont <= pl_cont_open;
                     pd_f <= pl_cont_open ? a_f : pl_nf;
+                    pd_ub <= a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
                     st <= A_FIT;
                 end else if (base + {17'b0, a_i} == {1'b0, ctx_vlen} && a_i != 0) begin
                     // The vector's end closes the packet.
