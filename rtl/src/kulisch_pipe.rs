@@ -14,6 +14,7 @@ extern "C" {
         m: *mut c_void,
         acc: *const u32,
         flags: *const u8,
+        acc_rest: *const u8,
         is_kulisch: *const u8,
         fp32: *const u32,
         kstate: *const u8,
@@ -54,7 +55,15 @@ impl KulischLanePipe {
     /// hold, not lose or repeat, what is in flight). `PipeRun::sums` counts
     /// the results that came out.
     pub fn add(&mut self, ops: &[(Slot, Term)], stall_seed: u64) -> (Vec<Slot>, PipeRun) {
+        self.add_at_rest(ops, &vec![false; ops.len()], stall_seed)
+    }
+
+    /// As `add`, with operation i's slot at rest where `rest[i]` (the
+    /// ring's flag: its words and flags must read as 0, whatever they hold).
+    pub fn add_at_rest(&mut self, ops: &[(Slot, Term)], rest: &[bool], stall_seed: u64) -> (Vec<Slot>, PipeRun) {
+        assert_eq!(rest.len(), ops.len(), "a rest flag an operation");
         let n = ops.len();
+        let rest: Vec<u8> = rest.iter().map(|&r| u8::from(r)).collect();
         let mut acc = Vec::with_capacity(10 * n);
         let mut kint = Vec::with_capacity(10 * n);
         let (mut flags, mut is_k, mut fp32, mut kstate) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -86,6 +95,7 @@ impl KulischLanePipe {
                 self.model,
                 acc.as_ptr(),
                 flags.as_ptr(),
+                rest.as_ptr(),
                 is_k.as_ptr(),
                 fp32.as_ptr(),
                 kstate.as_ptr(),

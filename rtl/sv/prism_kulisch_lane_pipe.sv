@@ -37,6 +37,10 @@ module prism_kulisch_lane_pipe #(
     input  wire logic          s_valid,
     input  wire logic [KW-1:0] acc,
     input  wire logic [4:0]    flags,
+    // The slot is at rest (prism_ring's flag): acc and flags read as 0,
+    // whatever they hold. Applied as the first stage's register reset, so
+    // the ring needs no LUT a bit to mask them.
+    input  wire logic          acc_rest,
     input  wire logic          is_kulisch,
     input  wire logic [31:0]   fp32,
     input  wire logic [7:0]    kstate,
@@ -66,7 +70,7 @@ module prism_kulisch_lane_pipe #(
         e = fp32[30:23];
         // A finite FP32 term (else the FP32 part adds nothing).
         fin = !is_kulisch && e != 8'hFF;
-        f = flags;
+        f = acc_rest ? 5'd0 : flags;
         f[F_ANY] = 1'b1;
         if (is_kulisch) begin
             case (kstate)
@@ -87,7 +91,7 @@ module prism_kulisch_lane_pipe #(
         end
         s1_v <= s_valid;
         s1_flags <= f;
-        s1_acc <= acc;
+        s1_acc <= acc_rest ? '0 : acc;
         s1_kint <= kint;
         s1_kul <= is_kulisch && kstate == 8'd0;
         s1_neg <= fin && fp32[31];

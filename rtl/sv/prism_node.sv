@@ -427,6 +427,7 @@ module prism_node #(
     logic [FLANES*32-1:0] lane_acc, lane_sum;
     logic [FLANES*RKW-1:0] lane_acck, klane_sum;
     logic [FLANES*5-1:0]  lane_accf, klane_f;
+    logic [FLANES-1:0]    lane_rest;       // a Kulisch lane's slot is at rest (its word reads as 0)
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
     logic [31:0] lane_in [FLANES];   // value j of the run, its width's bytes
@@ -541,7 +542,7 @@ module prism_node #(
             if (gl == 0) begin : g_first
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
                     .clk, .en(1'b1), .s_valid(k_go),
-                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]), .acc_rest(lane_rest[gl]),
                     .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
                     .m_valid(k_mv0), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
@@ -549,7 +550,7 @@ module prism_node #(
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
                     .clk, .en(1'b1), .s_valid(k_go),
-                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]),
+                    .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]), .acc_rest(lane_rest[gl]),
                     .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
                     .m_valid(), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
@@ -563,7 +564,7 @@ module prism_node #(
             // What only the Kulisch lanes read.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
+            assign unused = ^{lane_acck, lane_accf, lane_rest, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -1600,7 +1601,7 @@ module prism_node #(
     assign eg_n = ctx_auto ? au_n : (eb_go ? eb_qn : '0);
     prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
-        .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf,
+        .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf,
         .one_clear(st == A_EMIT && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,

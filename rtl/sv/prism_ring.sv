@@ -63,8 +63,9 @@ module prism_ring #(
     input  wire logic [RB-1:0]         lane_slot,
     input  wire logic [RN_W-1:0]       lane_n,
     output logic      [NBANK*32-1:0]   lane_acc,
-    output logic      [NBANK*KW-1:0]   lane_acck,
+    output logic      [NBANK*KW-1:0]   lane_acck,     // as stored: see lane_rest
     output logic      [NBANK*5-1:0]    lane_accf,
+    output logic      [NBANK-1:0]      lane_rest,     // the bank's slot is at rest
 
     // The egress run, in run order (value j, slot eg_slot + j, at [j*WIDTH +: WIDTH]).
     input  wire logic [RB-1:0]         eg_slot,
@@ -291,7 +292,11 @@ module prism_ring #(
         for (int j = 0; j < EG; j++) eg_run[j] = x[SB][j];
     end
 
-    // A slot at rest reads as -0 and a Kulisch zero without flags.
+    // A slot at rest reads as -0 and a Kulisch zero without flags; the
+    // lanes' Kulisch words come as stored, with lane_rest, which
+    // prism_kulisch_lane_pipe applies as a register reset (masking them here
+    // took a LUT a bit: 64 x 325).
+    assign lane_rest = q_rest[0];
     always_comb begin
         for (int b = 0; b < NBANK; b++)
             lane_acc[32*b +: 32] = q_rest[0][b] ? NEG_ZERO : q[0][b][31:0];
@@ -305,7 +310,7 @@ module prism_ring #(
         /* verilator lint_on WIDTHCONCAT */
         if (KULISCH != 0) begin
             for (int b = 0; b < NBANK; b++)
-                if (!q_rest[0][b]) {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
+                {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
             for (int j = 0; j < EG; j++)
                 if (!eg_run[j][W]) {eg_accf[5*j +: 5], eg_acck[KW*j +: KW]} = (KW+5)'(eg_run[j][W-1:32]);
         end

@@ -198,6 +198,26 @@ fn pipelined_lane_matches_the_oracle_at_one_result_a_cycle() {
     assert_eq!(run.cycles, ops.len() as u64 + u64::from(KulischLanePipe::latency()) - 1, "one operation a cycle");
 }
 
+/// A slot at rest (the ring's flag) reads as 0 without flags whatever its
+/// words and flags hold: the result is the term alone, by the oracle.
+#[test]
+fn a_slot_at_rest_reads_as_zero() {
+    let mut r = Rng(0x510E_527F_ADE6_82D1);
+    let ops = random_ops(&mut r, 8_000);
+    let rest: Vec<bool> = (0..ops.len()).map(|_| r.next() % 2 == 0).collect();
+    let (got, run) = KulischLanePipe::new().add_at_rest(&ops, &rest, 0x2545_F491);
+    assert_eq!(run.sums, ops.len(), "every operation gives one result");
+    let mut comb = KulischUnits::new();
+    let mut at_rest = 0;
+    for (i, (((s, t), g), &z)) in ops.iter().zip(&got).zip(&rest).enumerate() {
+        let slot = if z { Slot::default() } else { *s };
+        assert_eq!(*g, expected(&slot, t), "#{i} (at rest: {z}): the pipe differs from the oracle");
+        assert_eq!(*g, comb.add(&slot, *t), "#{i}: pipelined and combinational lanes differ");
+        at_rest += usize::from(z && (s.flags != 0 || s.words != [0; 10]));
+    }
+    assert!(at_rest > ops.len() / 4, "{at_rest} slots at rest held non-zero words or flags");
+}
+
 /// `en` low on about a quarter of the cycles: what is in flight holds.
 #[test]
 fn pipelined_lane_holds_its_stages_when_stalled() {
