@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Helpers of rtl/synth_switch.sh (the whole switch's synthesis, one module a job).
+
+  synth_switch.py modules DESIGN.il OUT.il   rename Yosys's derived modules
+      ($paramod...) to plain names and print one line a module:
+      NAME INSTANCES CHILD... (INSTANCES: how many the top holds in all,
+      through the hierarchy), children after their parents
+  synth_switch.py cut NETLIST.json OUT.json  a flattened netlist for
+      logic-depth: each LUT-RAM's write side (data, write enable, clock)
+      moved to a flip-flop-like cell of its own, so a path into a LUT-RAM's
+      write ends there (the write is clocked) and its read address stays a
+      path through it; the write data no longer closes a false loop through
+      the read (../shared/tools/logic-depth follows every LUT-RAM input when
+      it looks for loops)
+  synth_switch.py trace NETLIST.json N LOGIC_DEPTH   the N deepest endpoints of
+      a (cut) netlist, each path's cells with the net each drives, by name
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+
+# Ports of a LUT-RAM that address its asynchronous read: the ones
+# logic-depth follows through the cell (its own list).
+READ_PREFIX = ("A", "DPRA", "ADDR", "RADR")
+LUTRAM = ("RAM16X1", "RAM32X1", "RAM64X1", "RAM128X1", "RAM256X1", "RAM512X1", "RAM32M", "RAM64M")
+
+
+def modules(src, dst):
+    text = open(src).read()
+    names = re.findall(r"^module (\S+)$", text, re.M)
+    plain = {}
+    used = set(n.lstrip("\\") for n in names if not n.startswith("$paramod"))
+    count = defaultdict(int)
+    for n in names:
+        if not n.startswith("$paramod"):
+            continue
+        base = n.split("\\")[1]
+        count[base] += 1
+        new = f"{base}_p{count[base]}"
+        while new in used:
+            count[base] += 1
+            new = f"{base}_p{count[base]}"
+        used.add(new)
+        plain[n] = "\\" + new
+    # Whole tokens only: RTLIL separates them by whitespace.
+    out = re.sub(r"(?<!\S)\$paramod\S*", lambda m: plain.get(m.group(0), m.group(0)), text)
+    open(dst, "w").write(out)
+    # Each module's children (cell types that are modules of the design).
+    mods = {}
+    cur = None
+    top = []
+    attrs = []
+    for line in out.splitlines():
+        s = line.strip()
+        if line.startswith("attribute "):
+            attrs.append(s)
+        elif s.startswith("module "):
+            cur = s.split()[1].lstrip("\\")
+            mods[cur] = defaultdict(int)
+            if "attribute \\top 1" in attrs:
+                top.append(cur)
+            attrs = []
+        elif s == "end" and cur is not None and line.startswith("end"):
+            cur = None
+        elif s.startswith("cell ") and cur is not None:
+            mods[cur][s.split()[1].lstrip("\\")] += 1
+    for m in mods:
+        mods[m] = {c: k for c, k in mods[m].items() if c in mods}
+    if not top:
+        used_by = {c for m in mods for c in mods[m]}
+        top = [m for m in mods if m not in used_by]
+    if len(top) != 1:
+        sys.exit(f"synth_switch.py: {len(top)} top modules in {src}")
+    inst = defaultdict(int)
+    order = []
+
+    def visit(m, k):
+        inst[m] += k
+        for c, n in mods[m].items():
+            visit(c, k * n)
+
+    visit(top[0], 1)
+    # Parents before children: a depth-first order, each module after all its users.
+    seen = set()
+
+    def post(m):
+        if m in seen:
+            return
+        seen.add(m)
+        for c in mods[m]:
+            post(c)
+        order.append(m)
+
+    post(top[0])
+    for m in reversed(order):
+        print(m, inst[m], *sorted(mods[m]))
+
+
+def cut(src, dst):
+    d = json.load(open(src))
+    for mod in d["modules"].values():
+        cells = mod.get("cells", {})
+        extra = {}
+        for name, c in cells.items():
+            if not c["type"].startswith(LUTRAM):
+                continue
+            dirs, conns = c.get("port_directions", {}), c.get("connections", {})
+            moved = [p for p, io in dirs.items() if io == "input" and not p.startswith(READ_PREFIX)]
+            if not moved:
+                continue
+            extra[name + "$write"] = {
+                "type": "FDRE_LUTRAM_WRITE",
+                "port_directions": {p: "input" for p in moved},
+                "connections": {p: conns.get(p, []) for p in moved},
+            }
+            for p in moved:
+                del dirs[p]
+                conns.pop(p, None)
+        cells.update(extra)
+    json.dump(d, open(dst, "w"))
+
+
+def trace(src, n, tool):
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("logic_depth", tool)
+    spec = importlib.util.spec_from_loader("logic_depth", loader)
+    ld = importlib.util.module_from_spec(spec)
+    loader.exec_module(ld)
+    d = json.load(open(src))
+    mods = d["modules"]
+    top = next(m for m, v in mods.items() if str(v.get("attributes", {}).get("top", "0")).strip("0"))
+    mod = mods[top]
+    name = {}
+    for net, v in mod.get("netnames", {}).items():
+        for b in v["bits"]:
+            if isinstance(b, int) and (b not in name or name[b].startswith("$") and not net.startswith("$")):
+                name[b] = net
+    ends, via, cells, _ = ld.analyse(mod)
+    ends.sort(key=lambda e: -e[0])
+    seen = set()
+    shown = 0
+    for a, frm, end in ends:
+        if shown >= n:
+            break
+        key = (end.split(".")[0].split()[-1] if " " in end else end)
+        if key in seen:
+            continue
+        seen.add(key)
+        shown += 1
+        chain = []
+        c = frm
+        while c is not None and len(chain) < 100:
+            cell = cells[c]
+            outs = [b for p, io in cell.get("port_directions", {}).items() if io == "output"
+                    for b in cell["connections"].get(p, []) if isinstance(b, int)]
+            chain.append(f"{cell['type']}({name.get(outs[0], '?') if outs else '?'})")
+            c = via.get(c)
+        chain.reverse()
+        print(f"{a:.2f} -> {end}")
+        print("    " + " > ".join(chain))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "modules":
+        modules(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "trace":
+        trace(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif len(sys.argv) == 4 and sys.argv[1] == "cut":
+        cut(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
