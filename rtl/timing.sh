@@ -114,6 +114,7 @@ check_one() {
     local start; start=$(date +%s)
     if ! yosys -q -p "read_verilog -sv $files $dir/$m.sv; $chp synth_xilinx -family xcup -flatten -top $m; write_json $dir/$m.json" > "$dir/yosys.log" 2>&1; then
         { tail -20 "$dir/yosys.log"; echo "yosys failed on $m"; } > "$dir/row"
+        echo "timing: $m: yosys failed" >&2
         return 2
     fi
     local rc=0
@@ -132,6 +133,9 @@ check_one() {
         printf '  %-24s %8s %6s %6s %6s  %s  [%s, %d s]\n' "$m" "$levels" "$luts" "$ffs" "$carry" "$dist" "$verdict" $(( $(date +%s) - start ))
         [ "$rc" -eq 0 ] || sed -n '3,4p' "$dir/depth" | cut -c1-200 | sed 's/^/      /'
     } > "$dir/row"
+    # Progress as each module ends (the table comes at the end, in order):
+    # a run stopped by a time limit still shows what it had done.
+    echo "timing: $m done: $levels levels, $verdict, $(( $(date +%s) - start )) s" >&2
     [ "$rc" -eq 0 ] || return 1
 }
 # The slowest first (prism_ring, then prism_held_table: 529 s alone), so

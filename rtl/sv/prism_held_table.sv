@@ -243,20 +243,28 @@ module prism_held_table #(
     // after the admission (its cycle a, then a + 1 to a + 3): the compares
     // (c0's as two, against covered and against base), which candidates
     // qualify, the least of them, its value written.
+    //
+    // The held packets and the frame are disjoint and not empty (an
+    // overlapping frame is refused, a count is at least 1), which halves the
+    // compares between packets: their ends are distinct, so only i < j is
+    // compared (j < i is its negation), and packet k holds packet j's end
+    // exactly when it starts there (an equality, not two orderings).
     localparam int CV = MAX_HELD + 2;    // candidates: c0, then packet j-1's end (packet 0 the frame)
     logic            cv1, cv2, cv3, cv4;         // an admission's coverage in stage 1 .. 3 (cv4: its minimum's first stage)
     logic [CR_W-1:0] cv_row1, cv_row2, cv_row3;
     logic [32:0]     cv_cp1 [CV], cv_cp2 [CV], cv_cp3 [CV];   // the candidates' values, by stage
-    logic [CV-1:0]   cv_lt1 [CV], cv_lt2 [CV];                // [i][j]: cp[i] < cp[j]
-    logic [CV-1:0]   cv_in [CV];                 // [j][k]: packet k-1 (held, or the frame) starts at or below cp[j]
-    logic [CV-1:0]   cv_ge;                      // candidate j is at or above c0, and a packet's end that is held
-    logic [CV-1:0]   cv_ok;                      // ... and inside no packet
+    logic [CV-1:0]   cv_lt1 [CV], cv_lt2 [CV];   // [i][j]: cp[i] < cp[j], packets' ends, i < j
+    logic [CV-1:0]   cv_below;                     // candidate j is below c0
+    logic [CV-1:0]   cv_kill [CV];               // [j][k]: packet k-1 holds candidate j
+    logic [CV-1:0]   cv_ge;                      // candidate j is c0, or a packet that is held
+    logic [CV-1:0]   cv_ok;                      // ... at or above c0 and inside no packet
     logic [CV-1:0]   cv_least;                   // the least of those, one hot (ties to the lowest index)
     always_ff @(posedge clk) begin
         logic [32:0] cp [CV];
         logic [32:0] pf [CV];
         logic        pv [CV];
-        logic [CV-1:0] lt [CV], in [CV];
+        logic [CV-1:0] lt [CV], kill [CV];
+        logic [CV-1:0] below;
         cv1 <= !rst && a_en;
         cv2 <= !rst && cv1;
         cv3 <= !rst && cv2;
@@ -274,46 +282,43 @@ module prism_held_table #(
             pv[k + 2] = t_valid[k];
         end
         for (int i = 0; i < CV; i++) begin
+            below[i] = i != 0 && (cp[i] < t_covered || cp[i] < base);
             for (int j = 0; j < CV; j++) begin
-                // c0 < x: covered and base both below x; x < c0: below either.
-                if (i == j) lt[i][j] = 1'b0;
-                else if (i == 0) lt[i][j] = t_covered < cp[j] && base < cp[j];
-                else if (j == 0) lt[i][j] = cp[i] < t_covered || cp[i] < base;
-                else lt[i][j] = cp[i] < cp[j];
-                // Packet j-1's first at or below candidate i (at or below c0: below either, or equal).
-                if (j == 0) in[i][j] = 1'b0;
-                else if (i == 0) in[i][j] = pv[j] && (pf[j] <= t_covered || pf[j] <= base);
-                else in[i][j] = pv[j] && pf[j] <= cp[i];
+                // Between packets' ends, i < j only (c0 needs no order: below).
+                lt[i][j] = i != 0 && i < j && cp[i] < cp[j];
+                // Packet j-1 holds candidate i: c0 inside it (at or above its
+                // first, below its end), or a packet's end where it starts.
+                if (j == 0 || i == j) kill[i][j] = 1'b0;
+                else if (i == 0) kill[i][j] = pv[j] && (pf[j] <= t_covered || pf[j] <= base) && t_covered < cp[j] && base < cp[j];
+                else kill[i][j] = pv[j] && pf[j] == cp[i];
             end
         end
         // (Element by element: Yosys 0.23 does not assign whole arrays.)
         for (int i = 0; i < CV; i++) begin
             cv_lt1[i] <= lt[i];
-            cv_in[i] <= in[i];
+            cv_kill[i] <= kill[i];
             cv_cp1[i] <= cp[i];
         end
+        cv_below <= below;
         for (int j = 0; j < CV; j++) cv_ge[j] <= pv[j];
         cv_row1 <= row_q;
-        // Stage 2: the candidates that qualify: at or above c0, and no
-        // packet k with first <= cp[j] < end.
-        for (int j = 0; j < CV; j++) begin
-            logic ok;
-            ok = cv_ge[j] && !cv_lt1[j][0];
-            for (int k = 1; k < CV; k++)
-                if (cv_in[j][k] && cv_lt1[j][k]) ok = 1'b0;
-            cv_ok[j] <= ok;
-        end
+        // Stage 2: the candidates that qualify: at or above c0, and in no packet.
+        for (int j = 0; j < CV; j++)
+            cv_ok[j] <= cv_ge[j] && !cv_below[j] && cv_kill[j] == '0;
         for (int i = 0; i < CV; i++) begin
             cv_lt2[i] <= cv_lt1[i];
             cv_cp2[i] <= cv_cp1[i];
         end
         cv_row2 <= cv_row1;
-        // Stage 3: the least one.
-        for (int j = 0; j < CV; j++) begin
+        // Stage 3: the least one. c0, when it qualifies, is the least (a
+        // qualifying end is at or above it); else the least qualifying end,
+        // two of which are never equal.
+        cv_least[0] <= cv_ok[0];
+        for (int j = 1; j < CV; j++) begin
             logic least;
-            least = cv_ok[j];
-            for (int i = 0; i < CV; i++)
-                if (i != j && cv_ok[i] && (i < j ? !cv_lt2[j][i] : cv_lt2[i][j])) least = 1'b0;
+            least = cv_ok[j] && !cv_ok[0];
+            for (int i = 1; i < CV; i++)
+                if (i != j && cv_ok[i] && (i < j ? cv_lt2[i][j] : !cv_lt2[j][i])) least = 1'b0;
             cv_least[j] <= least;
         end
         for (int i = 0; i < CV; i++) cv_cp3[i] <= cv_cp2[i];
