@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Yosys synth_xilinx resource estimate of the RTL modules (Debian's Yosys 0.23;
-# about 3 minutes without prism_node, which alone takes much longer: docs/rtl.md),
-# then the switch's total: each module times its instance count in
-# prism_switch's defaults, plus the storage prism_node keeps.
+# Yosys synth_xilinx resources of single RTL modules (Debian's Yosys 0.23;
+# about 3 minutes without prism_node, which alone takes much longer: docs/rtl.md).
+# The whole switch's total is rtl/synth_switch.sh's.
 # Yosys 0.23 does not read `import pkg::*`, so the package's constants are
-# inlined into a temporary copy of each module first.
-#   rtl/synth.sh            all modules and the total
+# inlined into a temporary copy of each module first (rtl/lib.sh).
+#   rtl/synth.sh            the modules below
 #   rtl/synth.sh MODULE     one module
 #   SYNTH_LOGS=DIR rtl/synth.sh ...   also keep each module's Yosys log in DIR
 #   SYNTH_JSON=DIR rtl/synth.sh ...   also write each netlist as DIR/MODULE.json (for logic-depth)
@@ -16,19 +15,17 @@ cd "$(dirname "$0")"
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
+. ./lib.sh
+pkg_params "$tmp"
 modules=${1:-prism_rx_check prism_group_walk prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_kulisch_round prism_node}
 # A parameter's default in a module, evaluated with DATA_W = 512.
 param() { local e; e=$(sed -n "s/^ *parameter int $2 = \([^,]*\),\{0,1\}$/\1/p" "sv/$1.sv" | head -1); echo $(( ${e//DATA_W/512} )); }
 # prism_node as prism_switch instantiates it (PORTS).
 ports=$(param prism_switch PORTS)
-cnt_total=$(sed -n 's/^  localparam int CNT_TOTAL = \([0-9]*\);/\1/p' "$tmp/params.svh")
 declare -A LUT FF BRAM DSP
 for m in $modules; do
     # Yosys 0.23 cannot size a port from an inlined package constant: m_counters gets a literal width.
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' \
-        -e "s/\[32\*prism_pkg::CNT_TOTAL-1:0\]/[$((32 * cnt_total - 1)):0]/" \
-        -e "s/parameter int PORTS = 1,/parameter int PORTS = $ports,/" "sv/$m.sv" > "$tmp/$m.sv"
+    inline_pkg "sv/$m.sv" "$tmp/$m.sv" -e "s/parameter int PORTS = 1,/parameter int PORTS = $ports,/"
     libs=""
     # prism_node's own logic: every unit it instantiates is read as a black box (-lib). The
     # arithmetic lanes and rounding units are counted in the rows of the total, the ring and frame
@@ -42,7 +39,7 @@ for m in $modules; do
         for u in prism_fp32_add_pipe prism_lane_track prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_crc32c_512 \
                  prism_ring prism_auto_store prism_auto_plan prism_auto_body prism_held_table prism_frame_buf \
                  prism_txn_table prism_egress; do
-            sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$u.sv" > "$tmp/lib_$u.sv"
+            inline_pkg "sv/$u.sv" "$tmp/lib_$u.sv"
             libs="$libs $tmp/lib_$u.sv"
         done
         libs="$libs;"
@@ -85,32 +82,9 @@ for m in $modules; do
     DSP[$m]=$(awk '/DSP/ {s+=$2} END {print s+0}' "$tmp/$m.stat")
     echo "  total: ${LUT[$m]} LUTs ($lutram of them as memory), ${FF[$m]} flip-flops, ${BRAM[$m]} BRAM, ${DSP[$m]} DSP"
 done
+# The switch's total is one synthesis of the whole hierarchy: rtl/synth_switch.sh
+# (this script's sum of instance counts times module counts was an estimate
+# that missed the units prism_node instantiates).
 [ $# -eq 0 ] || exit 0
-
-flanes=$(param prism_node FLANES)
-klanes=$(param prism_node KLANES)
-kw=$(param prism_node KW)
-mtu=$(param prism_node MTU)
-# RING's default: 2^clog2(10 * ((MTU - 46) / 4)) (the window and two packets being built).
-ring=1; while [ $ring -lt $((10 * ((mtu - 46) / 4))) ]; do ring=$((ring * 2)); done
-lanes=16            # RESULT values a 512-bit line: the builder's rounding units (pipelined)
-look=8              # AUTO's eight-value lookahead: its rounding units (combinational)
 echo
-echo "== prism_switch total (PORTS=$ports, FLANES=$flanes, KLANES=$klanes, KW=$kw, MTU=$mtu)"
-printf '  %-22s %5s %9s %9s %5s %4s\n' module count LUTs FFs BRAM DSP
-tl=0; tf=0; tb=0; td=0
-for row in "prism_rx_check $ports" "prism_group_walk $ports" "prism_node 1" "prism_fp32_add_pipe $flanes" "prism_kulisch_lane_pipe $klanes" "prism_kulisch_round_pipe $lanes" "prism_kulisch_round $look"; do
-    set -- $row
-    l=$(( ${LUT[$1]} * $2 )); f=$(( ${FF[$1]} * $2 )); b=$(( ${BRAM[$1]} * $2 )); d=$(( ${DSP[$1]} * $2 ))
-    printf '  %-22s %5d %9d %9d %5d %4d\n' "$1" "$2" $l $f $b $d
-    tl=$((tl + l)); tf=$((tf + f)); tb=$((tb + b)); td=$((td + d))
-done
-# The ring (prism_ring, a black box in prism_node's run): its storage in 36 Kbit
-# block RAMs, a lower bound (it is written FLANES (KLANES) slots a cycle, so
-# it is banked by slot). Frame and line buffers are in prism_node's row.
-rb=$(( (ring * 32 + 36863) / 36864 + (ring * (kw + 5) + 36863) / 36864 ))
-printf '  %-22s %5d %9s %9s %5d %4s\n' "prism_ring storage" 1 - - $rb -
-tb=$((tb + rb))
-printf '  %-22s %5s %9d %9d %5d %4d\n' total "" $tl $tf $tb $td
-echo "  prism_ring: FP32 ring $ring x 32 and Kulisch ring $ring x $((kw + 5)) bits; its read rotation between"
-echo "  banks and lanes is not in the total (see docs/rtl.md)"
+echo "the whole switch's total: rtl/synth_switch.sh (docs/rtl.md, Resources)"

@@ -39,11 +39,8 @@ jobs_max=${SYNTH_JOBS:-2}
 case "$jobs_max" in
     ''|*[!0-9]*|0) echo "SYNTH_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2 ;;
 esac
-depth=${LOGIC_DEPTH:-}
-for d in "$(cd .. && pwd)/../shared/tools/logic-depth" /work/shared/tools/logic-depth; do
-    [ -n "$depth" ] || { [ -f "$d" ] && depth=$d; }
-done
-[ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
+. ./lib.sh
+find_logic_depth
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
 tmp=$(mktemp -d)
@@ -66,12 +63,10 @@ watch() {
 # `import pkg::*`, nor size a port from a package constant).
 src=$tmp/src
 mkdir -p "$src"
-sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
-cnt_total=$(sed -n 's/^  localparam int CNT_TOTAL = \([0-9]*\);/\1/p' "$tmp/params.svh")
+pkg_params "$tmp"
 for f in sv/prism_*.sv; do
     case "$f" in sv/prism_pkg.sv|sv/prism_switch.sv|sv/prism_switch_fp32.sv) continue ;; esac
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' \
-        -e "s/prism_pkg::CNT_TOTAL/$cnt_total/g" "$f" > "$src/$(basename "$f")"
+    inline_pkg "$f" "$src/$(basename "$f")"
 done
 
 # 1. Elaborate: every module derived at the parameters it is used with.

@@ -32,12 +32,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 budget=${TIMING_BUDGET:-6}
-# logic-depth lives in the workplace's shared tools, beside the checkout.
-depth=${LOGIC_DEPTH:-}
-for d in "$(cd .. && pwd)/../shared/tools/logic-depth" /work/shared/tools/logic-depth; do
-    [ -n "$depth" ] || { [ -f "$d" ] && depth=$d; }
-done
-[ -n "$depth" ] && [ -f "$depth" ] || { echo "logic-depth not found (looked in ../shared/tools beside the checkout and /work/shared/tools; set LOGIC_DEPTH)" >&2; exit 1; }
+. ./lib.sh
+find_logic_depth
 command -v yosys >/dev/null || { echo "yosys not found: apt-get install yosys" >&2; exit 1; }
 
 CLOSED="prism_fp32_add_pipe prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_rx_check prism_lane_track prism_group_walk prism_crc32c_512 prism_frame_buf prism_rx_validate prism_txn_table prism_ring prism_egress prism_auto_store prism_auto_plan prism_auto_body prism_held_table"
@@ -60,8 +56,7 @@ tmp=$(mktemp -d)
 # Background jobs ignore SIGINT: on any exit, stop the syntheses still running.
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-# Yosys 0.23 does not read `import pkg::*`: the package's constants are inlined.
-sed -n '/^  localparam/p' sv/prism_pkg.sv > "$tmp/params.svh"
+pkg_params "$tmp"
 # Modules are synthesised TIMING_JOBS at a time (default 2, the machine's
 # cores), the slowest (prism_ring, prism_held_table) first so the others run beside them; each
 # in a directory of its own, and the rows printed in the list's order.
@@ -69,15 +64,11 @@ jobs_max=${TIMING_JOBS:-2}
 case "$jobs_max" in
     ''|*[!0-9]*|0) echo "TIMING_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2 ;;
 esac
-# sv/MODULE.sv with the package's constants in place of its import, into directory $2.
-inline_pkg() {
-    sed -e '/import prism_pkg::\*;/r '"$tmp/params.svh" -e 's/import prism_pkg::\*;//' "sv/$1.sv" > "$2/$1.sv"
-}
 # One module: its row in $tmp/$m/row; exit 0 within budget, 1 over, 2 when Yosys fails.
 check_one() {
     local m=$1 dir=$tmp/$1
     mkdir -p "$dir"
-    inline_pkg "$m" "$dir"
+    inline_pkg "sv/$m.sv" "$dir/$m.sv"
     # The modules it instantiates, synthesised with it (their memories inferred).
     local deps=""
     case "$m" in
@@ -108,7 +99,7 @@ check_one() {
     for d in $deps; do
         case "$d" in
             *.sv) files="$files $d" ;;
-            *) inline_pkg "$d" "$dir"; files="$files $dir/$d.sv" ;;
+            *) inline_pkg "sv/$d.sv" "$dir/$d.sv"; files="$files $dir/$d.sv" ;;
         esac
     done
     local start; start=$(date +%s)
