@@ -27,8 +27,15 @@
 // can only say "wait" too often, never "go" too early. The first line of
 // a request waits a cycle for its registers and one for its answer. The
 // ring gives the values EG_LAT cycles after the read (eg_acc). Under
-// KULISCH_FIXED they are integers (eg_acck, eg_accf), rounded once to FP32
-// by prism_kulisch_round_pipe, R_LAT cycles more. The line's values are
+// KULISCH_FIXED they are integers (eg_acck, eg_accf), in block order (the
+// aligned LANES-slot block of the read's last slot: see prism_ring),
+// rounded once to FP32 by LANES prism_kulisch_round_pipe in that order; a
+// register after them puts the roundings into run order (eg_phase), taking
+// a line's slots in the block before (eg_cross) from the previous read's
+// roundings, kept: the builder reads a RESULT's lines in ring order, and
+// the previous line read that block, when the hazard answer for its line
+// covered this one too (no sum for either in flight, and none starts), so
+// the kept values are final. R_LAT cycles in all. The line's values are
 // written into the slot's lines, a block RAM a port (prism_ram_sdp), and
 // counted in rq_lines.
 //
@@ -63,9 +70,10 @@ module prism_egress #(
     parameter int PORTS = 1,
     // The ring's egress read: EG_LAT cycles from eg_go to eg_acc.
     parameter int EG_LAT = 2,
-    // prism_kulisch_round_pipe's latency (simulation checks it): the node
-    // counts on it for AUTO's roundings (m_round_*).
-    parameter int R_LAT = 6,
+    // The roundings' latency, eg_acck to m_round_*: prism_kulisch_round_pipe's
+    // (simulation checks it) and the run-order register. The node counts on
+    // it for AUTO's roundings.
+    parameter int R_LAT = 7,
     // Width of eg_qn and eg_hqn (the node's run counts, up to FLANES).
     parameter int RN_W = 7
 ) (
@@ -122,10 +130,14 @@ module prism_egress #(
     input  wire logic [DATA_W/32*(KULISCH_ENABLE != 0 ? KW : 1)-1:0] eg_acck,
     input  wire logic [DATA_W/32*5-1:0] eg_accf,
     /* verilator lint_on UNUSEDSIGNAL */
-    // Every rounding unit's result, R_LAT cycles after the ring's egress
+    input  wire logic [3:0]        eg_phase,      // the read's first slot mod LANES, with its data
+    input  wire logic              eg_cross,      // the read crosses into the next block
+    input  wire logic              eg_valid,      // eg_* is a read's data this cycle
+    // Every rounding, in run order, R_LAT cycles after the ring's egress
     // data (eg_acck, eg_accf) it rounds, whoever read it: prism_node's AUTO
-    // reads the same port in contexts where the builder does not, and
-    // takes its roundings from here (0 without KULISCH_ENABLE).
+    // reads the same port in contexts where the builder does not (each
+    // read inside one block), and takes its roundings from here (0 without
+    // KULISCH_ENABLE).
     output logic [DATA_W-1:0]      m_round_fp32,  // value j at [32j +: 32]
     output logic [DATA_W/32-1:0]   m_round_exact,
 
@@ -154,6 +166,7 @@ module prism_egress #(
         if (KEEP_W != DATA_W / 8) $error("prism_egress: KEEP_W must be DATA_W / 8");
         if (PORTS < 1) $error("prism_egress: PORTS must be at least 1");
         if (EG_LAT < 1) $error("prism_egress: EG_LAT must be at least 1");
+        if (R_LAT < 2) $error("prism_egress: R_LAT must be at least 2");
         if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_egress: KULISCH_ENABLE must be 0 or 1");
         if (2 ** RB != RING) $error("prism_egress: RING must be a power of two");
         if (2 ** RN_W <= 2 * LANES) $error("prism_egress: RN_W must hold two lines' slots");
@@ -294,8 +307,8 @@ module prism_egress #(
 
     // The ring's egress read takes EG_LAT cycles: an FP32 line is written
     // (and counted in rq_lines) EG_LAT cycles after the builder reads its
-    // slots. Under KULISCH_FIXED a line's values leave
-    // prism_kulisch_round_pipe R_LAT cycles after that. The line's slot,
+    // slots. Under KULISCH_FIXED a line's values leave the roundings R_LAT
+    // cycles after that. The line's slot,
     // line and values follow it down rl_*, RL stages (an FP32 line leaves
     // at stage EG_LAT-1: fl_v). The builder goes on meanwhile. A sender
     // waits for rq_lines, so it never sends a line not yet written, and a
@@ -306,35 +319,69 @@ module prism_egress #(
     logic        rl_s [RL];
     logic [FB-1:0] rl_line [RL];
     logic [LANES-1:0] rl_has [RL];
-    logic [DATA_W-1:0] rl_vals;      // the line leaving the rounding pipes
+    logic [DATA_W-1:0] rl_vals;      // the line leaving the roundings
     logic        r_mv0;              // round pipe 0's m_valid (the latency check)
+    // The roundings in block order (kr, kx), as they leave the pipes, with
+    // their read's phase, crossing and validity (rd_*, down R_LAT - 1
+    // stages beside them); the previous read's (kp_*); in run order (ro_*).
+    logic [31:0] kr [LANES];
+    logic        kx [LANES];
+    logic [31:0] kp_r [LANES];
+    logic        kp_x [LANES];
+    logic [3:0]  rd_phase [R_LAT-1];
+    logic        rd_cross [R_LAT-1];
+    logic [R_LAT-2:0] rd_v;
     genvar gr;
     generate
         for (gr = 0; gr < LANES; gr++) begin : g_round
-            logic [31:0] kr;
-            logic kx;
             if (KULISCH_ENABLE == 0) begin : g_none
-                assign kr = '0;
-                assign kx = 1'b0;
+                assign kr[gr] = '0;
+                assign kx[gr] = 1'b0;
                 if (gr == 0) begin : g_first
                     assign r_mv0 = 1'b0;
                 end
             end else if (gr == 0) begin : g_first
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr), .exact(kx));
+                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(r_mv0), .fp32(kr[gr]), .exact(kx[gr]));
                 /* verilator lint_on PINCONNECTEMPTY */
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_kulisch_round_pipe #(.KW(KW)) round (.clk, .en(1'b1), .s_valid(rl_v[EG_LAT-1]),
-                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(), .fp32(kr), .exact(kx));
+                    .acc(eg_acck[KW*gr +: KW]), .flags(eg_accf[5*gr +: 5]), .m_valid(), .fp32(kr[gr]), .exact(kx[gr]));
                 /* verilator lint_on PINCONNECTEMPTY */
             end
-            assign rl_vals[32*gr +: 32] = rl_has[RL-1][gr] ? kr : 32'd0;
-            assign m_round_fp32[32*gr +: 32] = kr;
-            assign m_round_exact[gr] = kx;
+            assign rl_vals[32*gr +: 32] = rl_has[RL-1][gr] ? m_round_fp32[32*gr +: 32] : 32'd0;
         end
     endgenerate
+    always_ff @(posedge clk) begin
+        rd_phase[0] <= eg_phase;
+        rd_cross[0] <= eg_cross;
+        for (int i = 1; i < R_LAT - 1; i++) begin
+            rd_phase[i] <= rd_phase[i-1];
+            rd_cross[i] <= rd_cross[i-1];
+        end
+        if (rst) rd_v <= '0;
+        else rd_v <= (R_LAT - 1)'({rd_v, eg_valid});
+        // Value j of the run is the slot at phase + j of the block, or of
+        // the block before (the previous read's) when the run crosses.
+        for (int j = 0; j < LANES; j++) begin
+            logic [4:0] i;
+            i = 5'(rd_phase[R_LAT-2]) + 5'(j);
+            if (i[4] || !rd_cross[R_LAT-2]) begin
+                m_round_fp32[32*j +: 32] <= kr[i[3:0]];
+                m_round_exact[j] <= kx[i[3:0]];
+            end else begin
+                m_round_fp32[32*j +: 32] <= kp_r[i[3:0]];
+                m_round_exact[j] <= kp_x[i[3:0]];
+            end
+        end
+        if (rd_v[R_LAT-2])
+            for (int p = 0; p < LANES; p++) begin
+                kp_r[p] <= kr[p];
+                kp_x[p] <= kx[p];
+            end
+    end
     always_ff @(posedge clk) begin
         if (rst) begin
             rl_v <= '0;
@@ -354,7 +401,7 @@ module prism_egress #(
     end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && r_mv0 != rl_v[RL-1]) $error("prism_egress: R_LAT is not prism_kulisch_round_pipe's latency");
+        if (!rst && r_mv0 != rl_v[RL-2]) $error("prism_egress: R_LAT is not prism_kulisch_round_pipe's latency and one");
 `endif
     always_comb begin
         bl_vals = '0;

@@ -604,16 +604,21 @@ module prism_node #(
     logic        tx_idle, out_idle, rq_free;
     // The ring's egress run (the builder's line, or AUTO's slots), EG_LAT cycles after its read.
     logic [LANES*32-1:0] eg_acc;
-    logic [LANES*RKW-1:0] eg_acck;
+    logic [LANES*RKW-1:0] eg_acck;   // in block order (prism_ring)
     logic [LANES*5-1:0]  eg_accf;
+    logic [RKW-1:0]      eg_k0;      // the run's first slot's (a run inside one block)
+    logic [4:0]          eg_f0;
+    logic [3:0]          eg_phase;
+    logic                eg_cross, eg_valid;
     // The builder's read of the ring, and its hazard query.
     logic [RB-1:0] eb_slot;
     logic [RN_W-1:0] eb_qn, eb_hqn;   // the line's slots; it and the next line's (the query)
     logic        eb_go;
     logic [LANES-1:0] eb_clear;
     // The roundings after the ring's egress read (prism_kulisch_round_pipe's
-    // latency, checked in simulation), in egress's builder and AUTO's store.
-    localparam int R_LAT = 6;
+    // latency, checked in simulation, and prism_egress's register that puts
+    // them into run order), in egress's builder and AUTO's store.
+    localparam int R_LAT = 7;
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
@@ -898,8 +903,8 @@ module prism_node #(
     logic [RKW-1:0]     au_acck;     // the first value's Kulisch integer and flags (the body writer's)
     logic [4:0]         au_accf;
     assign au_acc = eg_acc[LOOK*32-1:0];
-    assign au_acck = eg_acck[RKW-1:0];
-    assign au_accf = eg_accf[4:0];
+    assign au_acck = eg_k0;
+    assign au_accf = eg_f0;
     logic [31:0] au_v0;              // the emitted value's FP32 rounding, from rs (read a cycle ahead)
     logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
     logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
@@ -918,6 +923,7 @@ module prism_node #(
             logic [RN_W-1:0] w_n;
             logic [LOOK*33-1:0] w_data;
             logic [32:0] ro_ptr, rr_lim, ro_avail;
+            logic [4:0]  ro_room;    // slots left in ro_ptr's block
             logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
             logic        ro_go;
             // After the ring's read (RL stages: the read, then the rounding):
@@ -937,8 +943,12 @@ module prism_node #(
             logic [$clog2(LOOK+1)-1:0] pr_n;
             logic [32:0] pq;
             always_comb begin
+                // Up to LOOK slots, inside one of the ring's egress blocks
+                // (LANES slots): the roundings of a read come from its block.
                 ro_avail = rr_lim - ro_ptr;
+                ro_room = 5'(LANES) - 5'(ro_ptr[3:0]);
                 ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
+                if (ro_n > RN_W'(ro_room)) ro_n = RN_W'(ro_room);
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
                 ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[1];
                 ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
@@ -1181,7 +1191,7 @@ module prism_node #(
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
         .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
-        .eg_acc, .eg_acck, .eg_accf, .m_round_fp32(eg_round), .m_round_exact(eg_round_x),
+        .eg_acc, .eg_acck, .eg_accf, .eg_phase, .eg_cross, .eg_valid, .m_round_fp32(eg_round), .m_round_exact(eg_round_x),
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
 
@@ -1602,7 +1612,7 @@ module prism_node #(
     prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
         .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
-        .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf,
+        .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
         .one_clear(st == A_EMIT && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,

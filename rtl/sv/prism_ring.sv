@@ -18,6 +18,19 @@
 // at-rest mask start from a register, not from the memory's read). Either
 // read's data is what the slots held in the cycle they were given, and
 // stays on the outputs until that port's next read.
+//
+// The egress run's FP32 values come in run order (a rotation of 33 bits a
+// slot), its Kulisch words in block order: the EG-slot aligned block of the
+// run's last slot, word p its slot block * EG + p (a 4:1 select of bank
+// groups, not a 64:1 rotation of KW + 5 bits a slot, which was most of the
+// ring's logic). The run's slots in that block are read as they were; its
+// slots in the block before (a run that crosses a block boundary, eg_cross)
+// are not on these outputs, and prism_egress takes them from the previous
+// read's roundings, which read that block: it rounds in block order and
+// puts the results into run order (eg_phase: the run's first slot mod EG).
+// The block's other words are whatever their banks' rows held. eg_k0 is
+// the run's first slot's Kulisch word, for a run inside one block (AUTO's
+// encoder reads one slot).
 // Each has a copy of its own of every bank, written alike: a block RAM has
 // one read port beside its write port, and the two readers are busy in the
 // same cycles (lanes in D_RUN while the builder streams a packet out), so
@@ -54,7 +67,8 @@ module prism_ring #(
     parameter int LANE_STYLE = 0,       // prism_ram_sdp STYLE of the lanes' copy (0 block RAM, 1 UltraRAM)
     parameter int EG_STYLE = 0,         // and of the egress copy
     parameter int RB = $clog2(RING),
-    parameter int RN_W = $clog2(NBANK + 1)
+    parameter int RN_W = $clog2(NBANK + 1),
+    parameter int EB = EG > 1 ? $clog2(EG) : 1
 ) (
     input  wire logic                  clk,
     input  wire logic                  rst,
@@ -72,8 +86,13 @@ module prism_ring #(
     input  wire logic [RN_W-1:0]       eg_n,
     input  wire logic [EG-1:0]         eg_clear,
     output logic      [EG*32-1:0]      eg_acc,
-    output logic      [EG*KW-1:0]      eg_acck,
+    output logic      [EG*KW-1:0]      eg_acck,       // block order (see above)
     output logic      [EG*5-1:0]       eg_accf,
+    output logic      [KW-1:0]         eg_k0,         // the run's first slot's
+    output logic      [4:0]            eg_f0,
+    output logic      [EB-1:0]         eg_phase,      // the run's first slot mod EG
+    output logic                       eg_cross,      // the run crosses into the next block
+    output logic                       eg_valid,      // the outputs hold a read's data this cycle (its first)
 
     input  wire logic                  one_clear,
     input  wire logic [RB-1:0]         one_slot,
@@ -102,7 +121,8 @@ module prism_ring #(
     initial begin
         if (RING < 2 * NBANK || 2 ** RB != RING) $error("prism_ring: RING must be a power of two, at least 2 x NBANK");
         if (NBANK < 2 || 2 ** SB != NBANK) $error("prism_ring: NBANK must be a power of two");
-        if (EG < 1 || EG > NBANK) $error("prism_ring: the egress run is 1 to NBANK slots");
+        if (EG < 2 || EG > NBANK || 2 ** EB != EG) $error("prism_ring: the egress run is a power of two, 2 to NBANK slots");
+        if (EB != $clog2(EG)) $error("prism_ring: EB must be $clog2(EG)");
         if (KULISCH != 0 && KULISCH != 1) $error("prism_ring: KULISCH must be 0 or 1");
     end
 
@@ -263,7 +283,22 @@ module prism_ring #(
 `endif
         end
     endgenerate
-    always_ff @(posedge clk) if (eg_n != 0) q_rot <= eg_slot[SB-1:0];
+    // The egress run's block: its first slot's offset in its block, whether
+    // its last slot is in the next block, and that block's bank group.
+    localparam int NG = NBANK / EG;
+    localparam int GB = NG > 1 ? $clog2(NG) : 1;
+    logic [EB-1:0] q_phase;
+    logic          q_cross;
+    logic [GB-1:0] q_grp;
+    always_ff @(posedge clk)
+        if (eg_n != 0) begin
+            logic crosses;
+            crosses = (RN_W + 1)'(eg_slot[EB-1:0]) + (RN_W + 1)'(eg_n) > (RN_W + 1)'(EG);
+            q_rot <= eg_slot[SB-1:0];
+            q_phase <= eg_slot[EB-1:0];
+            q_cross <= crosses;
+            q_grp <= NG > 1 ? GB'(eg_slot[SB-1:0] >> EB) + GB'(crosses) : '0;
+        end
 
     // The egress copy's second stage, beside its memories' output register
     // (loaded the cycle after a read, as that register is): the flags and
@@ -271,21 +306,26 @@ module prism_ring #(
     logic             eg_re_q;                   // the egress run was read last cycle
     logic [NBANK-1:0] eg_rest;
     logic [SB-1:0]    eg_rot;
+    logic [GB-1:0]    eg_grp;
     always_ff @(posedge clk) begin
-        eg_re_q <= eg_n != 0;
+        eg_re_q <= !rst && eg_n != 0;
+        eg_valid <= !rst && eg_re_q;
         if (eg_re_q) begin
             eg_rest <= q_rest[1];
             eg_rot <= q_rot;
+            eg_phase <= q_phase;
+            eg_cross <= q_cross;
+            eg_grp <= q_grp;
         end
     end
 
     // The egress run into run order: value j is bank (slot + j) mod NBANK, a
     // rotation down by the slot mod NBANK, the largest step first (the later
     // stages need only the first EG + step - 1 banks).
-    logic [W:0] eg_run [EG];                     // {at rest, word}
+    logic [32:0] eg_run [EG];                    // {at rest, FP32}
     always_comb begin
-        logic [W:0] x [SB+1][NBANK];
-        for (int b = 0; b < NBANK; b++) x[0][b] = {eg_rest[b], q[1][b]};
+        logic [32:0] x [SB+1][NBANK];
+        for (int b = 0; b < NBANK; b++) x[0][b] = {eg_rest[b], q[1][b][31:0]};
         for (int k = 0; k < SB; k++)
             for (int j = 0; j < NBANK; j++)
                 x[k+1][j] = eg_rot[SB-1-k] ? x[k][(j + (1 << (SB-1-k))) & (NBANK - 1)] : x[k][j];
@@ -301,18 +341,25 @@ module prism_ring #(
         for (int b = 0; b < NBANK; b++)
             lane_acc[32*b +: 32] = q_rest[0][b] ? NEG_ZERO : q[0][b][31:0];
         for (int j = 0; j < EG; j++)
-            eg_acc[32*j +: 32] = eg_run[j][W] ? NEG_ZERO : eg_run[j][31:0];
+            eg_acc[32*j +: 32] = eg_run[j][32] ? NEG_ZERO : eg_run[j][31:0];
         /* verilator lint_off WIDTHCONCAT */
         lane_acck = '0;
         lane_accf = '0;
         eg_acck = '0;
         eg_accf = '0;
+        eg_k0 = '0;
+        eg_f0 = '0;
         /* verilator lint_on WIDTHCONCAT */
         if (KULISCH != 0) begin
             for (int b = 0; b < NBANK; b++)
                 {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
-            for (int j = 0; j < EG; j++)
-                if (!eg_run[j][W]) {eg_accf[5*j +: 5], eg_acck[KW*j +: KW]} = (KW+5)'(eg_run[j][W-1:32]);
+            // The block's words: bank group eg_grp, word p in bank eg_grp * EG + p.
+            for (int p = 0; p < EG; p++) begin
+                logic [SB-1:0] bk;
+                bk = (SB'(eg_grp) << EB) | SB'(p);
+                if (!eg_rest[bk]) {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]} = (KW+5)'(q[1][bk][W-1:32]);
+            end
+            {eg_f0, eg_k0} = {eg_accf[5*eg_phase +: 5], eg_acck[KW*eg_phase +: KW]};
         end
     end
 
