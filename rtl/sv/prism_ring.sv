@@ -353,13 +353,25 @@ module prism_ring #(
         if (KULISCH != 0) begin
             for (int b = 0; b < NBANK; b++)
                 {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
-            // The block's words: bank group eg_grp, word p in bank eg_grp * EG + p.
+            // The block's words: bank group eg_grp, word p in bank
+            // eg_grp * EG + p. Both selects are one-hot AND-OR over
+            // constant indices: a variable index here (eg_acck[KW*eg_phase
+            // +: KW], or q[1][eg_grp * EG + p]) reached Yosys as shifts of
+            // every bank's word by a computed amount, and its techmap of
+            // them ran for over half an hour at KW 320.
             for (int p = 0; p < EG; p++) begin
-                logic [SB-1:0] bk;
-                bk = (SB'(eg_grp) << EB) | SB'(p);
-                if (!eg_rest[bk]) {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]} = (KW+5)'(q[1][bk][W-1:32]);
+                logic [KW+4:0] w;
+                w = '0;
+                for (int g = 0; g < NG; g++)
+                    if (eg_grp == GB'(g) && !eg_rest[g * EG + p]) w = w | (KW+5)'(q[1][g * EG + p][W-1:32]);
+                {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]} = w;
             end
-            {eg_f0, eg_k0} = {eg_accf[5*eg_phase +: 5], eg_acck[KW*eg_phase +: KW]};
+            for (int p = 0; p < EG; p++) begin
+                logic [KW+4:0] w0;
+                w0 = {eg_f0, eg_k0};
+                if (eg_phase == EB'(p)) w0 = w0 | {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]};
+                {eg_f0, eg_k0} = w0;
+            end
         end
     end
 
