@@ -284,20 +284,17 @@ module prism_ring #(
         end
     endgenerate
     // The egress run's block: its first slot's offset in its block, whether
-    // its last slot is in the next block, and that block's bank group.
+    // its last slot is in the next block, and that block's bank group,
+    // worked out in the second stage from the run's slot and count
+    // registered with its read (the slot and count come from the node's
+    // logic: an add after them here was a path across the boundary).
     localparam int NG = NBANK / EG;
     localparam int GB = NG > 1 ? $clog2(NG) : 1;
-    logic [EB-1:0] q_phase;
-    logic          q_cross;
-    logic [GB-1:0] q_grp;
+    logic [RN_W-1:0] q_n;
     always_ff @(posedge clk)
         if (eg_n != 0) begin
-            logic crosses;
-            crosses = (RN_W + 1)'(eg_slot[EB-1:0]) + (RN_W + 1)'(eg_n) > (RN_W + 1)'(EG);
             q_rot <= eg_slot[SB-1:0];
-            q_phase <= eg_slot[EB-1:0];
-            q_cross <= crosses;
-            q_grp <= NG > 1 ? GB'(eg_slot[SB-1:0] >> EB) + GB'(crosses) : '0;
+            q_n <= eg_n;
         end
 
     // The egress copy's second stage, beside its memories' output register
@@ -311,11 +308,13 @@ module prism_ring #(
         eg_re_q <= !rst && eg_n != 0;
         eg_valid <= !rst && eg_re_q;
         if (eg_re_q) begin
+            logic crosses;
+            crosses = (RN_W + 1)'(q_rot[EB-1:0]) + (RN_W + 1)'(q_n) > (RN_W + 1)'(EG);
             eg_rest <= q_rest[1];
             eg_rot <= q_rot;
-            eg_phase <= q_phase;
-            eg_cross <= q_cross;
-            eg_grp <= q_grp;
+            eg_phase <= q_rot[EB-1:0];
+            eg_cross <= crosses;
+            eg_grp <= NG > 1 ? GB'(q_rot >> EB) + GB'(crosses) : '0;
         end
     end
 
