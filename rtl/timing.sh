@@ -23,8 +23,11 @@
 # through the memories' output register (its output bits were 6.50: block
 # RAM read > rotation > at-rest mask) and the lanes' sums took their flags
 # down a cycle late (their write-enable compare into the flags was 6.50 in
-# that run). It is the slowest module here: 319 s on an idle machine,
-# 1,394 s at load 7 (scripts/test.sh gives the whole check 2,700 s).
+# that run). Since session 49 its egress port's Kulisch words come in
+# block order (a 4:1 select, not a 64:1 rotation): 383 s beside a test
+# build, 1,592 s in a clean-clone CI run; the held table is now the
+# check's slowest module (1,952 s there; scripts/test.sh gives the whole
+# check 4,800 s).
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that
