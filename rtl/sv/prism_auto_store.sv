@@ -71,7 +71,7 @@ module prism_auto_store #(
             r_row = bank_row(raddr, BB'(b));
         end
         prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(STYLE)) bank (
-            .clk, .we(b_we), .waddr(w_row), .wdata(b_wd), .re(1'b1), .raddr(r_row), .rdata(bank_q[b]));
+            .clk, .we(b_we), .waddr(w_row), .wdata(b_wd), .re(1'b1), .raddr(r_row), .orst(1'b0), .rdata(bank_q[b]));
     end
 
     always_comb

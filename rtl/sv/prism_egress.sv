@@ -364,16 +364,25 @@ module prism_egress #(
         if (rst) rd_v <= '0;
         else rd_v <= (R_LAT - 1)'({rd_v, eg_valid});
         // Value j of the run is the slot at phase + j of the block, or of
-        // the block before (the previous read's) when the run crosses.
-        for (int j = 0; j < LANES; j++) begin
-            logic [4:0] i;
-            i = 5'(rd_phase[R_LAT-2]) + 5'(j);
-            if (i[4] || !rd_cross[R_LAT-2]) begin
-                m_round_fp32[32*j +: 32] <= kr[i[3:0]];
-                m_round_exact[j] <= kx[i[3:0]];
-            end else begin
-                m_round_fp32[32*j +: 32] <= kp_r[i[3:0]];
-                m_round_exact[j] <= kp_x[i[3:0]];
+        // the block before (the previous read's) when the run crosses: in
+        // a crossing run the block's positions from phase up are the block
+        // before's. Each position picks its source first (a LUT), then the
+        // run's values are a rotation by the phase (16:1 a bit), not a
+        // 32:1 select of both reads.
+        begin
+            logic [31:0] sr [LANES];
+            logic        sx [LANES];
+            for (int p = 0; p < LANES; p++) begin
+                logic from_kp;
+                from_kp = rd_cross[R_LAT-2] && 4'(p) >= rd_phase[R_LAT-2];
+                sr[p] = from_kp ? kp_r[p] : kr[p];
+                sx[p] = from_kp ? kp_x[p] : kx[p];
+            end
+            for (int j = 0; j < LANES; j++) begin
+                logic [3:0] i;
+                i = rd_phase[R_LAT-2] + 4'(j);
+                m_round_fp32[32*j +: 32] <= sr[i];
+                m_round_exact[j] <= sx[i];
             end
         end
         if (rd_v[R_LAT-2])
@@ -745,7 +754,7 @@ module prism_egress #(
             // builder (every port's copy), read in stage 2.
             prism_ram_sdp #(.W(DATA_W), .DEPTH(RQ * 2 ** FB)) lines (
                 .clk, .we(lw_en), .waddr({lw_s, lw_line}), .wdata(lw_data),
-                .re(d1_v[gp]), .raddr({d1_s[gp], d1_line[gp]}), .rdata(lb_q[gp])
+                .re(d1_v[gp]), .raddr({d1_s[gp], d1_line[gp]}), .orst(1'b0), .rdata(lb_q[gp])
             );
             // Stage 3: the line's values (line 0: value 0 in bytes 60 to 63) and the mask.
             logic [DATA_W-1:0] v, d;

@@ -162,7 +162,7 @@ module prism_frame_buf #(
                 assign w_copy = w_line[SB-1:0] - SB'(gb);
                 prism_ram_sdp #(.W(DATA_W), .DEPTH(ROWS), .STYLE(STYLE)) ram (
                     .clk, .we(w_on), .waddr({w_copy, slot[gp], w_line[FB-1:SB]}), .wdata(s_axis_tdata[DATA_W*gp +: DATA_W]),
-                    .re(rd_en), .raddr(r_row[gb]), .rdata(q[gp][gb])
+                    .re(rd_en), .raddr(r_row[gb]), .orst(1'b0), .rdata(q[gp][gb])
                 );
             end
         end

@@ -14,6 +14,10 @@
 // into it. Yosys 0.23 does not turn the memories' register on (its maps
 // leave DOB_REG 0): it builds the register in flip-flops, which is the same
 // path for counting levels; Vivado moves it into the memory.
+//
+// `orst` (OREG 1 only) loads zeros into that register's bits RST_LO and up
+// instead of the read, in the cycle it would load the read: the block RAM's
+// RSTREG, a flip-flop's reset pin instead of a LUT a bit to mask the word.
 
 `default_nettype none
 
@@ -22,6 +26,7 @@ module prism_ram_sdp #(
     parameter int DEPTH = 64,
     parameter int STYLE = 0,
     parameter int OREG = 0,
+    parameter int RST_LO = 0,
     parameter int AW = DEPTH > 1 ? $clog2(DEPTH) : 1
 ) (
     input  wire logic          clk,
@@ -30,6 +35,7 @@ module prism_ram_sdp #(
     input  wire logic [W-1:0]  wdata,
     input  wire logic          re,
     input  wire logic [AW-1:0] raddr,
+    input  wire logic          orst,
     output logic      [W-1:0]  rdata
 );
     initial begin
@@ -37,6 +43,7 @@ module prism_ram_sdp #(
         if (DEPTH < 2 || 2 ** AW != DEPTH) $error("prism_ram_sdp: DEPTH must be a power of two, at least 2");
         if (STYLE < 0 || STYLE > 2) $error("prism_ram_sdp: STYLE must be 0 (block), 1 (ultra) or 2 (distributed)");
         if (OREG != 0 && OREG != 1) $error("prism_ram_sdp: OREG must be 0 or 1");
+        if (RST_LO < 0 || RST_LO >= W) $error("prism_ram_sdp: RST_LO must be a bit of the word");
     end
 
     logic [W-1:0] rd;                // the memory's read
@@ -65,10 +72,15 @@ module prism_ram_sdp #(
             logic re_q;
             always_ff @(posedge clk) begin
                 re_q <= re;
-                if (re_q) rdata <= rd;
+                if (re_q) begin
+                    rdata <= rd;
+                    if (orst) rdata[W-1:RST_LO] <= '0;
+                end
             end
         end else begin : g_no_oreg
             assign rdata = rd;
+            logic unused_orst;
+            assign unused_orst = orst;
         end
     endgenerate
 endmodule

@@ -28,7 +28,7 @@
 // are not on these outputs, and prism_egress takes them from the previous
 // read's roundings, which read that block: it rounds in block order and
 // puts the results into run order (eg_phase: the run's first slot mod EG).
-// The block's other words are whatever their banks' rows held. eg_k0 is
+// The block's other words, and its words at rest, are zero. eg_k0 is
 // the run's first slot's Kulisch word, for a run inside one block (AUTO's
 // encoder reads one slot).
 // Each has a copy of its own of every bank, written alike: a block RAM has
@@ -183,10 +183,14 @@ module prism_ring #(
     logic [ROWS-1:0]  rest_v [NBANK];            // rest with the last cycle's sums' clears
     logic [NBANK-1:0] wq_en, wq_next;            // last cycle's write: a bank's enable, and its slot in the next row
     logic [ROWS-1:0]  wq_row;                    // and the run's row, one-hot (slot / NBANK)
+    logic [RW-1:0]    wq_base, wq_base_up, wq_base_dn;   // and that row, plus one, minus one (the reads' hits)
     always_ff @(posedge clk) begin
         if (rst) wq_en <= '0;
         else wq_en <= w_en;
         wq_row <= ROWS'(1) << w_slot[RB-1:SB];
+        wq_base <= w_slot[RB-1:SB];
+        wq_base_up <= w_slot[RB-1:SB] + RW'(1);
+        wq_base_dn <= w_slot[RB-1:SB] - RW'(1);
         for (int b = 0; b < NBANK; b++) wq_next[b] <= bank_next(w_slot[SB-1:0], SB'(b));
     end
     genvar gr;
@@ -222,13 +226,21 @@ module prism_ring #(
     // A bank's flag is selected in two steps around that register. Before
     // it: the flags of the NC rows the run's row may be in, rows hi * NC + j
     // (+ 1 where bank_next), j < NC, hi the run's slot / NBANK / NC (a
-    // 16:1 select of rest and of rest rotated by one, then bank_next's
-    // 2:1). After it: the one at the run's slot / NBANK mod NC (q_sub,
-    // registered with the read, shared by the banks). Rest is sampled in
-    // the read's cycle as before, so the flags read are the same; the
-    // select after the register (one LUT) is in the shadow of the memory's
-    // read. One 64:1 select with bank_next's choice in front of the
-    // register was 6.75 levels at KW 8 (timing.sh).
+    // 16:1 select of rest, then bank_next's 2:1). After it: the one at the
+    // run's slot / NBANK mod NC (q_sub, registered with the read, shared by
+    // the banks). The selects read `rest`, the flip-flops themselves; the
+    // pending clear of last cycle's sums (rest_v) is applied after the
+    // register, as a hit worked out beside the select: does the pending
+    // write's row of the bank equal the read's row? Both are a row base plus
+    // the bank's one-row step (bank_next), so that is one of three shared
+    // compares of the bases (equal, read one above, read one below) picked
+    // by the two steps. Selecting from rest_v instead put the clear's
+    // decode in front of every select input: ABC mapped the 512 flags of
+    // the selects into about 23k LUTs at KW 320 (LUT1 feeders of MUXF7 trees).
+    // Rest is sampled in the read's cycle as before, so the flags read are
+    // the same; the select after the register (one LUT) is in the shadow
+    // of the memory's read. One 64:1 select with bank_next's choice in
+    // front of the register was 6.75 levels at KW 8 (timing.sh).
     localparam int CB = RW < 2 ? RW : 2;         // row bits selected after the register
     localparam int NC = 2 ** CB;
     logic [RB-1:0]   r_slot [2];
@@ -239,25 +251,35 @@ module prism_ring #(
     assign r_n[1] = eg_n;
     logic [W-1:0]     q [2][NBANK];
     logic [NC-1:0]    q_fl [2][NBANK];           // a bank's flags of the NC rows its read may be in
+    logic [NBANK-1:0] q_hit [2];                 // a bank's read row is the pending clear's row
     logic [CB-1:0]    q_sub [2];                 // the run's slot / NBANK mod NC, registered with its read
     logic [NBANK-1:0] q_rest [2];
+    logic [NBANK-1:0] eg_orst;                   // the egress copy's output register loads zeros (see eg_acck)
     logic [SB-1:0]    q_rot;                     // the egress run's slot mod NBANK, registered with its read
     genvar gc, gb;
     generate
         for (gc = 0; gc < 2; gc++) begin : g_copy
             logic re;
             logic [RW-1:0] hi;                   // the run's slot / NBANK / NC
+            logic [RW-1:0] rr;                   // the run's row base, slot / NBANK
+            logic eq0, eq_up, eq_dn;             // rr == wq_base, == wq_base + 1, == wq_base - 1
             assign re = r_n[gc] != 0;
-            assign hi = RW'(r_slot[gc][RB-1:SB] >> CB);
+            assign rr = r_slot[gc][RB-1:SB];
+            assign hi = RW'(rr >> CB);
+            assign eq0 = rr == wq_base;
+            assign eq_up = rr == wq_base_up;
+            assign eq_dn = rr == wq_base_dn;
             always_ff @(posedge clk) if (re) q_sub[gc] <= r_slot[gc][SB +: CB];
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
+                logic rn;                        // the read's slot of this bank is in the next row
                 assign row = bank_row(r_slot[gc], SB'(gb));
-                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc)) ram (
+                assign rn = bank_next(r_slot[gc][SB-1:0], SB'(gb));
+                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc), .RST_LO(32)) ram (
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
-                    .re, .raddr(row), .rdata(q[gc][gb])
+                    .re, .raddr(row), .orst(gc == 1 ? eg_orst[gb] : 1'b0), .rdata(q[gc][gb])
                 );
-                // Flag j: row hi * NC + j, or the next one (bank_next).
+                // Flag j: row hi * NC + j, or the next one (rn).
                 logic [NC-1:0] fl;
                 always_comb
                     for (int j = 0; j < NC; j++) begin
@@ -265,13 +287,20 @@ module prism_ring #(
                         a = '0;
                         b = '0;
                         for (int k = 0; k < ROWS / NC; k++) begin
-                            a[k] = rest_v[gb][(k * NC + j) % ROWS];
-                            b[k] = rest_v[gb][(k * NC + j + 1) % ROWS];
+                            a[k] = rest[gb][(k * NC + j) % ROWS];
+                            b[k] = rest[gb][(k * NC + j + 1) % ROWS];
                         end
-                        fl[j] = bank_next(r_slot[gc][SB-1:0], SB'(gb)) ? b[hi] : a[hi];
+                        fl[j] = rn ? b[hi] : a[hi];
                     end
-                always_ff @(posedge clk) if (re) q_fl[gc][gb] <= fl;
-                assign q_rest[gc][gb] = q_fl[gc][gb][q_sub[gc]];
+                // The pending clear's row is wq_base + wq_next, the read's rr + rn.
+                logic hit;
+                assign hit = wq_en[gb] && (rn == wq_next[gb] ? eq0 : rn ? eq_dn : eq_up);
+                always_ff @(posedge clk)
+                    if (re) begin
+                        q_fl[gc][gb] <= fl;
+                        q_hit[gc][gb] <= hit;
+                    end
+                assign q_rest[gc][gb] = q_fl[gc][gb][q_sub[gc]] && !q_hit[gc][gb];
             end
 `ifndef SYNTHESIS
             // A read never meets a write of its own slot (see above).
@@ -298,23 +327,29 @@ module prism_ring #(
         end
 
     // The egress copy's second stage, beside its memories' output register
-    // (loaded the cycle after a read, as that register is): the flags and
-    // the rotation.
+    // (loaded the cycle after a read, as that register is): the flags, the
+    // block and the rotation. The output register of every bank outside the
+    // block, and of every bank at rest, loads zeros in its Kulisch bits
+    // (eg_orst, the register's reset), so a block word is the OR of its
+    // bank group's four words (see eg_acck).
     logic             eg_re_q;                   // the egress run was read last cycle
     logic [NBANK-1:0] eg_rest;
     logic [SB-1:0]    eg_rot;
-    logic [GB-1:0]    eg_grp;
+    logic             q_cross;
+    logic [GB-1:0]    q_grp;
+    assign q_cross = (RN_W + 1)'(q_rot[EB-1:0]) + (RN_W + 1)'(q_n) > (RN_W + 1)'(EG);
+    assign q_grp = NG > 1 ? GB'(q_rot >> EB) + GB'(q_cross) : '0;
+    always_comb
+        for (int b = 0; b < NBANK; b++)
+            eg_orst[b] = KULISCH == 0 || q_rest[1][b] || q_grp != GB'(b / EG);
     always_ff @(posedge clk) begin
         eg_re_q <= !rst && eg_n != 0;
         eg_valid <= !rst && eg_re_q;
         if (eg_re_q) begin
-            logic crosses;
-            crosses = (RN_W + 1)'(q_rot[EB-1:0]) + (RN_W + 1)'(q_n) > (RN_W + 1)'(EG);
             eg_rest <= q_rest[1];
             eg_rot <= q_rot;
             eg_phase <= q_rot[EB-1:0];
-            eg_cross <= crosses;
-            eg_grp <= NG > 1 ? GB'(q_rot >> EB) + GB'(crosses) : '0;
+            eg_cross <= q_cross;
         end
     end
 
@@ -352,23 +387,24 @@ module prism_ring #(
         if (KULISCH != 0) begin
             for (int b = 0; b < NBANK; b++)
                 {lane_accf[5*b +: 5], lane_acck[KW*b +: KW]} = (KW+5)'(q[0][b][W-1:32]);
-            // The block's words: bank group eg_grp, word p in bank
-            // eg_grp * EG + p. Both selects are one-hot AND-OR over
-            // constant indices: a variable index here (eg_acck[KW*eg_phase
-            // +: KW], or q[1][eg_grp * EG + p]) reached Yosys as shifts of
-            // every bank's word by a computed amount, and its techmap of
-            // them ran for over half an hour at KW 320.
+            // The block's words: word p is bank g * EG + p of the block's
+            // group g, the other groups' words and words at rest being zero
+            // (eg_orst). Both selects are AND-OR over constant indices: a
+            // variable index here (eg_acck[KW*eg_phase +: KW], or
+            // q[1][grp * EG + p]) reached Yosys as shifts of every
+            // bank's word by a computed amount, and its techmap of them ran
+            // for over half an hour at KW 320.
             for (int p = 0; p < EG; p++) begin
                 logic [KW+4:0] w;
                 w = '0;
-                for (int g = 0; g < NG; g++)
-                    if (eg_grp == GB'(g) && !eg_rest[g * EG + p]) w = w | (KW+5)'(q[1][g * EG + p][W-1:32]);
+                for (int g = 0; g < NG; g++) w = w | (KW+5)'(q[1][g * EG + p][W-1:32]);
                 {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]} = w;
             end
-            for (int p = 0; p < EG; p++) begin
+            begin
                 logic [KW+4:0] w0;
-                w0 = {eg_f0, eg_k0};
-                if (eg_phase == EB'(p)) w0 = w0 | {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]};
+                w0 = '0;
+                for (int p = 0; p < EG; p++)
+                    if (eg_phase == EB'(p)) w0 = w0 | {eg_accf[5*p +: 5], eg_acck[KW*p +: KW]};
                 {eg_f0, eg_k0} = w0;
             end
         end
