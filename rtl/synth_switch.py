@@ -14,6 +14,13 @@
       it looks for loops)
   synth_switch.py trace NETLIST.json N LOGIC_DEPTH   the N deepest endpoints of
       a (cut) netlist, each path's cells with the net each drives, by name
+      (one endpoint a register bit: a bus shows once)
+  synth_switch.py paths NETLIST.json LEVELS LOGIC_DEPTH   every endpoint
+      deeper than LEVELS, grouped by the first and the last named net on
+      its deepest path (bit and generate indices folded): a line a group,
+      deepest first, with its endpoint count and that path's named nets.
+      What a whole-switch run's depth report cannot say: where the
+      over-budget paths start
 """
 import json
 import re
@@ -121,7 +128,8 @@ def cut(src, dst):
     json.dump(d, open(dst, "w"))
 
 
-def trace(src, n, tool):
+def load_depth(src, tool):
+    """The netlist's top module analysed by logic-depth: (ends, via, cells, name of a bit)."""
     import importlib.machinery
     import importlib.util
     loader = importlib.machinery.SourceFileLoader("logic_depth", tool)
@@ -139,27 +147,66 @@ def trace(src, n, tool):
                 name[b] = net
     ends, via, cells, _ = ld.analyse(mod)
     ends.sort(key=lambda e: -e[0])
+    return ends, via, cells, name
+
+
+def path_nets(end_cell, via, cells, name):
+    """The cells of a path (start first) and the net each drives, by name ('?' if none)."""
+    chain = []
+    c = end_cell
+    while c is not None and len(chain) < 1000:
+        cell = cells[c]
+        outs = [b for p, io in cell.get("port_directions", {}).items() if io == "output"
+                for b in cell["connections"].get(p, []) if isinstance(b, int)]
+        chain.append((cell["type"], name.get(outs[0], "?") if outs else "?"))
+        c = via.get(c)
+    chain.reverse()
+    return chain
+
+
+def fold(net):
+    """A net's name with its bit and generate indices folded: one name a bus."""
+    return re.sub(r"\[\d+\]", "[]", net)
+
+
+def trace(src, n, tool):
+    ends, via, cells, name = load_depth(src, tool)
     seen = set()
     shown = 0
     for a, frm, end in ends:
         if shown >= n:
             break
-        key = (end.split(".")[0].split()[-1] if " " in end else end)
+        chain = path_nets(frm, via, cells, name)
+        # One endpoint a register: the last named net before it, folded
+        # (an endpoint's own cell name says nothing: Yosys numbers them).
+        named = [net for _, net in chain if not net.startswith("$") and net != "?"]
+        key = fold(named[-1]) if named else end
         if key in seen:
             continue
         seen.add(key)
         shown += 1
-        chain = []
-        c = frm
-        while c is not None and len(chain) < 100:
-            cell = cells[c]
-            outs = [b for p, io in cell.get("port_directions", {}).items() if io == "output"
-                    for b in cell["connections"].get(p, []) if isinstance(b, int)]
-            chain.append(f"{cell['type']}({name.get(outs[0], '?') if outs else '?'})")
-            c = via.get(c)
-        chain.reverse()
         print(f"{a:.2f} -> {end}")
-        print("    " + " > ".join(chain))
+        print("    " + " > ".join(f"{t}({net})" for t, net in chain))
+
+
+def paths(src, levels, tool):
+    ends, via, cells, name = load_depth(src, tool)
+    count = defaultdict(int)
+    worst = {}
+    for a, frm, end in ends:
+        if a <= levels:
+            break
+        named = [fold(net) for _, net in path_nets(frm, via, cells, name) if not net.startswith("$") and net != "?"]
+        # A path through no named net: its endpoint's kind (Yosys numbers the cells).
+        key = (named[0], named[-1]) if named else ("(no named net)", re.sub(r"\d+", "N", end))
+        count[key] += 1
+        if key not in worst:
+            worst[key] = (a, named)
+    print(f"{sum(count.values())} endpoints deeper than {levels:g} levels, {len(count)} groups (first named net -> last named net)")
+    for key, (a, named) in sorted(worst.items(), key=lambda kv: (-kv[1][0], -count[kv[0]])):
+        print(f"{a:6.2f} {count[key]:7d}  {key[0]} -> {key[1]}")
+        if len(named) > 2:
+            print("               via " + " > ".join(named[1:-1])[:300])
 
 
 if __name__ == "__main__":
@@ -167,6 +214,8 @@ if __name__ == "__main__":
         modules(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "trace":
         trace(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif len(sys.argv) == 5 and sys.argv[1] == "paths":
+        paths(sys.argv[2], float(sys.argv[3]), sys.argv[4])
     elif len(sys.argv) == 4 and sys.argv[1] == "cut":
         cut(sys.argv[2], sys.argv[3])
     else:
