@@ -197,6 +197,13 @@ def paths(src, levels, tool):
         if a <= levels:
             break
         named = [fold(net) for _, net in path_nets(frm, via, cells, name) if not net.startswith("$") and net != "?"]
+        # The endpoint's own register, by the net its output drives.
+        cell = cells.get(end.split(" ", 1)[-1].rsplit(".", 1)[0])
+        if cell is not None:
+            outs = [b for p, io in cell.get("port_directions", {}).items() if io == "output"
+                    for b in cell["connections"].get(p, []) if isinstance(b, int)]
+            if outs and not name.get(outs[0], "$").startswith("$"):
+                named.append(fold(name[outs[0]]) + " (end)")
         # A path through no named net: its endpoint's kind (Yosys numbers the cells).
         key = (named[0], named[-1]) if named else ("(no named net)", re.sub(r"\d+", "N", end))
         count[key] += 1

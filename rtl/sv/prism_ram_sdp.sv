@@ -69,13 +69,18 @@ module prism_ram_sdp #(
             end
         end
         if (OREG != 0) begin : g_oreg
-            logic re_q;
-            always_ff @(posedge clk) begin
-                re_q <= re;
-                if (re_q) begin
-                    rdata <= rd;
-                    if (orst) rdata[W-1:RST_LO] <= '0;
-                end
+            logic re_q, zero;
+            // The reset as its own signal, ahead of the enable: a reset
+            // that acts only under the enable is not a flip-flop's reset
+            // pin (FDRE's R wins over CE), and Yosys built it as a LUT a
+            // bit (325 a bank at KW 320).
+            assign zero = re_q && orst;
+            always_ff @(posedge clk) re_q <= re;
+            always_ff @(posedge clk)
+                if (zero) rdata[W-1:RST_LO] <= '0;
+                else if (re_q) rdata[W-1:RST_LO] <= rd[W-1:RST_LO];
+            if (RST_LO > 0) begin : g_low
+                always_ff @(posedge clk) if (re_q) rdata[RST_LO-1:0] <= rd[RST_LO-1:0];
             end
         end else begin : g_no_oreg
             assign rdata = rd;
