@@ -906,7 +906,7 @@ module prism_node #(
     assign au_acck = eg_k0;
     assign au_accf = eg_f0;
     logic [31:0] au_v0;              // the emitted value's FP32 rounding, from rs (read a cycle ahead)
-    logic [RN_W-1:0] ro_n;           // slots the rounder reads this cycle
+    logic [RN_W-1:0] ro_n;           // slots the rounder's next read takes (a register: its hazard query's count)
     logic        ro_pend;            // rounding still to do or in flight (CONTROL waits for it, as for the lanes)
     // The planner's queue (prism_auto_plan): its head is the choice at
     // base + a_i for every state the encoder can be in there.
@@ -926,6 +926,18 @@ module prism_node #(
             logic [4:0]  ro_room;    // slots left in ro_ptr's block
             logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
             logic        ro_go;
+            // The rounder reads in three phases, each from registers: 0
+            // its count (ro_n, from ro_ptr and rr_lim), 1 its hazard query
+            // on the lanes' runs in flight (answer in ro_hit), 2 the read.
+            // In one cycle they were the switch's deepest path, 16.25
+            // levels from the trackers' registers into the ring's read
+            // enables. The answer of phase 1 holds in phase 2: the slots
+            // are below rr_lim, so no run for them can be pushed any more,
+            // and a run in flight can only land. At most LOOK values in
+            // three cycles is still faster than the planner takes them.
+            logic [1:0]  ro_ph;
+            logic        ro_hit;
+            logic [RN_W-1:0] ro_nc;
             // After the ring's read (RL stages: the read, then the rounding):
             // FP32_ARRIVAL values are written EG_LAT cycles after (ro_fv),
             // KULISCH_FIXED roundings RL cycles after (ro_v).
@@ -947,10 +959,11 @@ module prism_node #(
                 // (LANES slots): the roundings of a read come from its block.
                 ro_avail = rr_lim - ro_ptr;
                 ro_room = 5'(LANES) - 5'(ro_ptr[3:0]);
-                ro_n = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
-                if (ro_n > RN_W'(ro_room)) ro_n = RN_W'(ro_room);
+                ro_nc = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
+                if (ro_nc > RN_W'(ro_room)) ro_nc = RN_W'(ro_room);
+                if (ro_ptr >= rr_lim) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
-                ro_go = ctx_valid && ctx_auto && st != A_EMIT && ro_ptr < rr_lim && !hz_hit[1];
+                ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && st != A_EMIT && ro_n != 0 && !ro_hit;
                 ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
@@ -1026,7 +1039,13 @@ module prism_node #(
                     ro_ptr <= '0;
                     ro_done <= '0;
                     rr_lim <= '0;
+                    ro_ph <= '0;
+                    ro_n <= '0;
+                    ro_hit <= 1'b1;
                 end else begin
+                    ro_ph <= ro_ph == 2'd2 ? 2'd0 : ro_ph + 2'd1;
+                    if (ro_ph == 2'd0) ro_n <= ro_nc;
+                    if (ro_ph == 2'd1) ro_hit <= hz_hit[1];
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
