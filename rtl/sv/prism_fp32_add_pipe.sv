@@ -6,9 +6,13 @@
 // A pure pipeline: one pair in every cycle that `en` is high, its sum
 // LATENCY enabled cycles later on `sum` (with `s_valid` carried alongside
 // as `m_valid`). Same bits as the combinational prism_fp32_add (the tests
-// compare both against the CPU's f32 add).
+// compare both against the CPU's f32 add). `a_rest` reads `a` as -0 (the
+// ring's slot at rest: prism_ring's flag, which comes a level or two after
+// its register), applied as stage 0's register set/reset, so neither the
+// flag nor a mask is in front of stage 1's compares.
 //
 // Stages (each ends in a register):
+//  0 the operands as given (a_rest applied)
 //  1 classify (NaN, infinity), compare magnitudes, both exponent differences
 //  2 swap into |x| >= |y|, pick and clamp the alignment distance
 //  3 align y (guard, round, sticky)
@@ -26,11 +30,13 @@ module prism_fp32_add_pipe (
     input  wire logic        en,
     input  wire logic        s_valid,
     input  wire logic [31:0] a,
+    input  wire logic        a_rest,
     input  wire logic [31:0] b,
     output logic             m_valid,
     output logic [31:0]      sum
 );
-    localparam int LATENCY = 9;
+    localparam int LATENCY = 10;
+    localparam logic [31:0] NEG_ZERO = 32'h8000_0000;
     localparam logic [31:0] NAN = 32'h7FC0_0000;
 
     // What every stage carries about the special cases: the result is
@@ -39,6 +45,15 @@ module prism_fp32_add_pipe (
         logic        fixed;
         logic [31:0] value;
     } special_t;
+
+    // ---- 0: the operands ----
+    logic        s0_v;
+    logic [31:0] s0_a, s0_b;
+    always_ff @(posedge clk) if (en) begin
+        s0_v <= s_valid;
+        s0_a <= a_rest ? NEG_ZERO : a;
+        s0_b <= b;
+    end
 
     // ---- 1: classify, compare, exponent differences ----
     logic        s1_v;
@@ -50,23 +65,23 @@ module prism_fp32_add_pipe (
     always_ff @(posedge clk) if (en) begin
         logic a_max, b_max, a_frac, b_frac;
         logic [7:0] ae, be;
-        a_max = &a[30:23];
-        b_max = &b[30:23];
-        a_frac = |a[22:0];
-        b_frac = |b[22:0];
-        ae = a[30:23] == 8'd0 ? 8'd1 : a[30:23];
-        be = b[30:23] == 8'd0 ? 8'd1 : b[30:23];
-        s1_v <= s_valid;
-        s1_a <= a;
-        s1_b <= b;
-        s1_swap <= b[30:0] > a[30:0];
+        a_max = &s0_a[30:23];
+        b_max = &s0_b[30:23];
+        a_frac = |s0_a[22:0];
+        b_frac = |s0_b[22:0];
+        ae = s0_a[30:23] == 8'd0 ? 8'd1 : s0_a[30:23];
+        be = s0_b[30:23] == 8'd0 ? 8'd1 : s0_b[30:23];
+        s1_v <= s0_v;
+        s1_a <= s0_a;
+        s1_b <= s0_b;
+        s1_swap <= s0_b[30:0] > s0_a[30:0];
         s1_dab <= ae - be;
         s1_dba <= be - ae;
-        s1_ah <= a[30:23] != 8'd0;
-        s1_bh <= b[30:23] != 8'd0;
-        if ((a_max && a_frac) || (b_max && b_frac) || (a_max && b_max && a[31] != b[31])) s1_sp <= {1'b1, NAN};
-        else if (a_max) s1_sp <= {1'b1, a};
-        else if (b_max) s1_sp <= {1'b1, b};
+        s1_ah <= s0_a[30:23] != 8'd0;
+        s1_bh <= s0_b[30:23] != 8'd0;
+        if ((a_max && a_frac) || (b_max && b_frac) || (a_max && b_max && s0_a[31] != s0_b[31])) s1_sp <= {1'b1, NAN};
+        else if (a_max) s1_sp <= {1'b1, s0_a};
+        else if (b_max) s1_sp <= {1'b1, s0_b};
         else s1_sp <= {1'b0, 32'd0};
     end
 
@@ -220,7 +235,7 @@ module prism_fp32_add_pipe (
     end
 
     initial begin
-        if (LATENCY != 9) $error("prism_fp32_add_pipe: LATENCY must match its stage count (9)");
+        if (LATENCY != 10) $error("prism_fp32_add_pipe: LATENCY must match its stage count (10)");
     end
 endmodule
 

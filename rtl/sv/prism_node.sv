@@ -202,11 +202,19 @@ module prism_node #(
     logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
     logic [15:0]       in_beat [PORTS];    // and its next beat
     logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
-    // The frame digest (CRC-32C of the hashed range): each port's masked
-    // beat is registered (cr_*), then prism_crc32c_512 (2 stages) gives the
-    // digest C_LAT cycles after the edge that takes tlast; digests come in
-    // the port's frame order, into the buffer after the last one (c_slot).
-    localparam int C_LAT = 3;
+    // The frame digest (CRC-32C of the hashed range): each port's beat is
+    // registered as taken (ci_*, with the frame's hashed range in hs_*),
+    // then masked to that range and registered again (cr_*), then
+    // prism_crc32c_512 (2 stages) gives the digest C_LAT cycles after the
+    // edge that takes tlast; digests come in the port's frame order, into
+    // the buffer after the last one (c_slot). The mask in the cycle the
+    // beat is taken was 8 levels (the range's add from the beat's own
+    // bytes, then 64 compares of byte offsets against it).
+    localparam int C_LAT = 4;
+    logic [DATA_W-1:0] ci_data [PORTS];
+    logic [KEEP_W-1:0] ci_keep [PORTS];
+    logic [15:0]       ci_beat [PORTS];
+    logic [PORTS-1:0]  ci_valid, ci_last;
     logic [DATA_W-1:0] cr_data [PORTS];
     logic [PORTS-1:0]  cr_valid, cr_last, cd_valid;
     logic [31:0]       cd_crc [PORTS];
@@ -254,10 +262,11 @@ module prism_node #(
     assign proc_buf_n = fin ? buf_nxt : buf_cur;
     assign cur_port = proc_buf[NBW-1:BW];
     logic [32*CNT_TOTAL-1:0] cnt;   // counter i at [32*i +: 32] (a flat vector)
-    // The engine's counts, applied a cycle later: the engine sets a
-    // counter's bit (or, for RESULTs sent, their paths) and the counters
-    // add it in their own process, so no counter's adder sits behind the
-    // engine's decisions. m_idle waits for them.
+    // The engine's counts, applied two cycles later: the engine sets a
+    // counter's bit (or, for RESULTs sent, their paths), the counters
+    // decode it (cnt_q) and add it the cycle after, in their own process,
+    // so no counter's adder sits behind the engine's decisions or a
+    // decode. m_idle waits for them.
     logic [CNT_TOTAL-1:0] cnt_inc;
     // A count whose reason is a run-time value (a malformed frame's, a
     // DATA refusal's, a CONTROL refusal's): the group and the reason,
@@ -269,6 +278,9 @@ module prism_node #(
     logic [7:0]  cnt_why;
     logic        cnt_rs;
     logic [PI_W-1:0] cnt_rs_n;
+    logic [CNT_TOTAL-1:0] cnt_q;     // the increments, decoded (added the next cycle)
+    logic        cnt_rs_q;
+    logic [PI_W-1:0] cnt_rs_nq;
 
     // The frame being handled.
     // Its length, digest and verdict, registered with proc_buf (each a
@@ -333,12 +345,11 @@ module prism_node #(
     // DISPATCH itself reads fb_head (d_* below), and so do the lookups
     // made there.
     assign hdr = hdr_q;
-    logic [7:0]  d_class, d_cmd, d_groups;
+    logic [7:0]  d_class, d_groups;
     logic [47:0] d_dst_mac;
     always_comb begin
         d_dst_mac = `PN_B48(fb_head, 0);
         d_class   = `PN_B8(fb_head, 15);
-        d_cmd     = `PN_B8(fb_head, 42);
         d_groups  = `PN_B8(fb_head, 48);
     end
     always_ff @(posedge clk) if (st == DISPATCH) hdr_q <= fb_head;
@@ -417,20 +428,27 @@ module prism_node #(
     // s mod FLANES) and the lanes on its run of slots. The lanes are in bank
     // order: lane b adds into bank b's slot of the run, so the ring's wide
     // words go into the lanes and back without a rotation; the run's values
-    // (32 bits each) are rotated to their banks instead. A run's values
-    // are rotated in its dispatch cycle, converted to FP32 in the two
-    // after it (the conversion and the rotation were 14 levels in one
-    // cycle), and enter the lanes the cycle after that, beside the ring's
-    // registered read of the run, made CV_LAT cycles after dispatch.
+    // (32 bits each) are rotated to their banks instead. A run's view is
+    // registered in its dispatch cycle (wv_q: the frame buffer's view is
+    // 5.5 levels deep at its output, and its width select and the
+    // rotation after it were 11.25), its values rotated the cycle after,
+    // converted to FP32 in the two after that (the conversion and the
+    // rotation were 14 levels in one cycle), and enter the lanes the cycle
+    // after, beside the ring's registered read of the run, made CV_LAT
+    // cycles after dispatch. The Kulisch integer (kint) is cut from the
+    // registered view too.
     // Under KULISCH_FIXED a run is KLANES slots, but any FLANES-slot window
     // of banks may hold it, so there is a Kulisch lane per bank.
     logic [FLANES*32-1:0] lane_acc, lane_sum;
     logic [FLANES*RKW-1:0] lane_acck, klane_sum;
     logic [FLANES*5-1:0]  lane_accf, klane_f;
-    logic [FLANES-1:0]    lane_rest;       // a Kulisch lane's slot is at rest (its word reads as 0)
+    logic [FLANES-1:0]    lane_rest;       // a lane's slot is at rest (its words read as -0 and 0)
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
-    logic [31:0] lane_in [FLANES];   // value j of the run, its width's bytes
+    logic [32*FLANES-1:0] wv_q;      // the run's view, registered at dispatch
+    logic [3:0]    vq_w;             // with its values' width,
+    logic [8:0]    vq_kw;            // and its Kulisch integer's bytes (its first slot: lr_slot0)
+    logic [31:0] lane_in [FLANES];   // value j of the run, its width's bytes (from wv_q)
     logic [31:0] lane_inb [FLANES];  // bank b's value of the run
     // The conversion's stages after dispatch: the values rotated to their
     // banks (lane_rv), then their leading ones (lane_cp with lane_cr),
@@ -438,10 +456,10 @@ module prism_node #(
     // after dispatch (lr_*).
     logic [31:0]   lane_rv [FLANES], lane_cr [FLANES];
     logic [14:0]   lane_cp [FLANES];
-    logic [3:0]    cv_fmt1, cv_fmt2;
-    logic [RB-1:0] lr_slot1, lr_slot;
-    logic [RN_W-1:0] lr_n1, lr_n;
-    logic          f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q1, kisk_q2;
+    logic [3:0]    cv_fmt0, cv_fmt1, cv_fmt2;
+    logic [RB-1:0] lr_slot0, lr_slot1, lr_slot;
+    logic [RN_W-1:0] lr_n0, lr_n1, lr_n;
+    logic          f_push_q0, k_push_q0, f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q0, kisk_q1, kisk_q2;
     logic [7:0]    kst_q1, kst_q2;
     logic [KW-1:0] kint_q1, kint_q2;
     // Registered with the ring's read: what enters the lanes.
@@ -455,13 +473,13 @@ module prism_node #(
     // FP32 lanes (prism_fp32_add_pipe) or the Kulisch lanes
     // (prism_kulisch_lane_pipe) (their LATENCY; each checked in simulation
     // against the lanes' m_valid). The hazard logic follows from these.
-    localparam int CV_LAT = 2;   // the stages written out below (lr_*1, f_push_q1, cv_fmt1, lane_rv/lane_cp ...)
-    initial if (CV_LAT != 2) $error("prism_node: CV_LAT must match the conversion's two written-out stages");
+    localparam int CV_LAT = 3;   // the stages written out below (lr_*0, lr_*1, f_push_q0, f_push_q1, cv_fmt0, wv_q, lane_rv/lane_cp ...)
+    initial if (CV_LAT != 3) $error("prism_node: CV_LAT must match the conversion's three written-out stages");
     localparam int RING_LAT = 1;
     // The ring's egress read (the builder's line, AUTO's reads): the
     // registered read, then the memories' output register (prism_ring).
     localparam int EG_LAT = 2;
-    localparam int F_LAT = 9;
+    localparam int F_LAT = 10;
     localparam int K_LAT = 3;
     // Hazard queries of the ring's egress readers against the runs in
     // flight (prism_lane_track): 0 the builder's line, 1 AUTO's lookahead
@@ -482,40 +500,52 @@ module prism_node #(
         for (int j = 0; j < FLANES; j++) x[0][j] = lane_in[j];
         for (int k = 0; k < $clog2(FLANES); k++)
             for (int i = 0; i < FLANES; i++)
-                x[k+1][i] = lane_slot[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
+                x[k+1][i] = lr_slot0[k] ? x[k][(i - (1 << k)) & (FLANES - 1)] : x[k][i];
         for (int i = 0; i < FLANES; i++) lane_inb[i] = x[$clog2(FLANES)][i];
     end
     always_ff @(posedge clk) begin
         if (rst) begin
+            f_push_q0 <= 1'b0;
+            k_push_q0 <= 1'b0;
             f_push_q1 <= 1'b0;
             k_push_q1 <= 1'b0;
             f_push_q <= 1'b0;
             k_push_q <= 1'b0;
             f_go <= 1'b0;
             k_go <= 1'b0;
+            lr_n0 <= '0;
             lr_n1 <= '0;
             lr_n <= '0;
         end else begin
-            f_push_q1 <= f_push;
-            k_push_q1 <= k_push;
+            f_push_q0 <= f_push;
+            k_push_q0 <= k_push;
+            f_push_q1 <= f_push_q0;
+            k_push_q1 <= k_push_q0;
             f_push_q <= f_push_q1;
             k_push_q <= k_push_q1;
             f_go <= f_push_q;
             k_go <= k_push_q;
-            lr_n1 <= f_push || k_push ? run_n : '0;
+            lr_n0 <= f_push || k_push ? run_n : '0;
+            lr_n1 <= lr_n0;
             lr_n <= lr_n1;
         end
-        lr_slot1 <= lane_slot;
+        wv_q <= wv;
+        vq_w <= g_w;
+        vq_kw <= g_kw;
+        lr_slot0 <= lane_slot;
+        lr_slot1 <= lr_slot0;
         lr_slot <= lr_slot1;
-        cv_fmt1 <= g_fmt;
+        cv_fmt0 <= g_fmt;
+        cv_fmt1 <= cv_fmt0;
         cv_fmt2 <= cv_fmt1;
         // (One assignment a loop: Verilator 5.006 takes no more with arrays.)
         for (int i = 0; i < FLANES; i++) lane_rv[i] <= lane_inb[i];
         for (int i = 0; i < FLANES; i++) lane_cr[i] <= lane_rv[i];
         for (int i = 0; i < FLANES; i++) lane_cp[i] <= cv_prep(lane_rv[i]);
         for (int i = 0; i < FLANES; i++) lane_inq[i] <= cv_fp32(cv_fmt2, lane_cr[i], lane_cp[i]);
-        kisk_q1 <= g_fmt == FMT_KULISCH;
-        kst_q1 <= win[7:0];
+        kisk_q0 <= g_fmt == FMT_KULISCH;
+        kisk_q1 <= kisk_q0;
+        kst_q1 <= wv_q[7:0];
         kint_q1 <= kint;
         kisk_q2 <= kisk_q1;
         kst_q2 <= kst_q1;
@@ -528,11 +558,11 @@ module prism_node #(
     generate
         for (gl = 0; gl < FLANES; gl++) begin : g_lane
             if (gl == 0) begin : g_first
-                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .b(lane_inq[gl]),
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .a_rest(lane_rest[gl]), .b(lane_inq[gl]),
                                          .m_valid(f_mv0), .sum(lane_sum[32*gl +: 32]));
             end else begin : g_rest
                 /* verilator lint_off PINCONNECTEMPTY */
-                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .b(lane_inq[gl]),
+                prism_fp32_add_pipe add (.clk, .en(1'b1), .s_valid(f_go), .a(lane_acc[32*gl +: 32]), .a_rest(lane_rest[gl]), .b(lane_inq[gl]),
                                          .m_valid(), .sum(lane_sum[32*gl +: 32]));
                 /* verilator lint_on PINCONNECTEMPTY */
             end
@@ -564,7 +594,7 @@ module prism_node #(
             // What only the Kulisch lanes read.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{lane_acck, lane_accf, lane_rest, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
+            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -583,6 +613,15 @@ module prism_node #(
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
     logic        ctx_auto, ctx_auto_q;   // AUTO output (constant 0 without AUTO_ENABLE)
+    // st == A_EMIT as a register of its own (set where A_EMIT is entered,
+    // cleared where it is left; simulation checks it): the compare of st
+    // took ABC three levels, in front of the ring's egress read address
+    // and its clears.
+    logic        st_emit;
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st_emit != (st == A_EMIT)) $error("prism_node: st_emit is not st == A_EMIT");
+`endif
     assign ctx_auto = AUTO_ENABLE != 0 && ctx_auto_q;
     logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
@@ -622,7 +661,7 @@ module prism_node #(
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && cnt_grp == 0 && !cnt_rs;
+        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && cnt_grp == 0 && !cnt_rs && cnt_q == 0 && !cnt_rs_q;
         for (int p = 0; p < PORTS; p++) begin
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
@@ -642,18 +681,19 @@ module prism_node #(
         lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
         run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
         run_bytes = 16'(run_n) * 16'(g_w);
-        // A Kulisch value a cycle: state byte, then W bits sign-extended to KW.
-        kint = KW'($signed(win[8 +: KW] << (KW - 8 * ($signed(32'(g_kw)) + 1))) >>> (KW - 8 * ($signed(32'(g_kw)) + 1)));
+        // A Kulisch value a cycle: state byte, then W bits sign-extended to
+        // KW (from the run's registered view).
+        kint = KW'($signed(wv_q[8 +: KW] << (KW - 8 * ($signed(32'(vq_kw)) + 1))) >>> (KW - 8 * ($signed(32'(vq_kw)) + 1)));
         if (g_fmt == FMT_KULISCH) begin
             run_n = RN_W'(1);
             run_bytes = 16'd2 + {7'b0, g_kw};
         end
         for (int j = 0; j < FLANES; j++) begin
             logic [31:0] raw;
-            case (g_w)
-                4'd1: raw = {24'b0, wv[8*j +: 8]};
-                4'd2: raw = {16'b0, wv[16*j +: 16]};
-                default: raw = wv[32*j +: 32];
+            case (vq_w)
+                4'd1: raw = {24'b0, wv_q[8*j +: 8]};
+                4'd2: raw = {16'b0, wv_q[16*j +: 16]};
+                default: raw = wv_q[32*j +: 32];
             endcase
             lane_in[j] = raw;
         end
@@ -797,21 +837,44 @@ module prism_node #(
         for (int r = 0; r < ROM_RECORDS; r++)
             for (int i = 0; i < 36; i++) caps_body[8*(36 * r + i) +: 8] = rom_byte(r, i);
 
-    // One binding record in the 64-byte window at its offset.
+    // One binding record at the view's offset, from the registered view
+    // (wv_q): C_BIND takes three cycles a binding (bp: 0 the view is
+    // registered, 1 the checks are registered in bd_bad_q, 2 the binding
+    // is applied and the next one's offset given), so neither the checks
+    // nor the tables' writes sit behind the frame buffer's view (they were
+    // up to 17 levels with it, the switch's deepest paths). STAGE is a
+    // control path: two cycles more a binding cost nothing on DATA.
     logic [7:0]  bd_dir, bd_kind;
     logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
     logic [47:0] bd_mac;
-    logic        bd_dup, bd_bad;
+    logic        bd_dup, bd_bad, bd_bad_q;
+    logic [1:0]  bp;
+    always_ff @(posedge clk) bd_bad_q <= bd_bad;
+    // PREWALK's records (PROGRESS holes, STAGE bindings' reserved bits,
+    // capability records) the same way, from wv_q in three cycles a record
+    // (bp), after a first cycle (pw_seek) that moves the view to them: the
+    // record's refusal (pw_bad_q) and a hole's end (pw_he2_q), registered.
+    logic        pw_seek, pw_bad_q;
+    logic [32:0] pw_he2_q;
+    always_ff @(posedge clk) begin
+        logic [32:0] hf, he2;
+        hf = {1'b0, `PN_B32(wv_q, 0)};
+        he2 = hf + {1'b0, `PN_B32(wv_q, 4)};
+        pw_he2_q <= he2;
+        if (f_class == CLASS_PROGRESS) pw_bad_q <= `PN_B32(wv_q, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000;
+        else if (f_cmd == CMD_STAGE) pw_bad_q <= (wv_q[7:0] & DIR_RESERVED) != 0;
+        else pw_bad_q <= wv_q[8*7 +: 8] != 0;
+    end
     always_comb begin
-        bd_dir    = win[7:0];
-        bd_kind   = win[15:8];
-        bd_stream = `PN_B16(win, 2);
-        bd_lep    = `PN_B16(win, 4);
-        bd_pep    = `PN_B16(win, 6);
-        bd_mac    = {`PN_B16(win, 8), `PN_B32(win, 10)};
-        bd_port   = `PN_B16(win, 14);
-        bd_rank   = `PN_B16(win, 16);
-        bd_terms  = `PN_B16(win, 18);
+        bd_dir    = wv_q[7:0];
+        bd_kind   = wv_q[15:8];
+        bd_stream = `PN_B16(wv_q, 2);
+        bd_lep    = `PN_B16(wv_q, 4);
+        bd_pep    = `PN_B16(wv_q, 6);
+        bd_mac    = {`PN_B16(wv_q, 8), `PN_B32(wv_q, 10)};
+        bd_port   = `PN_B16(wv_q, 14);
+        bd_rank   = `PN_B16(wv_q, 16);
+        bd_terms  = `PN_B16(wv_q, 18);
         bd_dup = 1'b0;
         for (int i = 0; i < MAX_BINDINGS; i++)
             if (16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep)) bd_dup = 1'b1;
@@ -963,7 +1026,7 @@ module prism_node #(
                 if (ro_nc > RN_W'(ro_room)) ro_nc = RN_W'(ro_room);
                 if (ro_ptr >= rr_lim) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
-                ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && st != A_EMIT && ro_n != 0 && !ro_hit;
+                ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
                 ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
@@ -978,11 +1041,11 @@ module prism_node #(
                 e_k_next = e_k + 16'(e_desc && !e_end);
                 e_val_next = !e_end && (!e_desc || !em_last);
                 au_qslot = RB'(ro_ptr);
-                au_slot = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
-                au_n = st == A_EMIT ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
-                pr_go = ctx_valid && ctx_auto && st != A_EMIT && st != C_INSTALL && pl_ready && pp < {1'b0, ctx_vlen}
+                au_slot = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
+                au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
+                pr_go = ctx_valid && ctx_auto && !st_emit && st != C_INSTALL && pl_ready && pp < {1'b0, ctx_vlen}
                         && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
-                rs_ra = st == A_EMIT ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
+                rs_ra = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
                 // The queue's head is base + a_i; it comes without another
                 // frame once readiness covers its window.
                 pq = base + {17'b0, a_i};
@@ -1133,6 +1196,7 @@ module prism_node #(
     assign pl_cont_open = a_open && a_count < 17'd65535 && pl_cont[{a_f, a_bytes[1:0]}];
     // A packet's body is written from its first group.
     task automatic start_emit();
+        st_emit <= 1'b1;
         e_g <= '0;
         e_end <= a_ng == 0;
         e_k <= '0;
@@ -1156,7 +1220,7 @@ module prism_node #(
     logic [31:0] em_d;
     logic        ab_busy, a_done;
     always_ff @(posedge clk) begin
-        em2_on <= !rst && st == A_EMIT && !e_end;
+        em2_on <= !rst && st_emit && !e_end;
         em2_desc <= e_desc;
         em2_f <= ge_f;
         em2_d <= em_d;
@@ -1168,7 +1232,7 @@ module prism_node #(
         gr_f = a_gf[e_g[7:0]];
         gr_c = a_gc[e_g[7:0]];
         em_d = {4'(gr_f) + 4'd1, 3'b0, gr_f == 3'd4 ? ctx_kwf : 9'd0, gr_c};
-        a_done = AUTO_ENABLE != 0 && st == A_EMIT && e_end && !em2_on && !ab_busy;
+        a_done = AUTO_ENABLE != 0 && st_emit && e_end && !em2_on && !ab_busy;
     end
     generate
         if (AUTO_ENABLE != 0) begin : g_body
@@ -1214,17 +1278,27 @@ module prism_node #(
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
 
+    // The counters' increments: decoded from the engine's registers into
+    // cnt_q, then added (decode and 32-bit add in one cycle were 8 levels).
     always_ff @(posedge clk)
-        if (rst) cnt <= '0;
-        else
+        if (rst) begin
+            cnt <= '0;
+            cnt_q <= '0;
+            cnt_rs_q <= 1'b0;
+        end else begin
             for (int i = 0; i < CNT_TOTAL; i++) begin
                 logic inc;
                 inc = cnt_inc[i];
                 if (i >= CNT_MALFORMED && i < CNT_UNTRUSTED_SOURCE && cnt_grp == CG_MALFORMED && cnt_why == 8'(i - CNT_MALFORMED)) inc = 1'b1;
                 if (i >= CNT_REFUSED && i < CNT_DATA_APPLIED && cnt_grp == CG_REFUSED && cnt_why == 8'(i - CNT_REFUSED)) inc = 1'b1;
                 if (i >= CNT_DATA_REJECTED && i < CNT_PROGRESS_IGNORED && cnt_grp == CG_REJECTED && cnt_why == 8'(i - CNT_DATA_REJECTED)) inc = 1'b1;
-                cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs ? 32'(cnt_rs_n) : 32'(inc));
+                cnt_q[i] <= inc;
             end
+            cnt_rs_q <= cnt_rs;
+            cnt_rs_nq <= cnt_rs_n;
+            for (int i = 0; i < CNT_TOTAL; i++)
+                cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs_q ? 32'(cnt_rs_nq) : 32'(cnt_q[i]));
+        end
 
     // ---------------------------------------------------------------- FSM
     /* verilator lint_off UNUSEDSIGNAL */
@@ -1340,7 +1414,7 @@ module prism_node #(
     logic        rel_go, rel_dr, rc_ok, rdy;
     always_comb begin
         rdy = hd_least > base && (hd_least >= rc_e || base >= rc_e);
-        rel_e = st == A_EMIT ? base + 33'(a_i) : rc_e;
+        rel_e = st_emit ? base + 33'(a_i) : rc_e;
         rel_dr = st == D_READY && hd_settled && rc_ok && !ctx_auto && rdy && rq_free;
         rel_go = !rst && (rel_dr || a_done);
     end
@@ -1413,6 +1487,7 @@ module prism_node #(
                 c_slot[p] <= '0;
             end
             cr_valid <= '0;
+            ci_valid <= '0;
             for (int b = 0; b < NB; b++) begin
                 b_ready[b] <= 1'b0;
                 b_crcd[b] <= 1'b0;
@@ -1425,7 +1500,8 @@ module prism_node #(
                 logic [15:0] hs, he;
                 logic [DATA_W-1:0] masked;
                 id = {PW'(p), in_slot[p]};
-                cr_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
+                ci_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
+                cr_valid[p] <= ci_valid[p];
                 if (s_axis_tvalid[p] && s_axis_tready[p]) begin
                     hs = hs_start[p];
                     he = hs_end[p];
@@ -1444,20 +1520,28 @@ module prism_node #(
                         b_pid[id] <= {s_axis_tdata[DATA_W*p + 8*38 +: 8], s_axis_tdata[DATA_W*p + 8*39 +: 8],
                                       s_axis_tdata[DATA_W*p + 8*40 +: 8], s_axis_tdata[DATA_W*p + 8*41 +: 8]};
                     end
-                    masked = s_axis_tdata[DATA_W*p +: DATA_W];
-                    for (int i = 0; i < KEEP_W; i++) begin
-                        logic [15:0] a;
-                        a = 16'(64 * $signed(32'(in_beat[p])) + i);
-                        if (!s_axis_tkeep[KEEP_W*p + i] || a < hs || a >= he) masked[8*i +: 8] = 8'd0;
-                    end
-                    cr_data[p] <= masked;
-                    cr_last[p] <= s_axis_tlast[p];
+                    ci_data[p] <= s_axis_tdata[DATA_W*p +: DATA_W];
+                    ci_keep[p] <= s_axis_tkeep[KEEP_W*p +: KEEP_W];
+                    ci_beat[p] <= in_beat[p];
+                    ci_last[p] <= s_axis_tlast[p];
                     // The beat itself goes into the buffer (prism_frame_buf).
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
                         b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
                     end
+                end
+                // The beat taken last cycle, masked to its frame's hashed
+                // range (hs_*, set as its first beat was taken).
+                if (ci_valid[p]) begin
+                    masked = ci_data[p];
+                    for (int i = 0; i < KEEP_W; i++) begin
+                        logic [15:0] a;
+                        a = 16'(64 * $signed(32'(ci_beat[p])) + i);
+                        if (!ci_keep[p][i] || a < hs_start[p] || a >= hs_end[p]) masked[8*i +: 8] = 8'd0;
+                    end
+                    cr_data[p] <= masked;
+                    cr_last[p] <= ci_last[p];
                 end
                 // A verdict, for the oldest frame without one (the validator
                 // sees exactly the beats taken here, and answers in order).
@@ -1632,7 +1716,7 @@ module prism_node #(
         .clk, .rst,
         .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
-        .one_clear(st == A_EMIT && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
+        .one_clear(st_emit && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
         .clr_en(st == C_CLEAR), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
         .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
@@ -1719,33 +1803,23 @@ module prism_node #(
         /* verilator lint_off UNUSEDSIGNAL */
         logic [31:0] d;
         /* verilator lint_on UNUSEDSIGNAL */
-        logic [32:0] hf, he2;
         off_n = off;
         n = k_left > 16'd64 ? 16'd64 : k_left;
         d = `PN_B32(win, 0);
         w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
-        hf = {1'b0, `PN_B32(win, 0)};
-        he2 = hf + {1'b0, `PN_B32(win, 4)};
         case (st)
             IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
-            DISPATCH:
-                // (A CONTROL frame waiting here stays at DATA_BODY.)
-                if (rx_ok && rx_prism && !(d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled))) begin
-                    if (d_class == CLASS_PROGRESS) off_n = PROGRESS_HOLES;
-                    else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) off_n = DATA_BODY;
-                    else off_n = d_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY;
-                end
+            // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
+            // RESULT frame's first descriptor is there); PREWALK moves the
+            // view to its records in its first cycle (pw_seek), so no
+            // offset depends on the header read in DISPATCH.
             PREWALK:
-                if (f_class == CLASS_PROGRESS) begin
-                    if (bi != `PN_B16(hdr, 56) && !(`PN_B32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000)) off_n = off + HOLE_LEN;
-                end else if (f_cmd == CMD_STAGE) begin
-                    if (bi != f_bcount && (win[7:0] & DIR_RESERVED) == 0) off_n = off + BINDING_LEN;
-                end else if (f_cmd == CMD_CAPS_RESPONSE) begin
-                    if (!(off >= CONTROL_BODY + f_body_len) && win[8*7 +: 8] == 0) off_n = off + CAPS_RECORD_LEN;
-                end
+                if (pw_seek) off_n = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
+                else if (bp == 2'd2 && !pw_bad_q)
+                    off_n = off + (f_class == CLASS_PROGRESS ? HOLE_LEN : (f_cmd == CMD_STAGE ? BINDING_LEN : CAPS_RECORD_LEN));
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
             C_APPLY: off_n = 16'd84;
-            C_BIND: if (bi != f_bcount && !bd_bad) off_n = off + BINDING_LEN;
+            C_BIND: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
             D_KWALK:
                 if (k_left != 0) off_n = off + n;
                 else if (vals_left != 0) off_n = off + 16'd1;
@@ -1764,6 +1838,9 @@ module prism_node #(
     always_ff @(posedge clk) begin
         if (rst) begin
             st <= IDLE;
+            st_emit <= 1'b0;
+            bp <= 2'd0;
+            pw_seek <= 1'b0;
             o_head <= '0;
             k_bad <= 1'b0;
             free_buf <= 1'b0;
@@ -1805,6 +1882,7 @@ module prism_node #(
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
                     pos <= {1'b0, `PN_B32(fb_head, 44)};
+                    pw_seek <= 1'b1;
                     st <= PREWALK;
                 end else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
@@ -1819,39 +1897,32 @@ module prism_node #(
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
+                    pw_seek <= 1'b1;
                     st <= PREWALK;
                 end
             end
             PREWALK: begin
-                if (f_class == CLASS_PROGRESS) begin
-                    logic [15:0] nholes;
-                    logic [32:0] hf, he2;
-                    nholes = `PN_B16(hdr, 56);
-                    hf = {1'b0, `PN_B32(win, 0)};
-                    he2 = hf + {1'b0, `PN_B32(win, 4)};
-                    if (bi == nholes) st <= ROUTE;
-                    else if (`PN_B32(win, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000) begin
-                        count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
+                // pw_seek: the view moves to the records (off_n). Then each
+                // record: bp 0 the end tests (registers), 1 the view is
+                // registered, 2 its checks are (pw_bad_q) and it is taken.
+                if (pw_seek) pw_seek <= 1'b0;
+                else if (bp == 2'd0) begin
+                    if (f_class == CLASS_PROGRESS ? bi == `PN_B16(hdr, 56)
+                        : f_cmd == CMD_STAGE ? bi == f_bcount
+                        : f_cmd == CMD_CAPS_RESPONSE ? off >= CONTROL_BODY + f_body_len : 1'b1) st <= ROUTE;
+                    else bp <= 2'd1;
+                end else if (bp == 2'd1) bp <= 2'd2;
+                else begin
+                    bp <= 2'd0;
+                    if (pw_bad_q) begin
+                        if (f_class == CLASS_PROGRESS) count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
+                        else count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
                         st <= DONE;
                     end else begin
-                        pos <= he2 + 33'd1;
-                        bi <= bi + 16'd1;
+                        if (f_class == CLASS_PROGRESS) pos <= pw_he2_q + 33'd1;
+                        if (f_class == CLASS_PROGRESS || f_cmd == CMD_STAGE) bi <= bi + 16'd1;
                     end
-                end else if (f_cmd == CMD_STAGE) begin
-                    if (bi == f_bcount) st <= ROUTE;
-                    else if ((win[7:0] & DIR_RESERVED) != 0) begin
-                        count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
-                        st <= DONE;
-                    end else begin
-                        bi <= bi + 16'd1;
-                    end
-                end else if (f_cmd == CMD_CAPS_RESPONSE) begin
-                    if (off >= CONTROL_BODY + f_body_len) st <= ROUTE;
-                    else if (win[8*7 +: 8] != 0) begin
-                        count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
-                        st <= DONE;
-                    end
-                end else st <= ROUTE;
+                end
             end
             // ---------------------------------------------------- CONTROL
             C_TXN: begin
@@ -1908,9 +1979,13 @@ module prism_node #(
                 endcase
             end
             C_BIND: begin
-                if (bi == f_bcount) st <= C_BIND_END;
+                if (bp == 2'd0) begin
+                    if (bi == f_bcount) st <= C_BIND_END;
+                    else bp <= 2'd1;
+                end else if (bp == 2'd1) bp <= 2'd2;
                 else begin
-                    if (bd_bad) begin
+                    bp <= 2'd0;
+                    if (bd_bad_q) begin
                         ack_status <= ACK_INVALID_BINDING;
                         ack_detail <= bi + 16'd1;
                         st <= C_REPLY;
@@ -2134,6 +2209,7 @@ module prism_node #(
                         a_open <= 1'b0;
                         a_used <= '0;
                         a_ng <= '0;
+                        st_emit <= 1'b0;
                         st <= D_READY;
                     end
                 end else if (!e_desc) begin

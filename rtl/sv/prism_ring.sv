@@ -46,10 +46,11 @@
 // Kulisch zero without flags, whatever its memory word holds; a sum written
 // takes the flag down. Changes, in this order within a cycle (a later change
 // to a slot wins): the egress run's slots marked in `eg_clear` (the builder
-// clears what it reads), a fresh accumulator NBANK slots from `clr_slot`
-// (`clr_en`), `one_slot` (`one_clear`, AUTO's clear of the value it just
-// wrote), then the lanes' sums (their flags go down a cycle late, which
-// reads do not see: see the rest flags). Every flag is up after reset.
+// clears what it reads; these take effect a cycle late, which no reader
+// sees: see the rest flags), a fresh accumulator NBANK slots from
+// `clr_slot` (`clr_en`), `one_slot` (`one_clear`, AUTO's clear of the value
+// it just wrote), then the lanes' sums (their flags go down a cycle late,
+// which reads do not see: see the rest flags). Every flag is up after reset.
 //
 // prism_node never reads a slot in the cycle a sum for it is written
 // (prism_lane_track holds such reads), so a read never meets its own
@@ -76,7 +77,7 @@ module prism_ring #(
     // The lanes' run, in bank order (bank b at [b*WIDTH +: WIDTH]).
     input  wire logic [RB-1:0]         lane_slot,
     input  wire logic [RN_W-1:0]       lane_n,
-    output logic      [NBANK*32-1:0]   lane_acc,
+    output logic      [NBANK*32-1:0]   lane_acc,      // as stored: see lane_rest
     output logic      [NBANK*KW-1:0]   lane_acck,     // as stored: see lane_rest
     output logic      [NBANK*5-1:0]    lane_accf,
     output logic      [NBANK-1:0]      lane_rest,     // the bank's slot is at rest
@@ -177,8 +178,23 @@ module prism_ring #(
     // left them), so a read the cycle after a sum sees it as before. With
     // the clear in the sum's own cycle, compare, row mask and flag update
     // were 6.50 levels in one run of abc and 5.25 in another.
-    logic [NBANK-1:0] eg_clear_x;                // eg_clear by the egress run's value index
-    assign eg_clear_x = NBANK'(eg_clear);
+    // The egress run's clears take effect a cycle late, from registers
+    // (ps_*: the run's slot and its clears): a clear's 64:1 select by the
+    // run's slot and its row mask came after the slot's own logic in the
+    // node, 8.25 levels into the flags. Reads do not see a clear in its
+    // own cycle either way, and the readers never read a slot the cycle
+    // after the builder cleared it (it retires only after its RESULT is
+    // sent; simulation checks it), so reads see the same flags; a sum
+    // landing on a slot in the cycle of its clear cannot happen (the
+    // builder's read waits for sums in flight).
+    logic [RB-1:0]    ps_slot;
+    logic [EG-1:0]    ps_clear;
+    always_ff @(posedge clk) begin
+        ps_slot <= eg_slot;
+        ps_clear <= rst ? '0 : eg_clear;
+    end
+    logic [NBANK-1:0] eg_clear_x;                // the pending clears by the run's value index
+    assign eg_clear_x = NBANK'(ps_clear);
     logic [ROWS-1:0]  rest [NBANK];
     logic [ROWS-1:0]  rest_v [NBANK];            // rest with the last cycle's sums' clears
     logic [NBANK-1:0] wq_en, wq_next;            // last cycle's write: a bank's enable, and its slot in the next row
@@ -198,9 +214,9 @@ module prism_ring #(
         for (gr = 0; gr < NBANK; gr++) begin : g_rest
             logic            ee, oe;
             logic [ROWS-1:0] set, clr, one;
-            assign ee = eg_clear_x[SB'(gr) - eg_slot[SB-1:0]];
+            assign ee = eg_clear_x[SB'(gr) - ps_slot[SB-1:0]];
             assign oe = one_clear && one_slot[SB-1:0] == SB'(gr);
-            assign set = (ee ? row_mask(eg_slot, SB'(gr)) : '0) | (clr_en ? row_mask(clr_slot, SB'(gr)) : '0);
+            assign set = (ee ? row_mask(ps_slot, SB'(gr)) : '0) | (clr_en ? row_mask(clr_slot, SB'(gr)) : '0);
             assign clr = wq_en[gr] ? (wq_next[gr] ? {wq_row[ROWS-2:0], wq_row[ROWS-1]} : wq_row) : '0;
             assign one = oe ? ROWS'(1) << one_slot[RB-1:SB] : '0;
             assign rest_v[gr] = rest[gr] & ~clr;
@@ -303,12 +319,17 @@ module prism_ring #(
                 assign q_rest[gc][gb] = q_fl[gc][gb][q_sub[gc]] && !q_hit[gc][gb];
             end
 `ifndef SYNTHESIS
-            // A read never meets a write of its own slot (see above).
+            // A read never meets a write of its own slot (see above), nor
+            // the egress run's pending clear of it.
             always_ff @(posedge clk)
                 if (!rst && re)
-                    for (int b = 0; b < NBANK; b++)
+                    for (int b = 0; b < NBANK; b++) begin
                         if (w_en[b] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b)) && bank_row(r_slot[gc], SB'(b)) == w_row[b])
                             $error("prism_ring: slot %0d read in the cycle its sum is written", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
+                        if (eg_clear_x[SB'(b) - ps_slot[SB-1:0]] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b))
+                            && bank_row(r_slot[gc], SB'(b)) == bank_row(ps_slot, SB'(b)))
+                            $error("prism_ring: slot %0d read the cycle after the egress run cleared it", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
+                    end
 `endif
         end
     endgenerate
@@ -367,13 +388,15 @@ module prism_ring #(
     end
 
     // A slot at rest reads as -0 and a Kulisch zero without flags; the
-    // lanes' Kulisch words come as stored, with lane_rest, which
-    // prism_kulisch_lane_pipe applies as a register reset (masking them here
-    // took a LUT a bit: 64 x 325).
+    // lanes' words come as stored, with lane_rest, which
+    // prism_fp32_add_pipe and prism_kulisch_lane_pipe apply as a register
+    // set or reset (masking them here took a LUT a bit, 64 x 325, and put
+    // the flag's select and the mask in front of the FP32 lanes' first
+    // compares: 7.50 levels).
     assign lane_rest = q_rest[0];
     always_comb begin
         for (int b = 0; b < NBANK; b++)
-            lane_acc[32*b +: 32] = q_rest[0][b] ? NEG_ZERO : q[0][b][31:0];
+            lane_acc[32*b +: 32] = q[0][b][31:0];
         for (int j = 0; j < EG; j++)
             eg_acc[32*j +: 32] = eg_run[j][32] ? NEG_ZERO : eg_run[j][31:0];
         /* verilator lint_off WIDTHCONCAT */
@@ -414,6 +437,12 @@ module prism_ring #(
     always_ff @(posedge clk)
         if (!rst) begin
             if (fw_en && kw_en) $error("prism_ring: FP32 and Kulisch sums in the same cycle");
+            // A pending clear and last cycle's sum of one slot: the clear
+            // would win, where in the clear's own cycle the sum would have.
+            for (int b = 0; b < NBANK; b++)
+                if (eg_clear_x[SB'(b) - ps_slot[SB-1:0]] && wq_en[b]
+                    && bank_row(ps_slot, SB'(b)) == (wq_next[b] ? wq_base_up : wq_base))
+                    $error("prism_ring: slot %0d summed in the cycle the egress run cleared it", {bank_row(ps_slot, SB'(b)), SB'(b)});
             if (one_clear && w_en[one_slot[SB-1:0]] && w_row[one_slot[SB-1:0]] == one_slot[RB-1:SB])
                 $error("prism_ring: slot %0d cleared by AUTO in the cycle its sum is written", one_slot);
         end

@@ -142,7 +142,7 @@ fn check_pipe(a: &[u32], b: &[u32], stall_seed: u64, what: &str) -> prism_rtl::P
     run
 }
 
-/// The nine-stage adder (the lane that closes timing) on the same operand
+/// The ten-stage adder (the lane that closes timing) on the same operand
 /// classes, streamed one pair a cycle: the same bits as the CPU, and a sum
 /// every cycle once the pipeline is full.
 #[test]
@@ -175,6 +175,38 @@ fn pipelined_adder_holds_its_stages_when_stalled() {
     }
     let run = check_pipe(&a, &b, 0x9E37_79B9, "stalled");
     assert!(run.cycles > n as u64 + 9, "the stalls took cycles ({})", run.cycles);
+}
+
+/// `a_rest` (the ring's slot at rest) reads `a` as -0 whatever it holds,
+/// pair by pair: -0 + b for a flagged pair (b itself, except -0 + +0 = +0
+/// and NaNs made canonical), a + b for the others, in one stream.
+#[test]
+fn pipelined_adder_reads_a_at_rest_as_negative_zero() {
+    let mut r = Rng(0x6A09_E667_F3BC_C909);
+    let n = 50_000;
+    let (mut a, mut rest, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let x = operand(&mut r, (i % 8) as u64, 0);
+        a.push(x);
+        rest.push(r.u32() & 3 == 0);
+        b.push(operand(&mut r, (i % 7) as u64, x));
+    }
+    for (i, x) in SPECIALS.iter().enumerate() {
+        a.push(0x3F80_0000);
+        rest.push(true);
+        b.push(*x);
+        a.push(*x);
+        rest.push(i % 2 == 0);
+        b.push(0);
+    }
+    let (got, run) = Fp32PipeAdder::new().add_at_rest(&a, &rest, &b, 0x51_7CC1);
+    assert_eq!(run.sums, a.len(), "every pair gives one sum");
+    let flagged = rest.iter().filter(|&&f| f).count();
+    assert!(flagged > n / 8 && flagged < n / 2, "both kinds of pair in the stream ({flagged})");
+    for i in 0..a.len() {
+        let want = if rest[i] { expected(0x8000_0000, b[i]) } else { expected(a[i], b[i]) };
+        assert_eq!(got[i], want, "pair {i}: {:08x} (at rest: {}) + {:08x}", a[i], rest[i], b[i]);
+    }
 }
 
 #[test]
