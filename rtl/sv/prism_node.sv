@@ -44,8 +44,8 @@
 // tables (TXN_SLOTS, RETIRED_SLOTS) replaced round robin when full.
 // Duplicates are told from changed retransmissions by a CRC-32C of the body.
 
-// Big-endian fields of a header view (`hdr`, 128 bytes) or a 64-byte window
-// (`win`), as plain part selects: Yosys copies a function's 512- or 1,024-bit
+// Big-endian fields of a header view (`hdr`, 128 bytes) or of the frame
+// buffer's view (`win`, `wv_q`), as plain part selects: Yosys copies a function's 512- or 1,024-bit
 // argument into a temporary of the calling process at every call, and every
 // temporary of the engine's process is carried through each of its states.
 `define PN_B8(h, i) h[8*(i) +: 8]
@@ -314,15 +314,18 @@ module prism_node #(
 
     // The frame buffers (prism_frame_buf: block RAM, a registered read).
     // The engine's one read is a view of the frame being handled from byte
-    // `off`: FLANES * 4 bytes for the FP32 lanes, its first 64 bytes (win)
-    // for everything else. The read is registered, so it is given the next
+    // `off`: FLANES * 4 bytes. In the view's own cycle the engine reads
+    // only its first four bytes (win: a descriptor, a Kulisch value's
+    // state); everything else reads it registered (wv_q), a cycle later,
+    // so nothing deep sits behind the frame buffer's 5.5-level view. The
+    // read is registered, so it is given the next
     // cycle's buffer and offset (proc_buf_n, off_n: every change of `off`
     // is computed in off_n's process, below); a frame is entered at
     // DISPATCH with `off` at its body (DATA_BODY), and that first read
     // also gives its first two beats, the header the engine checks: `hdr`
     // in DISPATCH, registered (hdr_q) for the frame's later states.
     logic [15:0]       off, off_n;         // byte offset of the view, and its next value
-    logic [DATA_W-1:0] win;
+    logic [31:0]       win;
     logic [32*FLANES-1:0] wv;
     /* verilator lint_off UNUSEDSIGNAL */
     logic [2*DATA_W-1:0] hdr, hdr_q, fb_head;
@@ -340,7 +343,7 @@ module prism_node #(
         .fill_slot(fb_slot), .fill_beat(fb_beat), .busy(b_busy), .free_en(free_buf), .free_buf(free_id),
         .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_head(fb_head)
     );
-    assign win = wv[DATA_W-1:0];
+    assign win = wv[31:0];
     // Every state after DISPATCH reads the header from hdr_q (a register);
     // DISPATCH itself reads fb_head (d_* below), and so do the lookups
     // made there.
@@ -607,7 +610,43 @@ module prism_node #(
     logic [RB-1:0] clr_slot;
     logic [15:0] clr_left;
     logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
-    logic        k_nz;
+    // The Kulisch walk's value check, two cycles behind the walk (kv*):
+    // stage 1 the chunk's bytes (the registered view wv_q) to nonzero
+    // flags, stage 2 the value's OR (kv_nz) and, at its last chunk, the
+    // verdict, which ends the frame (DONE) from there. The walk goes on
+    // meanwhile and waits for the stages to drain before it leaves
+    // D_KWALK. In the walk's own cycle the check was 11 to 13 levels (the
+    // frame buffer's view, 64 byte compares, the verdict, the state).
+    logic        kv1_v, kv1_first, kv1_last, kv2_v, kv2_first, kv2_last, kv_nz;
+    logic [6:0]  kv1_n;
+    logic [7:0]  kv1_state, kv2_state;
+    logic [63:0] kv2_b;
+    logic        kv_bad;              // stage 2's verdict: the value is malformed
+    logic [1:0]  bp;                  // C_BIND's, PREWALK's and D_KWALK's phase (see there)
+    logic [15:0] kd_skip;             // the Kulisch walk's step over a descriptor (and its group, if native)
+    always_comb begin
+        logic nz;
+        nz = |kv2_b || (!kv2_first && kv_nz);
+        kv_bad = kv2_v && kv2_last && (kv2_state > KSTATE_NAN || ((kv2_state == KSTATE_FINITE) != nz));
+    end
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            kv2_v <= 1'b0;
+        end else begin
+            kv2_v <= kv1_v;
+            if (kv2_v) kv_nz <= |kv2_b || (!kv2_first && kv_nz);
+        end
+        for (int i = 0; i < 64; i++) kv2_b[i] <= 7'(i) < kv1_n && wv_q[8*i +: 8] != 0;
+        // Stage 1: a chunk of the integer is walked this cycle (its view is in wv_q next cycle).
+        kv1_v <= !rst && st == D_KWALK && bp == 2'd0 && k_left != 0;
+        kv1_n <= k_left > 16'd64 ? 7'd64 : 7'(k_left);
+        kv1_first <= k_left == {7'b0, g_kw} + 16'd1;
+        kv1_last <= k_left <= 16'd64;
+        kv1_state <= k_state;
+        kv2_first <= kv1_first;
+        kv2_last <= kv1_last;
+        kv2_state <= kv1_state;
+    end
     logic        k_bad;              // this frame has a Kulisch group the operation does not take (cleared as it ends)
     logic [7:0]  k_state;
     logic [8:0]  g_kw;
@@ -681,9 +720,20 @@ module prism_node #(
         lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
         run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
         run_bytes = 16'(run_n) * 16'(g_w);
-        // A Kulisch value a cycle: state byte, then W bits sign-extended to
-        // KW (from the run's registered view).
-        kint = KW'($signed(wv_q[8 +: KW] << (KW - 8 * ($signed(32'(vq_kw)) + 1))) >>> (KW - 8 * ($signed(32'(vq_kw)) + 1)));
+        // A Kulisch value a cycle: state byte, then W = vq_kw + 1 bytes
+        // sign-extended to KW (0 when W bytes do not fit), from the run's
+        // registered view: each bit the view's or the sign, by a compare of
+        // its byte index (a shift up and an arithmetic shift down by a
+        // computed amount were 10.25 levels).
+        begin
+            logic sgn, fits;
+            sgn = 1'b0;
+            for (int b = 0; b < (KW + 7) / 8; b++)
+                if (9'(b) == vq_kw && 8 * b + 15 < 32 * FLANES) sgn = wv_q[8 * b + 15];
+            fits = 8 * ($signed(32'(vq_kw)) + 1) <= KW;
+            for (int j = 0; j < KW; j++)
+                kint[j] = fits && (9'(j / 8) <= vq_kw ? wv_q[8 + j] : sgn);
+        end
         if (g_fmt == FMT_KULISCH) begin
             run_n = RN_W'(1);
             run_bytes = 16'd2 + {7'b0, g_kw};
@@ -848,7 +898,6 @@ module prism_node #(
     logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
     logic [47:0] bd_mac;
     logic        bd_dup, bd_bad, bd_bad_q;
-    logic [1:0]  bp;
     always_ff @(posedge clk) bd_bad_q <= bd_bad;
     // PREWALK's records (PROGRESS holes, STAGE bindings' reserved bits,
     // capability records) the same way, from wv_q in three cycles a record
@@ -1799,14 +1848,9 @@ module prism_node #(
     // off_n). A state whose next state does not read the view sets it to
     // DATA_BODY, where DISPATCH reads a frame's header and first descriptor.
     always_comb begin
-        logic [15:0] n, w;
-        /* verilator lint_off UNUSEDSIGNAL */
-        logic [31:0] d;
-        /* verilator lint_on UNUSEDSIGNAL */
+        logic [15:0] n;
         off_n = off;
         n = k_left > 16'd64 ? 16'd64 : k_left;
-        d = `PN_B32(win, 0);
-        w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
         case (st)
             IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
             // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
@@ -1820,12 +1864,15 @@ module prism_node #(
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
             C_APPLY: off_n = 16'd84;
             C_BIND: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
+            // A descriptor takes three cycles (bp: its view registered, its
+            // step worked out from wv_q into kd_skip, the step): the step
+            // from the view in one cycle was the switch's deepest path.
             D_KWALK:
-                if (k_left != 0) off_n = off + n;
+                if (bp == 2'd2) off_n = off + kd_skip;
+                else if (bp != 2'd0) ;
+                else if (k_left != 0) off_n = off + n;
                 else if (vals_left != 0) off_n = off + 16'd1;
                 else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
-                else if (groups_left != 0)
-                    off_n = d[31:28] == FMT_KULISCH ? off + 16'd4 : off + 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
             D_OP: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
             D_DESC: if (groups_left != 0) off_n = off + 16'd4;
             D_RUN:
@@ -2085,41 +2132,42 @@ module prism_node #(
             // ---------------------------------------------------- DATA
             D_KWALK: begin
                 // Kulisch value states (the parser's last body check): a state
-                // byte, then the integer 64 bytes a cycle; native groups are
-                // skipped whole.
-                if (k_left != 0) begin
-                    logic [15:0] n;
-                    logic nz;
-                    n = k_left > 16'd64 ? 16'd64 : k_left;
-                    nz = k_nz;
-                    for (int i = 0; i < 64; i++) if (16'(i) < n && win[8*i +: 8] != 0) nz = 1'b1;
-                    k_nz <= nz;
-                    k_left <= k_left - n;
-                    if (k_left == n) begin
-                        vals_left <= vals_left - 16'd1;
-                        if (k_state > KSTATE_NAN || ((k_state == KSTATE_FINITE) != nz)) begin
-                            count(CNT_MALFORMED + $signed(32'(R_BAD_KULISCH_VALUE)));
-                            st <= DONE;
-                        end
-                    end
-                end else if (vals_left != 0) begin
-                    k_state <= win[7:0];
-                    k_nz <= 1'b0;
-                    k_left <= {7'b0, g_kw} + 16'd1;
-                end else if (off[1:0] != 0) begin
-                    // Aligned to the next descriptor (off_n).
-                end else if (groups_left == 0) st <= ROUTE;
-                else begin
+                // byte, then the integer 64 bytes a cycle (checked by kv*,
+                // above); native groups are skipped whole.
+                if (bp == 2'd1) begin
+                    // The descriptor, from the registered view.
                     /* verilator lint_off UNUSEDSIGNAL */
                     logic [31:0] d;
                     /* verilator lint_on UNUSEDSIGNAL */
-                    d = `PN_B32(win, 0);
+                    logic [15:0] w;
+                    d = `PN_B32(wv_q, 0);
+                    w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
                         if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
                         vals_left <= d[15:0];
                     end
+                    kd_skip <= d[31:28] == FMT_KULISCH ? 16'd4 : 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
+                    bp <= 2'd2;
+                end else if (bp == 2'd2) bp <= 2'd0;
+                else if (k_left != 0) begin
+                    logic [15:0] n;
+                    n = k_left > 16'd64 ? 16'd64 : k_left;
+                    k_left <= k_left - n;
+                    if (k_left == n) vals_left <= vals_left - 16'd1;
+                end else if (vals_left != 0) begin
+                    k_state <= win[7:0];
+                    k_left <= {7'b0, g_kw} + 16'd1;
+                end else if (off[1:0] != 0) begin
+                    // Aligned to the next descriptor (off_n).
+                end else if (groups_left == 0) begin
+                    if (!kv1_v && !kv2_v) st <= ROUTE;
+                end else bp <= 2'd1;
+                if (kv_bad) begin
+                    count(CNT_MALFORMED + $signed(32'(R_BAD_KULISCH_VALUE)));
+                    bp <= 2'd0;
+                    st <= DONE;
                 end
             end
             ROUTE: begin

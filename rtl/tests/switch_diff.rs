@@ -512,6 +512,73 @@ fn kulisch_values_in_data_are_byte_identical() {
     assert!(c.data_rejected[prism_dataplane::engine::DataReject::FormatNotAllowed.index()] >= 1, "{c:?}");
 }
 
+/// Kulisch values whose state and integer disagree end their frame on both
+/// switches (malformed, nothing of it applied) wherever the value sits,
+/// first, inside or last of its group, and whether the group comes before
+/// or after a native one; the frames' good copies, two groups each
+/// (native and Kulisch: the walk skips the native group by its
+/// descriptor), complete the operation.
+#[test]
+fn malformed_kulisch_values_and_mixed_groups_match() {
+    let s = {
+        let mut s = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
+        s.vector_len = 240;
+        s
+    };
+    let w = s.kulisch_width() as usize;
+    let vb = 1 + w / 8;
+    let mut p = Pair::new(0);
+    p.send(&stage(&s, 1, 1, |_, _| {}));
+    p.send(&cmd(&s, Command::COMMIT, 2, 1));
+    let mut rng = StdRng::seed_from_u64(78);
+    let v = full_range(&s, &mut rng);
+    let fp32 = |x: &[Value]| -> Vec<u8> { x.iter().flat_map(|x| x.bits.to_le_bytes()).collect() };
+    let kul = |x: &[Value]| -> Vec<u8> { x.iter().flat_map(|x| kulisch_value(x.bits, w)).collect() };
+    let mut broken = 0u64;
+    for r in 0..s.ranks {
+        let vr = &v[r as usize];
+        let (mut at, mut pid) = (0usize, 0u32);
+        while at < vr.len() {
+            let n = 30.min(vr.len() - at);
+            let k = rng.gen_range(1..n);
+            let native_first = pid % 2 == 0;
+            let (a, b) = (&vr[at..at + k], &vr[at + k..at + n]);
+            let ku = if native_first { kul(b) } else { kul(a) };
+            let kn = if native_first { n - k } else { k };
+            let frame = |ku: Vec<u8>| {
+                let groups = if native_first {
+                    vec![(NumFormat::Fp32, fp32(a), k as u16), (NumFormat::Kulisch { width_bits: w as u16 }, ku, (n - k) as u16)]
+                } else {
+                    vec![(NumFormat::Kulisch { width_bits: w as u16 }, ku, k as u16), (NumFormat::Fp32, fp32(b), (n - k) as u16)]
+                };
+                sim::data_frame(&s, r, 1, pid, at, &groups, at + n == vr.len())
+            };
+            // A broken copy first: value j of the Kulisch group (first,
+            // inside, last), its state and integer made to disagree.
+            let j = [0, kn / 2, kn - 1][(pid as usize + r as usize) % 3];
+            let mut bad = ku.clone();
+            let val = &mut bad[j * vb..(j + 1) * vb];
+            match (pid as usize / 3 + r as usize) % 3 {
+                0 => val.fill(0),                                  // FINITE, integer zero
+                1 => {
+                    val[0] = 1;                                    // +0, integer not zero
+                    val[rng.gen_range(1..vb)] = 0x5a;
+                }
+                _ => val[0] = 6,                                   // no such state
+            }
+            p.send_on(r % PORTS, &frame(bad));
+            broken += 1;
+            p.send_on(r % PORTS, &frame(ku));
+            at += n;
+            pid += 1;
+        }
+    }
+    p.check("malformed Kulisch values and mixed groups");
+    let c = &p.sw.counters;
+    assert_eq!(c.malformed[Reason::BadKulischValue.index()], broken, "every broken copy refused for its value: {c:?}");
+    assert_eq!(c.results_sent, 3, "the good copies complete the operation on every path");
+}
+
 #[test]
 fn egress_backpressure_changes_nothing() {
     // m_axis_tready low on a fixed irregular pattern (7 of 19 cycles, each
