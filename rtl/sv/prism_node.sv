@@ -1790,8 +1790,26 @@ module prism_node #(
     // is RING_LAT + the lanes' latency from the dispatches (f_track0,
     // k_track0); the egress reads' windows run from a dispatch to its
     // write (f_track, k_track: a run is in flight from its dispatch).
-    logic          f_hit0, k_hit0;
-    assign run_hold = st == D_RUN && (f_hit0 || k_hit0);
+    //
+    // That query is made a cycle ahead and registered (run_hold_q): asked
+    // in the run's cycle, its answer went through D_RUN's decisions into
+    // the frame buffer's address, 13 levels. A cycle ahead the run is not
+    // known yet, so the query is a window that holds it, from `pos` (the
+    // frame's first element in D_OP, where pos is set): the held run's
+    // FLANES slots, or 2 x FLANES (this run and the next: pos only grows
+    // in a frame). Its trackers are a cycle shorter than the window they
+    // stand for (their last entry would be gone by the run's cycle), and
+    // the run dispatched in the query's cycle is not in them: it is the
+    // frame's previous run, whose slots the next run never shares. So the
+    // answer is the run's own but for the slots past a run shorter than
+    // FLANES (a group's last), which can hold a cycle longer.
+    logic          f_hit0, k_hit0, run_hold_q;
+    logic [RB-1:0] hq0_slot;
+    logic [RN_W:0] hq0_n;
+    assign hq0_slot = st == D_OP ? RB'(f_first) : RB'(pos);
+    assign hq0_n = run_hold ? (RN_W + 1)'(FLANES) : (RN_W + 1)'(2 * FLANES);
+    always_ff @(posedge clk) run_hold_q <= f_hit0 || k_hit0;
+    assign run_hold = st == D_RUN && run_hold_q;
     assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
     assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
@@ -1801,10 +1819,10 @@ module prism_node #(
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
     /* verilator lint_off PINCONNECTEMPTY */
-    prism_lane_track #(.LATENCY(RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W)) f_track0 (
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) f_track0 (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
         .land(), .land_slot(), .land_n(),
-        .q_slot(lane_slot), .q_n(run_n), .q_hit(f_hit0), .busy()
+        .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(f_hit0), .busy()
     );
     /* verilator lint_on PINCONNECTEMPTY */
     generate
@@ -1815,10 +1833,10 @@ module prism_node #(
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
             );
             /* verilator lint_off PINCONNECTEMPTY */
-            prism_lane_track #(.LATENCY(RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W)) k_track0 (
+            prism_lane_track #(.LATENCY(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) k_track0 (
                 .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
                 .land(), .land_slot(), .land_n(),
-                .q_slot(lane_slot), .q_n(run_n), .q_hit(k_hit0), .busy()
+                .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(k_hit0), .busy()
             );
             /* verilator lint_on PINCONNECTEMPTY */
         end else begin : g_no_ktrack
