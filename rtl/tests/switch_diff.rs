@@ -559,12 +559,12 @@ fn malformed_kulisch_values_and_mixed_groups_match() {
             let mut bad = ku.clone();
             let val = &mut bad[j * vb..(j + 1) * vb];
             match (pid as usize / 3 + r as usize) % 3 {
-                0 => val.fill(0),                                  // FINITE, integer zero
+                0 => val.fill(0), // FINITE, integer zero
                 1 => {
-                    val[0] = 1;                                    // +0, integer not zero
+                    val[0] = 1; // +0, integer not zero
                     val[rng.gen_range(1..vb)] = 0x5a;
                 }
-                _ => val[0] = 6,                                   // no such state
+                _ => val[0] = 6, // no such state
             }
             p.send_on(r % PORTS, &frame(bad));
             broken += 1;
