@@ -41,9 +41,11 @@ module prism_fp32_add_pipe (
 
     // What every stage carries about the special cases: the result is
     // fixed (NaN or an infinity) whatever the significands do.
+    // (Three bits, not the 32-bit value: nine stages carry it.)
     typedef struct packed {
         logic        fixed;
-        logic [31:0] value;
+        logic        nan;            // else an infinity of this sign
+        logic        sign;
     } special_t;
 
     // ---- 0: the operands ----
@@ -79,10 +81,9 @@ module prism_fp32_add_pipe (
         s1_dba <= be - ae;
         s1_ah <= s0_a[30:23] != 8'd0;
         s1_bh <= s0_b[30:23] != 8'd0;
-        if ((a_max && a_frac) || (b_max && b_frac) || (a_max && b_max && s0_a[31] != s0_b[31])) s1_sp <= {1'b1, NAN};
-        else if (a_max) s1_sp <= {1'b1, s0_a};
-        else if (b_max) s1_sp <= {1'b1, s0_b};
-        else s1_sp <= {1'b0, 32'd0};
+        s1_sp.fixed <= a_max || b_max;
+        s1_sp.nan <= (a_max && a_frac) || (b_max && b_frac) || (a_max && b_max && s0_a[31] != s0_b[31]);
+        s1_sp.sign <= a_max ? s0_a[31] : s0_b[31];
     end
 
     // ---- 2: swap, alignment distance ----
@@ -228,7 +229,7 @@ module prism_fp32_add_pipe (
     // ---- 9: special results ----
     always_ff @(posedge clk) if (en) begin
         m_valid <= s8_v;
-        if (s8_sp.fixed) sum <= s8_sp.value;
+        if (s8_sp.fixed) sum <= s8_sp.nan ? NAN : {s8_sp.sign, 8'hFF, 23'b0};
         else if (s8_ovf) sum <= {s8_xs, 8'hFF, 23'b0};
         else if (s8_zero) sum <= {s8_zero_sign, 31'b0};
         else sum <= {s8_xs, s8_mag};

@@ -14,18 +14,24 @@
 // both against a big-integer oracle).
 //
 // Stages (each ends in a register):
-//  1 classify, flags; align the FP32 significand by the exponent's low
-//    seven bits (0..127) and, for a subnormal, by its fixed 2^0
-//  2 align by the exponent's top bit (0 or 128), pick the
-//    Kulisch integer or the aligned term (negated as ~mag, its +1 the first
-//    segment's carry-in), add it to acc in SEG-bit segments, each segment
-//    both with carry-in 0 and 1
-//  3 each segment's carry-in from the segments below; select
+//  1 classify, flags; align the FP32 significand by the exponent's low five
+//    bits (0..31) and, for a subnormal, by its fixed 2^0; the word position
+//    (the exponent's top three bits) one-hot
+//  2 place the aligned significand at its word (at most two candidates a
+//    bit: a LUT, not a 151-bit barrel shifter, which was a third of the
+//    lane), pick the Kulisch integer or the term (negated as ~mag, its +1
+//    the first segment's carry-in), add it to acc in SEG-bit segments with
+//    carry-in 0; each segment's carry out, and whether it would pass a
+//    carry in (a ^ b all ones)
+//  3 each segment's carry-in from the segments below; the segment
+//    incremented by it
 //
 // A carry chain is a quarter level per 4 bits (CARRY4 as Yosys maps it),
 // so a 320-bit add is 20 levels in one piece: here no chain is longer than
-// SEG + 2 bits (2.25 levels). Carry-select keeps stage 3 to LUTs: an
-// increment of s0 by the carry instead saves 288 FFs but measured 5.75.
+// SEG + 2 bits (2.25 levels). Stage 3 increments (one carry chain a
+// segment, 5.50 levels) instead of selecting between sums with carry-in 0
+// and 1 (4.25 levels, but a second adder a segment): 784 LUTs against
+// 1,340 with the barrel shifter and carry-select (rtl/timing.sh, Yosys 0.23).
 
 `default_nettype none
 
@@ -55,12 +61,15 @@ module prism_kulisch_lane_pipe #(
     localparam int SEG = 32;
     localparam int NSEG = (KW + SEG - 1) / SEG;
     localparam int W = NSEG * SEG;
-    // Stage 1's partial alignment: 24-bit significand shifted by up to 127.
-    localparam int TW = 24 + 127;
+    // Stage 1's partial alignment: the 24-bit significand shifted by the
+    // exponent's low five bits (0..31); stage 2 places it at a multiple of 32.
+    localparam int FW = 24 + 31;
+    localparam int NJ = 8;           // word positions (the exponent's top three bits)
 
-    // ---- 1: classify, flags, align by the low seven exponent bits ----
-    logic          s1_v, s1_neg, s1_kul, s1_hi;
-    logic [TW-1:0] s1_t;
+    // ---- 1: classify, flags, align by the low five exponent bits ----
+    logic          s1_v, s1_neg;
+    logic [FW-1:0] s1_f;
+    logic [NJ-1:0] s1_j;
     logic [4:0]    s1_flags;
     logic [KW-1:0] s1_acc, s1_kint;
     always_ff @(posedge clk) if (en) begin
@@ -92,52 +101,52 @@ module prism_kulisch_lane_pipe #(
         s1_v <= s_valid;
         s1_flags <= f;
         s1_acc <= acc_rest ? '0 : acc;
-        s1_kint <= kint;
-        s1_kul <= is_kulisch && kstate == 8'd0;
+        // Zero unless a finite Kulisch value: stage 2 ORs it into the term.
+        s1_kint <= is_kulisch && kstate == 8'd0 ? kint : '0;
         s1_neg <= fin && fp32[31];
-        s1_hi <= e[7];
+        s1_j <= NJ'(1) << e[7:5];
         // The term is m << (e - 1) for a normal, frac << 0 for a subnormal:
-        // stage 1 keeps t = m << e[6:0] (or frac << 1), stage 2 shifts t by
-        // e[7] x 128 and drops its bit 0: a 2:1 mux there leaves one LUT
-        // (mux, Kulisch pick, sign, xor with acc) before each carry chain. Subnormals are a mux after the
+        // stage 1 keeps f = m << e[4:0] (or frac << 1), stage 2 places f at
+        // word e[7:5] and drops bit 0. Subnormals are a mux after the
         // shift, so the shifter waits for no e == 0 test.
-        if (!fin) s1_t <= '0;
-        else if (e == 8'd0) s1_t <= TW'({fp32[22:0], 1'b0});
-        else s1_t <= TW'({1'b1, fp32[22:0]}) << e[6:0];
+        if (!fin) s1_f <= '0;
+        else if (e == 8'd0) s1_f <= FW'({fp32[22:0], 1'b0});
+        else s1_f <= FW'({1'b1, fp32[22:0]}) << e[4:0];
     end
 
-    // ---- 2: finish the alignment, pick the term, add by segments ----
+    // ---- 2: place the term at its word, pick, add by segments ----
     logic          s2_v;
     logic [4:0]    s2_flags;
-    logic [W-1:0]  s2_s0, s2_s1;     // each segment's sum with carry-in 0 (1)
-    logic [NSEG-1:0] s2_g, s2_c1;    // its carry out with carry-in 0 (1)
+    logic [W-1:0]  s2_s0;            // each segment's sum with carry-in 0
+    logic [NSEG-1:0] s2_g, s2_p;     // its carry out; it passes a carry in on
     always_ff @(posedge clk) if (en) begin
-        // Bit 0 of u is always 0 (t[0] is 0 when e[7] = 0); it is dropped.
+        // u is the term times two: m << e. Its bit 0 is always 0 (s1_f's
+        // bit 0 is a fraction bit only when e[4:0] = 0, and then e = 0, a
+        // subnormal, or the word is not 0); it is dropped.
         /* verilator lint_off UNUSEDSIGNAL */
         logic [KW:0] u;
         /* verilator lint_on UNUSEDSIGNAL */
         logic [KW-1:0] term;
         logic [W-1:0] a, b;
-        logic [SEG+1:0] x0, x1;
-        u = (KW + 1)'(s1_t) << {s1_hi, 7'd0};
+        logic [SEG+1:0] x0;
+        u = '0;
+        for (int j = 0; j < NJ; j++) if (s1_j[j]) u = u | ((KW + 1)'(s1_f) << (32 * j));
         a = W'(s1_acc);
         // ~mag for a negative FP32 term: the +1 is segment 0's carry-in.
-        term = s1_kul ? s1_kint : u[KW:1] ^ {KW{s1_neg}};
+        term = s1_kint | (u[KW:1] ^ {KW{s1_neg}});
         b = W'(term);
         for (int k = 0; k < NSEG; k++) begin
             if (k == 0) x0 = {1'b0, a[0 +: SEG], 1'b1} + {1'b0, b[0 +: SEG], s1_neg};
             else x0 = {1'b0, a[k*SEG +: SEG], 1'b0} + {1'b0, b[k*SEG +: SEG], 1'b0};
-            x1 = {1'b0, a[k*SEG +: SEG], 1'b1} + {1'b0, b[k*SEG +: SEG], 1'b1};
             s2_s0[k*SEG +: SEG] <= x0[SEG:1];
             s2_g[k] <= x0[SEG+1];
-            s2_s1[k*SEG +: SEG] <= x1[SEG:1];
-            s2_c1[k] <= x1[SEG+1];
+            s2_p[k] <= &(a[k*SEG +: SEG] ^ b[k*SEG +: SEG]);
         end
         s2_v <= s1_v;
         s2_flags <= s1_flags;
     end
 
-    // ---- 3: carries between segments, select ----
+    // ---- 3: carries between segments, increment ----
     /* verilator lint_off UNUSEDSIGNAL */
     logic [W-1:0] sum;               // bits at and above KW (a padded last segment) are dropped
     /* verilator lint_on UNUSEDSIGNAL */
@@ -145,8 +154,8 @@ module prism_kulisch_lane_pipe #(
         logic c;
         c = 1'b0;                    // segment 0's carry-in is in s2_s0 already
         for (int k = 0; k < NSEG; k++) begin
-            sum[k*SEG +: SEG] = c ? s2_s1[k*SEG +: SEG] : s2_s0[k*SEG +: SEG];
-            c = c ? s2_c1[k] : s2_g[k];
+            sum[k*SEG +: SEG] = s2_s0[k*SEG +: SEG] + SEG'(c);
+            c = s2_g[k] | (s2_p[k] & c);
         end
     end
     always_ff @(posedge clk) if (en) begin

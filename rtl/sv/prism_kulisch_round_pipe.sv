@@ -9,17 +9,21 @@
 // alongside as `m_valid`). Same bits as the combinational prism_kulisch_round
 // (the tests compare both against the big-integer oracle).
 //
-// The integer is cut into 16-bit blocks. Stages (each ends in a register):
-//  1 ones' complement of a negative slot; which blocks of the slot are all
-//    zeros or all ones, whether anything is non-zero below each block (a
-//    negative slot's +1 passes a block only when every block below is zero,
-//    so the carries are block flags, not a 320-bit chain); the special
-//    results from the flags
-//  2 magnitude: each block incremented by its own carry-in; which
-//    magnitude blocks are non-zero
-//  3 leading one inside each block; the top non-zero block (one-hot)
-//  4 coarse select by the top block: the 48 bits of it and the two blocks
-//    below, its leading one, its index, the sticky of the blocks below those
+// The integer is cut into 16-bit blocks. Only the 48 bits around the
+// leading one are ever made a magnitude: the blocks' flags say where that
+// is, so the 320-bit negation, and a leading-one search a block, are not
+// built (1,719 LUTs before, rtl/timing.sh).
+// Stages (each ends in a register):
+//  1 which blocks of the slot are all zeros or all ones, whether anything is
+//    non-zero below each block (a negative slot's +1 passes a block only
+//    when every block below is zero, so the carries are block flags, not a
+//    320-bit chain); the special results from the flags
+//  2 which magnitude blocks are non-zero, the top one (one-hot); each
+//    block's carry-in
+//  3 coarse select by the top block: the slot's 48 bits of it and the two
+//    blocks below, made a magnitude (ones' complement and the blocks'
+//    carries); its index, the sticky of the blocks below those
+//  4 the leading one inside the top block; whether the value is below 2^24
 //  5 fine shift: significand and guard, sticky inside the window, exponent
 //  6 round (add the round-up bit to {exponent, fraction}), overflow, and
 //    select special results (NaN, infinity, overflow, zero, below 2^24)
@@ -54,14 +58,14 @@ module prism_kulisch_round_pipe #(
         logic        zero_sign;
     } special_t;
 
-    // ---- 1: ones' complement, block flags, carries, specials ----
+    // ---- 1: block flags, carries, specials ----
     // -acc = ~acc + 1: the +1 reaches block b when every block of acc below
     // it is zero, so the carries are block flags, not a 320-bit chain. The
     // magnitude's low bits are non-zero exactly where acc's are (x and -x
     // have the same trailing zeros): the same flags give the sticky of whole
     // blocks.
     logic          s1_v, s1_neg, s1_zero;
-    logic [KW-1:0] s1_x;                    // acc, or ~acc when negative
+    logic [KW-1:0] s1_acc;
     logic [NB-1:0] s1_z, s1_o;              // block of acc all zeros, all ones
     logic [NB-1:0] s1_nzb;                  // anything non-zero in acc below block b
     special_t      s1_sp;
@@ -76,7 +80,7 @@ module prism_kulisch_round_pipe #(
         s1_v <= s_valid;
         s1_neg <= acc[KW-1];
         s1_zero <= &z;
-        s1_x <= acc ^ {KW{acc[KW-1]}};
+        s1_acc <= acc;
         if (flags[F_NAN] || (flags[F_POS_INF] && flags[F_NEG_INF])) s1_sp.value <= NAN;
         else if (flags[F_POS_INF]) s1_sp.value <= 32'h7F80_0000;
         else s1_sp.value <= 32'hFF80_0000;
@@ -84,57 +88,74 @@ module prism_kulisch_round_pipe #(
         s1_sp.zero_sign <= flags[F_ANY] && !flags[F_NOT_NEGZERO];
     end
 
-    // ---- 2: magnitude by blocks ----
+    // ---- 2: non-zero magnitude blocks, the top one, carries ----
     logic          s2_v, s2_neg, s2_zero;
-    logic [KW-1:0] s2_mag;
-    logic [NB-1:0] s2_nz;                   // magnitude block non-zero
+    logic [KW-1:0] s2_acc;
+    logic [NB-1:0] s2_top;                  // one-hot: the block of the leading one
+    logic [NB-1:0] s2_cin;                  // the magnitude's +1 reaches block b
     logic [NB-1:0] s2_nzb;
     special_t      s2_sp;
     always_ff @(posedge clk) if (en) begin
-        logic cin;
+        logic [NB-1:0] nz, cin;
+        logic above;
         for (int b = 0; b < NB; b++) begin
-            cin = s1_neg && !s1_nzb[b];
-            s2_mag[BW*b +: BW] <= s1_x[BW*b +: BW] + BW'(cin);
+            cin[b] = s1_neg && !s1_nzb[b];
             // -acc's block is zero when acc's is zero with the carry, or all
             // ones without it.
-            s2_nz[b] <= s1_neg ? !(cin ? s1_z[b] : s1_o[b]) : !s1_z[b];
+            nz[b] = s1_neg ? !(cin[b] ? s1_z[b] : s1_o[b]) : !s1_z[b];
         end
+        above = 1'b0;
+        for (int b = NB - 1; b >= 0; b--) begin
+            s2_top[b] <= nz[b] && !above;
+            above = above || nz[b];
+        end
+        s2_cin <= cin;
         s2_v <= s1_v;
         s2_neg <= s1_neg;
         s2_zero <= s1_zero;
+        s2_acc <= s1_acc;
         s2_nzb <= s1_nzb;
         s2_sp <= s1_sp;
     end
 
-    // ---- 3: leading one inside each block, top non-zero block ----
-    logic          s3_v, s3_neg, s3_zero;
-    logic [KW-1:0] s3_mag;
-    logic [NB-1:0] s3_top;                  // one-hot: the block of the leading one
-    logic [NB-1:0] s3_nzb;
-    logic [3:0]    s3_lp [NB];              // leading one's position in each block
+    // ---- 3: coarse select by the top block, made a magnitude ----
+    // The 25 bits from the leading one down (significand and guard) lie in
+    // the top block and the two below it; what is below those is sticky.
+    // Below block 0 the slot reads as its sign (a negative slot's ones'
+    // complement of it is 0) with no carry: magnitude zeros.
+    logic          s3_v, s3_neg, s3_zero, s3_st_low;
+    logic [3*BW-1:0] s3_m;                  // magnitude: top block and the two below
+    logic [BB-1:0] s3_blk;
     special_t      s3_sp;
     always_ff @(posedge clk) if (en) begin
-        logic above;
-        logic [3:0] lp;
-        above = 1'b0;
-        for (int b = NB - 1; b >= 0; b--) begin
-            s3_top[b] <= s2_nz[b] && !above;
-            above = above || s2_nz[b];
-            lp = '0;
-            for (int i = 0; i < BW; i++) if (s2_mag[BW*b + i]) lp = 4'(i);
-            s3_lp[b] <= lp;
+        logic [KW+2*BW-1:0] padded;
+        logic [NB+1:0] cpad;
+        logic [3*BW-1:0] w;
+        logic [2:0] c;
+        logic [BB-1:0] blk;
+        logic st;
+        padded = {s2_acc, {2 * BW{s2_neg}}};
+        cpad = {s2_cin, 2'b00};
+        w = '0;
+        c = '0;
+        blk = '0;
+        st = 1'b0;
+        for (int b = 0; b < NB; b++) begin
+            w = w | ({3 * BW{s2_top[b]}} & padded[BW*b +: 3*BW]);
+            c = c | ({3{s2_top[b]}} & cpad[b +: 3]);
+            blk = blk | ({BB{s2_top[b]}} & BB'(b));
+            if (b >= 2) st = st | (s2_top[b] & s2_nzb[b - 2]);
         end
+        for (int i = 0; i < 3; i++) s3_m[BW*i +: BW] <= (w[BW*i +: BW] ^ {BW{s2_neg}}) + BW'(c[i]);
         s3_v <= s2_v;
         s3_neg <= s2_neg;
         s3_zero <= s2_zero;
-        s3_mag <= s2_mag;
-        s3_nzb <= s2_nzb;
+        s3_blk <= blk;
+        s3_st_low <= st;
         s3_sp <= s2_sp;
     end
 
-    // ---- 4: coarse select by the top block ----
-    // The 25 bits from the leading one down (significand and guard) lie in
-    // the top block and the two below it; what is below those is sticky.
+    // ---- 4: leading one inside the top block ----
     logic          s4_v, s4_neg, s4_zero, s4_small, s4_st_low;
     logic [3*BW-1:0] s4_w;                  // top block and the two below
     logic [3:0]    s4_lp;
@@ -142,33 +163,22 @@ module prism_kulisch_round_pipe #(
     logic [23:0]   s4_low;                  // the whole value when below 2^24
     special_t      s4_sp;
     always_ff @(posedge clk) if (en) begin
-        logic [KW+2*BW-1:0] padded;
-        logic [3*BW-1:0] w;
         logic [3:0] lp;
-        logic [BB-1:0] blk;
-        logic st;
-        padded = {s3_mag, {2 * BW{1'b0}}};
-        w = '0;
         lp = '0;
-        blk = '0;
-        st = 1'b0;
-        for (int b = 0; b < NB; b++) begin
-            w = w | ({3 * BW{s3_top[b]}} & padded[BW*b +: 3*BW]);
-            lp = lp | ({4{s3_top[b]}} & s3_lp[b]);
-            blk = blk | ({BB{s3_top[b]}} & BB'(b));
-            if (b >= 2) st = st | (s3_top[b] & s3_nzb[b - 2]);
-        end
+        for (int i = 0; i < BW; i++) if (s3_m[2*BW + i]) lp = 4'(i);
         s4_v <= s3_v;
         s4_neg <= s3_neg;
         s4_zero <= s3_zero;
         // Leading one at or below bit 23 (block 0, or block 1 up to its bit
         // 7): the integer is already the FP32 pattern.
-        s4_small <= s3_top[0] || (s3_top[1] && !s3_lp[1][3]);
-        s4_w <= w;
+        s4_small <= s3_blk == '0 || (s3_blk == BB'(1) && !lp[3]);
+        s4_w <= s3_m;
         s4_lp <= lp;
-        s4_blk <= blk;
-        s4_st_low <= st;
-        s4_low <= s3_mag[23:0];
+        s4_blk <= s3_blk;
+        s4_st_low <= s3_st_low;
+        // The magnitude's bits 23..0: block 0 is the window's top block, or
+        // block 1 is (block 0 below it).
+        s4_low <= s3_blk == '0 ? {8'b0, s3_m[2*BW +: BW]} : s3_m[BW +: 24];
         s4_sp <= s3_sp;
     end
 
