@@ -81,7 +81,8 @@ impl KulischLanePipe {
                     is_k.push(1u8);
                     fp32.push(0);
                     kstate.push(*state);
-                    kint.extend_from_slice(words);
+                    // The lane's kint is zero unless FINITE (prism_node masks it).
+                    kint.extend_from_slice(if *state == 0 { words } else { &[0u32; 10] });
                 }
             }
         }

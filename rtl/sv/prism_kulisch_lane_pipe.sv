@@ -50,6 +50,10 @@ module prism_kulisch_lane_pipe #(
     input  wire logic          is_kulisch,
     input  wire logic [31:0]   fp32,
     input  wire logic [7:0]    kstate,
+    // Zero unless is_kulisch with kstate FINITE: stage 2 ORs it into the
+    // term. prism_node masks it once for its 64 lanes; masked here (a
+    // register reset a lane), Yosys's xilinx_dffopt gave each of the 320
+    // resets a LUT of its own in the switch's synthesis.
     input  wire logic [KW-1:0] kint,
     output logic               m_valid,
     output logic [KW-1:0]      acc_o,
@@ -101,8 +105,7 @@ module prism_kulisch_lane_pipe #(
         s1_v <= s_valid;
         s1_flags <= f;
         s1_acc <= acc_rest ? '0 : acc;
-        // Zero unless a finite Kulisch value: stage 2 ORs it into the term.
-        s1_kint <= is_kulisch && kstate == 8'd0 ? kint : '0;
+        s1_kint <= kint;
         s1_neg <= fin && fp32[31];
         s1_j <= NJ'(1) << e[7:5];
         // The term is m << (e - 1) for a normal, frac << 0 for a subnormal:

@@ -528,7 +528,7 @@ module prism_node #(
             k_push_q <= k_push_q1;
             f_go <= f_push_q;
             k_go <= k_push_q;
-            lr_n0 <= f_push || k_push ? run_n : '0;
+            lr_n0 <= f_push || k_push ? rq_n : '0;
             lr_n1 <= lr_n0;
             lr_n <= lr_n1;
         end
@@ -555,7 +555,8 @@ module prism_node #(
         kint_q2 <= kint_q1;
         kisk_q <= kisk_q2;
         kst_q <= kst_q2;
-        kint_q <= kint_q2;
+        // Zero unless a finite Kulisch value (prism_kulisch_lane_pipe's kint).
+        kint_q <= kisk_q2 && kst_q2 == 8'd0 ? kint_q2 : '0;
     end
     genvar gl;
     generate
@@ -710,12 +711,24 @@ module prism_node #(
 
     // ---------------------------------------------------------------- lanes
     // Up to LANES values of the current group from byte offset `off`.
+    // run_n and run_bytes are what D_RUN's run is, worked out from
+    // vals_left in the run's cycle; the engine uses them registered
+    // (rq_*, below), and simulation checks the two agree.
     logic [RN_W-1:0] run_n;
     logic [15:0] run_bytes;
     logic [3:0]  g_w;
+    // D_RUN's run, registered: its values (rq_n), its bytes (rq_b, and
+    // plus 3: rq_b3) and whether it is its group's last (rq_last), worked
+    // out when the group is entered (run_first, from its descriptor) and at
+    // each run for the next (run_next). From vals_left in the run's cycle,
+    // the offset's next value was 8.75 levels into the frame buffer's read
+    // address (a compare, the multiply by the width, two adds, the select).
+    logic [RN_W-1:0] rq_n;
+    logic [15:0]     rq_b, rq_b3;
+    logic            rq_last;
     always_comb begin
         logic [15:0] lanes;
-        g_w = g_fmt == FMT_INT8 ? 4'd1 : (g_fmt == FMT_FP32 ? 4'd4 : 4'd2);
+        g_w = fmt_width(g_fmt);
         // FP32_ARRIVAL runs FLANES lanes; KULISCH_FIXED its KLANES exact lanes.
         lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
         run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
@@ -1193,6 +1206,10 @@ module prism_node #(
     endgenerate
 
     /* verilator lint_off UNUSEDSIGNAL */
+    // A native value's bytes: INT8 1, FP32 4, FP16 and BF16 2.
+    function automatic logic [3:0] fmt_width(input logic [3:0] f);
+        fmt_width = f == FMT_INT8 ? 4'd1 : (f == FMT_FP32 ? 4'd4 : 4'd2);
+    endfunction
     function automatic logic [15:0] pad4(input logic [16:0] b);
         pad4 = {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
     endfunction
@@ -1692,6 +1709,50 @@ module prism_node #(
         end
         else dop_acc = 1'b1;
     end
+    // D_RUN's first run of a group from its descriptor d.
+    /* verilator lint_off UNUSEDSIGNAL */
+    task automatic run_first(input logic [31:0] d);   // (its bits 27-25 are reserved)
+    /* verilator lint_on UNUSEDSIGNAL */
+        logic [15:0] vl, lanes, vw, lw;
+        vl = d[15:0];
+        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
+        vw = vl * 16'(fmt_width(d[31:28]));
+        lw = lanes * 16'(fmt_width(d[31:28]));
+        if (d[31:28] == FMT_KULISCH) begin
+            // A Kulisch value a run: its state byte and integer.
+            rq_n <= RN_W'(1);
+            rq_b <= 16'd2 + 16'(d[24:16]);
+            rq_b3 <= 16'd5 + 16'(d[24:16]);
+            rq_last <= vl == 16'd1;
+        end else if (vl > lanes) begin
+            rq_n <= RN_W'(lanes);
+            rq_b <= lw;
+            rq_b3 <= lw + 16'd3;
+            rq_last <= 1'b0;
+        end else begin
+            rq_n <= RN_W'(vl);
+            rq_b <= vw;
+            rq_b3 <= vw + 16'd3;
+            rq_last <= 1'b1;
+        end
+    endtask
+    // The run after D_RUN's run, which is not its group's last: so a
+    // native run was a full one (lanes values), and the next is the last
+    // when at most lanes are left after it.
+    task automatic run_next();
+        logic [15:0] lanes, vw, lw;
+        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
+        vw = vals_left * 16'(g_w);
+        lw = lanes * 16'(g_w);
+        if (g_fmt == FMT_KULISCH) rq_last <= vals_left == 16'd2;
+        else if (vals_left <= 2 * lanes) begin
+            rq_n <= RN_W'(vals_left - lanes);
+            rq_b <= vw - lw;
+            rq_b3 <= vw - (lw - 16'd3);
+            rq_last <= 1'b1;
+        end
+    endtask
+
     task automatic data_op();
         st <= DONE;
         if (dop_inexact) begin
@@ -1718,6 +1779,7 @@ module prism_node #(
                 g_kw <= 9'(`PN_B32(win, 0) >> 16);
                 vals_left <= `PN_B16(win, 2);
                 groups_left <= f_groups - 8'd1;
+                run_first(`PN_B32(win, 0));
                 st <= D_RUN;
             end
         end
@@ -1814,13 +1876,13 @@ module prism_node #(
     assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
     prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
-        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
+        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
     /* verilator lint_off PINCONNECTEMPTY */
     prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) f_track0 (
-        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(run_n),
+        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
         .land(), .land_slot(), .land_n(),
         .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(f_hit0), .busy()
     );
@@ -1828,13 +1890,13 @@ module prism_node #(
     generate
         if (KULISCH_ENABLE != 0) begin : g_ktrack
             prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
-                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
+                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(rq_n),
                 .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
             );
             /* verilator lint_off PINCONNECTEMPTY */
             prism_lane_track #(.LATENCY(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) k_track0 (
-                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(run_n),
+                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(rq_n),
                 .land(), .land_slot(), .land_n(),
                 .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(k_hit0), .busy()
             );
@@ -1894,11 +1956,17 @@ module prism_node #(
             D_OP: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
             D_DESC: if (groups_left != 0) off_n = off + 16'd4;
             D_RUN:
-                if (!run_hold) off_n = vals_left == 16'(run_n) ? (off + run_bytes + 16'd3) & ~16'd3 : off + run_bytes;
+                if (!run_hold) off_n = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
             default: ;
         endcase
     end
     always_ff @(posedge clk) off <= off_n;
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st == D_RUN && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))))
+            $error("prism_node: D_RUN's registered run (%0d values, %0d bytes, last %0d) is not its run (%0d, %0d, %0d)",
+                   rq_n, rq_b, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
+`endif
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -2159,7 +2227,7 @@ module prism_node #(
                     /* verilator lint_on UNUSEDSIGNAL */
                     logic [15:0] w;
                     d = `PN_B32(wv_q, 0);
-                    w = d[31:28] == FMT_INT8 ? 16'd1 : (d[31:28] == FMT_FP32 ? 16'd4 : 16'd2);
+                    w = 16'(fmt_width(d[31:28]));
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
@@ -2209,15 +2277,17 @@ module prism_node #(
                     g_kw <= d[24:16];
                     vals_left <= d[15:0];
                     groups_left <= groups_left - 8'd1;
+                    run_first(d);
                     st <= D_RUN;
                 end
             end
             D_RUN: if (!run_hold) begin
                 // The run enters the lanes; its sums go into the ring F_LAT
                 // (K_LAT) cycles later (the ring's process, below).
-                pos <= pos + 33'(run_n);
-                vals_left <= vals_left - 16'(run_n);
-                if (vals_left == 16'(run_n)) st <= groups_left == 0 ? D_READY : D_DESC;
+                pos <= pos + 33'(rq_n);
+                vals_left <= vals_left - 16'(rq_n);
+                if (rq_last) st <= groups_left == 0 ? D_READY : D_DESC;
+                else run_next();
             end
             // Readiness once the table's coverage and minimum have every admission.
             D_READY: if (hd_settled && rc_ok) ready_check();
