@@ -49,10 +49,19 @@ module prism_auto_body #(
 
     // ---------------------------------------------------------- 1: format
     logic             v1, d1, neg1;     // neg1: an INT8 value's byte is its magnitude, negated in stage 2
+    // A finite or zero Kulisch slot: its state byte is decided in stage 2,
+    // from the integer's nonzero 32-bit chunks (knz1) and the zero's sign.
+    // The integer comes from the ring's egress read (its block select and
+    // first-slot select): a 320-bit zero test after those, then the state
+    // select, was 9.25 levels into ev1.
+    localparam int NKC = (RKW + 31) / 32;
+    logic             kfz1, kneg0;
+    logic [NKC-1:0]   knz1;
     logic [31:0]      dw1;
     logic [15:0]      w1, off1;
     logic [8*VB-1:0]  ev1;
     always_ff @(posedge clk) begin
+        logic [32*NKC-1:0] kp;
         v1 <= !rst && s_valid;
         d1 <= s_desc;
         dw1 <= s_d;
@@ -60,6 +69,10 @@ module prism_auto_body #(
         off1 <= s_off;
         ev1 <= '0;
         neg1 <= s_f == 3'd0 && s_v[31];
+        kfz1 <= 1'b0;
+        kneg0 <= s_accf[4] && !s_accf[3];
+        kp = (32 * NKC)'(s_acck);
+        for (int c = 0; c < NKC; c++) knz1[c] <= kp[32*c +: 32] != 0;
         case (s_f)
             3'd0: ev1[7:0] <= int8_mag(s_v);
             3'd1: ev1[15:0] <= (s_v[30:23] == 8'hFF && s_v[22:0] != 0) ? 16'h7E00 : fp16_trunc(s_v);
@@ -69,9 +82,9 @@ module prism_auto_body #(
                 if (s_accf[2] || (s_accf[1] && s_accf[0])) ev1[7:0] <= KSTATE_NAN;
                 else if (s_accf[1]) ev1[7:0] <= KSTATE_POS_INF;
                 else if (s_accf[0]) ev1[7:0] <= KSTATE_NEG_INF;
-                else if (s_acck == 0) ev1[7:0] <= (s_accf[4] && !s_accf[3]) ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO;
                 else begin
-                    ev1[7:0] <= KSTATE_FINITE;
+                    // Zero or FINITE (stage 2); a zero's integer bytes are its zeros.
+                    kfz1 <= 1'b1;
                     ev1[8 +: RKW] <= s_acck;
                 end
             end
@@ -87,7 +100,10 @@ module prism_auto_body #(
         off2 <= off1;
         for (int i = 0; i < VB; i++)
             if (d1) b2[8*i +: 8] <= i < 4 ? dw1[8 * (3 - (i % 4)) +: 8] : 8'd0;
-            else if (i == 0) b2[7:0] <= neg1 ? 8'(-ev1[7:0]) : ev1[7:0];
+            else if (i == 0) begin
+                if (kfz1) b2[7:0] <= knz1 != 0 ? KSTATE_FINITE : (kneg0 ? KSTATE_NEG_ZERO : KSTATE_POS_ZERO);
+                else b2[7:0] <= neg1 ? 8'(-ev1[7:0]) : ev1[7:0];
+            end
             else b2[8*i +: 8] <= 16'(i) < w1 ? ev1[8*i +: 8] : 8'd0;
     end
 

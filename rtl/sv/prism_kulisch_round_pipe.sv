@@ -14,12 +14,12 @@
 // is, so the 320-bit negation, and a leading-one search a block, are not
 // built (1,719 LUTs before, rtl/timing.sh).
 // Stages (each ends in a register):
-//  1 which blocks of the slot are all zeros or all ones, whether anything is
-//    non-zero below each block (a negative slot's +1 passes a block only
-//    when every block below is zero, so the carries are block flags, not a
-//    320-bit chain); the special results from the flags
-//  2 which magnitude blocks are non-zero, the top one (one-hot); each
-//    block's carry-in
+//  1 which blocks of the slot are all zeros or all ones; the special
+//    results from the flags
+//  2 the top non-zero block of the magnitude (one-hot) from prefix ORs of
+//    those flags; each block's carry-in (a negative slot's +1 passes a
+//    block only when every block below is zero, so the carries are block
+//    flags, not a 320-bit chain); anything non-zero below each block
 //  3 coarse select by the top block: the slot's 48 bits of it and the two
 //    blocks below, made a magnitude (ones' complement and the blocks'
 //    carries); its index, the sticky of the blocks below those
@@ -58,28 +58,22 @@ module prism_kulisch_round_pipe #(
         logic        zero_sign;
     } special_t;
 
-    // ---- 1: block flags, carries, specials ----
-    // -acc = ~acc + 1: the +1 reaches block b when every block of acc below
-    // it is zero, so the carries are block flags, not a 320-bit chain. The
-    // magnitude's low bits are non-zero exactly where acc's are (x and -x
-    // have the same trailing zeros): the same flags give the sticky of whole
-    // blocks.
-    logic          s1_v, s1_neg, s1_zero;
+    // ---- 1: block flags, specials ----
+    // Only each block's own flags: the slot comes from the ring's egress
+    // read (its output register, then a 4:1 select of bank groups), and
+    // the flags' combinations over blocks after those were 8.25 to 8.50
+    // levels in the switch.
+    logic          s1_v, s1_neg;
     logic [KW-1:0] s1_acc;
     logic [NB-1:0] s1_z, s1_o;              // block of acc all zeros, all ones
-    logic [NB-1:0] s1_nzb;                  // anything non-zero in acc below block b
     special_t      s1_sp;
     always_ff @(posedge clk) if (en) begin
-        logic [NB-1:0] z;
-        for (int b = 0; b < NB; b++) z[b] = acc[BW*b +: BW] == '0;
         for (int b = 0; b < NB; b++) begin
-            s1_z[b] <= z[b];
+            s1_z[b] <= acc[BW*b +: BW] == '0;
             s1_o[b] <= acc[BW*b +: BW] == '1;
-            s1_nzb[b] <= b == 0 ? 1'b0 : (z & NB'((1 << b) - 1)) != NB'((1 << b) - 1);
         end
         s1_v <= s_valid;
         s1_neg <= acc[KW-1];
-        s1_zero <= &z;
         s1_acc <= acc;
         if (flags[F_NAN] || (flags[F_POS_INF] && flags[F_NEG_INF])) s1_sp.value <= NAN;
         else if (flags[F_POS_INF]) s1_sp.value <= 32'h7F80_0000;
@@ -88,33 +82,48 @@ module prism_kulisch_round_pipe #(
         s1_sp.zero_sign <= flags[F_ANY] && !flags[F_NOT_NEGZERO];
     end
 
-    // ---- 2: non-zero magnitude blocks, the top one, carries ----
+    // ---- 2: the top magnitude block, carries ----
+    // -acc = ~acc + 1: the +1 reaches block b when every block of acc below
+    // it is zero (cin), so the carries are block flags, not a 320-bit
+    // chain. The magnitude's low bits are non-zero exactly where acc's are
+    // (x and -x have the same trailing zeros): the same flags give the
+    // sticky of whole blocks (nzb).
+    // The top non-zero block of the magnitude: for acc >= 0, acc's top
+    // non-zero block. For acc < 0, with L acc's lowest non-zero block: the
+    // blocks below L are zero and so are the magnitude's; L's is -acc_L,
+    // not zero; above L, no carry reaches, so a block is ~acc_b, non-zero
+    // unless acc_b is all ones. So the top is the highest block that is L
+    // or above L and not all ones: three prefix ORs side by side
+    // (non-zero below, not all ones above, non-zero above), not the
+    // magnitude's block flags and then a search over them.
     logic          s2_v, s2_neg, s2_zero;
     logic [KW-1:0] s2_acc;
     logic [NB-1:0] s2_top;                  // one-hot: the block of the leading one
     logic [NB-1:0] s2_cin;                  // the magnitude's +1 reaches block b
-    logic [NB-1:0] s2_nzb;
+    logic [NB-1:0] s2_nzb;                  // anything non-zero in acc below block b
     special_t      s2_sp;
     always_ff @(posedge clk) if (en) begin
-        logic [NB-1:0] nz, cin;
-        logic above;
+        logic [NB:0] nzb;                   // [b]: a block below b is non-zero ([NB]: any)
+        logic [NB-1:0] noa, nza;            // [b]: a block above b is not all ones, is non-zero
+        nzb[0] = 1'b0;
+        for (int b = 0; b < NB; b++) nzb[b + 1] = nzb[b] || !s1_z[b];
+        noa[NB - 1] = 1'b0;
+        nza[NB - 1] = 1'b0;
+        for (int b = NB - 2; b >= 0; b--) begin
+            noa[b] = noa[b + 1] || !s1_o[b + 1];
+            nza[b] = nza[b + 1] || !s1_z[b + 1];
+        end
         for (int b = 0; b < NB; b++) begin
-            cin[b] = s1_neg && !s1_nzb[b];
-            // -acc's block is zero when acc's is zero with the carry, or all
-            // ones without it.
-            nz[b] = s1_neg ? !(cin[b] ? s1_z[b] : s1_o[b]) : !s1_z[b];
+            // b is L (non-zero, nothing below), or above L and not all ones; nothing like it above.
+            if (s1_neg) s2_top[b] <= ((!s1_z[b] && !nzb[b]) || (!s1_o[b] && nzb[b])) && !noa[b] && nzb[b + 1];
+            else s2_top[b] <= !s1_z[b] && !nza[b];
+            s2_cin[b] <= s1_neg && !nzb[b];
         end
-        above = 1'b0;
-        for (int b = NB - 1; b >= 0; b--) begin
-            s2_top[b] <= nz[b] && !above;
-            above = above || nz[b];
-        end
-        s2_cin <= cin;
+        s2_nzb <= nzb[NB-1:0];
+        s2_zero <= !nzb[NB];
         s2_v <= s1_v;
         s2_neg <= s1_neg;
-        s2_zero <= s1_zero;
         s2_acc <= s1_acc;
-        s2_nzb <= s1_nzb;
         s2_sp <= s1_sp;
     end
 

@@ -1242,6 +1242,7 @@ module prism_node #(
     logic [15:0] af_nu, pd_nu, pd_ub, af_x;
     logic [16:0] af_nb, pd_nb;
     logic        af_fits;
+    logic [3:0]  af_fitp;            // [p]: the value fits with a padding of p bytes
     logic [1:0]  af_pad;
     logic [15:0] f_lim [20];         // [4*f + p]: ctx_budget - width(f) - p
     logic [19:0] f_limv;             // that limit is not negative
@@ -1254,7 +1255,11 @@ module prism_node #(
         af_nu = af_x + fwv[pd_f];
         af_nb = (pd_cont ? a_bytes : 17'd0) + 17'(fwv[pd_f]);
         af_pad = 2'(pad4(af_nb));
-        af_fits = f_limv[{pd_f, af_pad}] && af_x <= f_lim[{pd_f, af_pad}] && (pd_cont || a_ng < 9'd255);
+        // A compare for each padding, the padding picked after them: the
+        // padding (an add, then pad4) in front of the limit's select and
+        // the compare was 10.50 levels into pd_fits.
+        for (int p = 0; p < 4; p++) af_fitp[p] = f_limv[{pd_f, 2'(p)}] && af_x <= f_lim[{pd_f, 2'(p)}];
+        af_fits = af_fitp[af_pad] && (pd_cont || a_ng < 9'd255);
     end
     assign pl_pop = AUTO_ENABLE != 0 && st == A_REC && pd_fits;
     // The head says to continue the open group (for its format and bytes mod 4).
@@ -1283,6 +1288,13 @@ module prism_node #(
     logic [15:0] em2_w, em2_off;
     logic [2:0]  gr_f;               // the descriptor's group, as read
     logic [15:0] gr_c;
+    // Read a cycle ahead, at the group e_g will be (0 outside the emission,
+    // where start_emit sets it), and registered: read in the cycle they are
+    // used, the group tables' LUT RAM came after the address's select of
+    // A_REC's write (its planner's pop) and went on into em_last, e_left
+    // and ge_wp (11.00 levels). The tables are written in A_REC only, never
+    // while the emission runs.
+    logic [7:0]  e_g_n;
     logic [31:0] em_d;
     logic        ab_busy, a_done;
     always_ff @(posedge clk) begin
@@ -1294,9 +1306,18 @@ module prism_node #(
         em2_w <= ge_w;
         em2_off <= e_off;
     end
+    assign e_g_n = !st_emit ? 8'd0 : (!e_end && e_desc && em_last ? e_g[7:0] + 8'd1 : e_g[7:0]);
+    always_ff @(posedge clk) begin
+        gr_f <= a_gf[e_g_n];
+        gr_c <= a_gc[e_g_n];
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st_emit && !e_end && (gr_f != a_gf[e_g[7:0]] || gr_c != a_gc[e_g[7:0]]))
+            $error("prism_node: the emission's group %0d read ahead (%0d, %0d) is not the table's (%0d, %0d)",
+                   e_g, gr_f, gr_c, a_gf[e_g[7:0]], a_gc[e_g[7:0]]);
+`endif
     always_comb begin
-        gr_f = a_gf[e_g[7:0]];
-        gr_c = a_gc[e_g[7:0]];
         em_d = {4'(gr_f) + 4'd1, 3'b0, gr_f == 3'd4 ? ctx_kwf : 9'd0, gr_c};
         a_done = AUTO_ENABLE != 0 && st_emit && e_end && !em2_on && !ab_busy;
     end
