@@ -1795,12 +1795,15 @@ module prism_node #(
                 groups_left <= f_groups;
                 st <= D_DESC;
             end else begin
-                // The view is on the first descriptor already: straight to the lanes (off_n past it).
-                g_fmt <= 4'(`PN_B32(win, 0) >> 28);
-                g_kw <= 9'(`PN_B32(win, 0) >> 16);
-                vals_left <= `PN_B16(win, 2);
+                // The view is on the first descriptor already, and has been
+                // since DISPATCH: so the registered view (wv_q) has it too,
+                // and the run is worked out from a register. Straight to
+                // the lanes (off_n past it).
+                g_fmt <= 4'(`PN_B32(wv_q, 0) >> 28);
+                g_kw <= 9'(`PN_B32(wv_q, 0) >> 16);
+                vals_left <= `PN_B16(wv_q, 2);
                 groups_left <= f_groups - 8'd1;
-                run_first(`PN_B32(win, 0));
+                run_first(`PN_B32(wv_q, 0));
                 st <= D_RUN;
             end
         end
@@ -1983,6 +1986,9 @@ module prism_node #(
     end
     always_ff @(posedge clk) off <= off_n;
 `ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st == D_OP && dop_go && dop_acc && !rx_walk && `PN_B32(wv_q, 0) != `PN_B32(win, 0))
+            $error("prism_node: D_OP's registered view has another descriptor than the view");
     always_ff @(posedge clk)
         if (!rst && st == D_RUN && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes, last %0d) is not its run (%0d, %0d, %0d)",
@@ -2287,6 +2293,10 @@ module prism_node #(
             // The checks' conditions, registered from a quiet row.
             D_CHK: if (hd_quiet) st <= D_OP;
             D_OP: if (dop_go) data_op(); else st <= D_CHK;
+            // A later group's descriptor, from the view itself (its run's
+            // figures after the frame buffer's read: 11.75 levels). Waiting
+            // a cycle for the registered view cost a cycle a group: the
+            // residence of multi-group frames went over 64 cycles.
             D_DESC: begin
                 if (groups_left == 0) st <= D_READY;
                 else begin
