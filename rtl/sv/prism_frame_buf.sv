@@ -67,6 +67,7 @@ module prism_frame_buf #(
     input  wire logic [NBW-1:0]             rd_buf,       // {port, slot}
     input  wire logic [15:0]                rd_off,       // byte offset in the frame
     output logic      [8*VIEW_BYTES-1:0]    m_view,       // byte i: frame byte rd_off + i
+    output logic      [31:0]                m_word,       // the view's first 4 bytes when rd_off is a multiple of 4
     output logic      [2*DATA_W-1:0]        m_head        // lines 1 and 0 (rd_off below 64)
 );
     localparam int LB = DATA_W / 8;                       // bytes a line
@@ -80,7 +81,7 @@ module prism_frame_buf #(
     localparam int CB = NBANK_VIEW * LB;                  // bytes in the banks a view reads
 
     initial begin
-        if (DATA_W < 16 || 2 ** LS != LB || LB * 8 != DATA_W) $error("prism_frame_buf: DATA_W must be a power of two number of bytes, at least 2");
+        if (DATA_W < 32 || 2 ** LS != LB || LB * 8 != DATA_W) $error("prism_frame_buf: DATA_W must be a power of two number of bytes, at least 4 (m_word)");
         if (PORTS < 1) $error("prism_frame_buf: PORTS must be at least 1");
         if (BPP < 2 || 2 ** BW != BPP) $error("prism_frame_buf: BPP must be a power of two, at least 2");
         if (LINES < 2 || FB_LINES < LINES || 2 ** FB != FB_LINES) $error("prism_frame_buf: FB_LINES must be a power of two, at least LINES (at least 2)");
@@ -186,6 +187,15 @@ module prism_frame_buf #(
                 for (int b = 0; b < NBANK_VIEW; b++) cat[DATA_W*b +: DATA_W] = q[p][b];
     end
     assign m_head = cat[2*DATA_W-1:0];
+    // A 4-byte aligned word is in the view's first line (bank 0): its
+    // select is 2.5 levels, where the view's byte shift is 5.5 (the
+    // engine's descriptors are aligned, and its run figures follow one).
+    logic [DATA_W-1:0] q0;
+    always_comb begin
+        q0 = q[0][0];
+        for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) q0 = q[p][0];
+    end
+    assign m_word = q0[32 * q_sh[LS-1:2] +: 32];
     // View byte i = cat byte q_sh + i, the shift in 4:1 steps (a LUT6
     // each): stage k takes bits 2k+1 and 2k of q_sh from the top, shifting
     // down by 0 to 3 times its step, and keeps only VIEW_BYTES + step - 1

@@ -326,6 +326,7 @@ module prism_node #(
     // in DISPATCH, registered (hdr_q) for the frame's later states.
     logic [15:0]       off, off_n;         // byte offset of the view, and its next value
     logic [31:0]       win;
+    logic [31:0]       dwin;               // the view's first word when `off` is aligned (a descriptor)
     logic [32*FLANES-1:0] wv;
     /* verilator lint_off UNUSEDSIGNAL */
     logic [2*DATA_W-1:0] hdr, hdr_q, fb_head;
@@ -341,7 +342,7 @@ module prism_node #(
         .clk, .rst,
         .s_axis_tdata, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
         .fill_slot(fb_slot), .fill_beat(fb_beat), .busy(b_busy), .free_en(free_buf), .free_buf(free_id),
-        .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_head(fb_head)
+        .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_word(dwin), .m_head(fb_head)
     );
     assign win = wv[31:0];
     // Every state after DISPATCH reads the header from hdr_q (a register);
@@ -726,13 +727,13 @@ module prism_node #(
     logic [RN_W-1:0] rq_n;
     logic [15:0]     rq_b, rq_b3;
     logic            rq_last;
+    // FP32_ARRIVAL runs FLANES lanes; KULISCH_FIXED its KLANES exact lanes.
+    logic [15:0] run_lanes;
+    assign run_lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
     always_comb begin
-        logic [15:0] lanes;
         g_w = fmt_width(g_fmt);
-        // FP32_ARRIVAL runs FLANES lanes; KULISCH_FIXED its KLANES exact lanes.
-        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
-        run_n = vals_left > lanes ? RN_W'(lanes) : RN_W'(vals_left);
-        run_bytes = 16'(run_n) * 16'(g_w);
+        run_n = vals_left > run_lanes ? RN_W'(run_lanes) : RN_W'(vals_left);
+        run_bytes = times_width(16'(run_n), g_fmt);
         // A Kulisch value a cycle: state byte, then W = vq_kw + 1 bytes
         // sign-extended to KW (0 when W bytes do not fit), from the run's
         // registered view: each bit the view's or the sign, by a compare of
@@ -1209,6 +1210,11 @@ module prism_node #(
     // A native value's bytes: INT8 1, FP32 4, FP16 and BF16 2.
     function automatic logic [3:0] fmt_width(input logic [3:0] f);
         fmt_width = f == FMT_INT8 ? 4'd1 : (f == FMT_FP32 ? 4'd4 : 4'd2);
+    endfunction
+    // v values' bytes in format f: a shift, not a multiply (a 16-bit
+    // multiply by the width was several levels on the run's paths).
+    function automatic logic [15:0] times_width(input logic [15:0] v, input logic [3:0] f);
+        times_width = f == FMT_INT8 ? v : (f == FMT_FP32 ? {v[13:0], 2'b0} : {v[14:0], 1'b0});
     endfunction
     function automatic logic [15:0] pad4(input logic [16:0] b);
         pad4 = {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
@@ -1730,23 +1736,26 @@ module prism_node #(
         end
         else dop_acc = 1'b1;
     end
-    // D_RUN's first run of a group from its descriptor d.
+    // A group entered from its descriptor d: its format, width and values,
+    // and D_RUN's first run of it.
     /* verilator lint_off UNUSEDSIGNAL */
-    task automatic run_first(input logic [31:0] d);   // (its bits 27-25 are reserved)
+    task automatic group_enter(input logic [31:0] d);   // (its bits 27-25 are reserved)
     /* verilator lint_on UNUSEDSIGNAL */
-        logic [15:0] vl, lanes, vw, lw;
+        logic [15:0] vl, vw, lw;
+        g_fmt <= d[31:28];
+        g_kw <= d[24:16];
+        vals_left <= d[15:0];
         vl = d[15:0];
-        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
-        vw = vl * 16'(fmt_width(d[31:28]));
-        lw = lanes * 16'(fmt_width(d[31:28]));
+        vw = times_width(vl, d[31:28]);
+        lw = times_width(run_lanes, d[31:28]);
         if (d[31:28] == FMT_KULISCH) begin
             // A Kulisch value a run: its state byte and integer.
             rq_n <= RN_W'(1);
             rq_b <= 16'd2 + 16'(d[24:16]);
             rq_b3 <= 16'd5 + 16'(d[24:16]);
             rq_last <= vl == 16'd1;
-        end else if (vl > lanes) begin
-            rq_n <= RN_W'(lanes);
+        end else if (vl > run_lanes) begin
+            rq_n <= RN_W'(run_lanes);
             rq_b <= lw;
             rq_b3 <= lw + 16'd3;
             rq_last <= 1'b0;
@@ -1761,13 +1770,12 @@ module prism_node #(
     // native run was a full one (lanes values), and the next is the last
     // when at most lanes are left after it.
     task automatic run_next();
-        logic [15:0] lanes, vw, lw;
-        lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
-        vw = vals_left * 16'(g_w);
-        lw = lanes * 16'(g_w);
+        logic [15:0] vw, lw;
+        vw = times_width(vals_left, g_fmt);
+        lw = times_width(run_lanes, g_fmt);
         if (g_fmt == FMT_KULISCH) rq_last <= vals_left == 16'd2;
-        else if (vals_left <= 2 * lanes) begin
-            rq_n <= RN_W'(vals_left - lanes);
+        else if (vals_left <= 2 * run_lanes) begin
+            rq_n <= RN_W'(vals_left - run_lanes);
             rq_b <= vw - lw;
             rq_b3 <= vw - (lw - 16'd3);
             rq_last <= 1'b1;
@@ -1799,11 +1807,8 @@ module prism_node #(
                 // since DISPATCH: so the registered view (wv_q) has it too,
                 // and the run is worked out from a register. Straight to
                 // the lanes (off_n past it).
-                g_fmt <= 4'(`PN_B32(wv_q, 0) >> 28);
-                g_kw <= 9'(`PN_B32(wv_q, 0) >> 16);
-                vals_left <= `PN_B16(wv_q, 2);
                 groups_left <= f_groups - 8'd1;
-                run_first(`PN_B32(wv_q, 0));
+                group_enter(`PN_B32(wv_q, 0));
                 st <= D_RUN;
             end
         end
@@ -1989,6 +1994,9 @@ module prism_node #(
     always_ff @(posedge clk)
         if (!rst && st == D_OP && dop_go && dop_acc && !rx_walk && `PN_B32(wv_q, 0) != `PN_B32(win, 0))
             $error("prism_node: D_OP's registered view has another descriptor than the view");
+    always_ff @(posedge clk)
+        if (!rst && st == D_DESC && groups_left != 0 && (off[1:0] != 2'd0 || dwin != win))
+            $error("prism_node: D_DESC's aligned word %h is not the view's %h (offset %0d)", dwin, win, off);
     always_ff @(posedge clk)
         if (!rst && st == D_RUN && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes, last %0d) is not its run (%0d, %0d, %0d)",
@@ -2252,16 +2260,14 @@ module prism_node #(
                     /* verilator lint_off UNUSEDSIGNAL */
                     logic [31:0] d;
                     /* verilator lint_on UNUSEDSIGNAL */
-                    logic [15:0] w;
                     d = `PN_B32(wv_q, 0);
-                    w = 16'(fmt_width(d[31:28]));
                     groups_left <= groups_left - 8'd1;
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
                         if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
                         vals_left <= d[15:0];
                     end
-                    kd_skip <= d[31:28] == FMT_KULISCH ? 16'd4 : 16'd4 + ((d[15:0] * w + 16'd3) & ~16'd3);
+                    kd_skip <= d[31:28] == FMT_KULISCH ? 16'd4 : 16'd4 + ((times_width(d[15:0], d[31:28]) + 16'd3) & ~16'd3);
                     bp <= 2'd2;
                 end else if (bp == 2'd2) bp <= 2'd0;
                 else if (k_left != 0) begin
@@ -2293,22 +2299,16 @@ module prism_node #(
             // The checks' conditions, registered from a quiet row.
             D_CHK: if (hd_quiet) st <= D_OP;
             D_OP: if (dop_go) data_op(); else st <= D_CHK;
-            // A later group's descriptor, from the view itself (its run's
-            // figures after the frame buffer's read: 11.75 levels). Waiting
-            // a cycle for the registered view cost a cycle a group: the
-            // residence of multi-group frames went over 64 cycles.
+            // A later group's descriptor, from the frame buffer's aligned
+            // word (dwin, 2.5 levels; from the view's byte shift its run's
+            // figures were 11.75). Waiting a cycle for the registered view
+            // cost a cycle a group: the residence of multi-group frames
+            // went over 64 cycles.
             D_DESC: begin
                 if (groups_left == 0) st <= D_READY;
                 else begin
-                    /* verilator lint_off UNUSEDSIGNAL */
-                    logic [31:0] d;
-                    /* verilator lint_on UNUSEDSIGNAL */
-                    d = `PN_B32(win, 0);
-                    g_fmt <= d[31:28];
-                    g_kw <= d[24:16];
-                    vals_left <= d[15:0];
                     groups_left <= groups_left - 8'd1;
-                    run_first(d);
+                    group_enter(`PN_B32(dwin, 0));
                     st <= D_RUN;
                 end
             end
