@@ -8,13 +8,14 @@
 // body CRC-32C, first and end element, bytes).
 //
 // Lookup: `l_stream` is looked up every cycle and the contributor's row is
-// registered (m_found, m_lep .. m_bytes, and the held packets), so a
-// decision a cycle later reads registers. m_count (how many are held) is
-// that row; the query outputs m_hit (a held packet with the frame's ID on
-// q_*), m_same (it is the same packet) and m_overlap (one overlaps the
-// frame) are registers a cycle after it: that row against q_*. q_pid is
-// compared with every slot's ID in the lookup's cycle (beside the row's
-// match), so it must be the frame's from the cycle l_stream is.
+// registered (m_found, m_lep .. m_bytes, and the held packets: those by
+// the registered read of a distributed RAM a slot), so a decision a cycle
+// later reads registers. m_count (how many are held) is that row; the
+// query outputs m_hit (a held packet with the frame's ID on q_*), m_same
+// (it is the same packet) and m_overlap (one overlaps the frame) are
+// registers a cycle after it: that row against q_*. q_pid is compared
+// with every slot's ID in the lookup's cycle (beside the row's match), so
+// it must be the frame's from the cycle l_stream is.
 //
 // Writes (the node's engine gives at most one a cycle): `i_en` installs a
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
@@ -107,8 +108,12 @@ module prism_held_table #(
     (* mem2reg *) logic [31:0] c_in [MAX_CONTRIB], c_out [MAX_CONTRIB], c_held [MAX_CONTRIB];
     // A flat vector: held slot k of contributor c at [MAX_HELD*c + k].
     logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;
-    (* mem2reg *) logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD], h_crc [MAX_CONTRIB][MAX_HELD];
-    (* mem2reg *) logic [32:0] h_first [MAX_CONTRIB][MAX_HELD], h_end [MAX_CONTRIB][MAX_HELD];
+    // A release reads every held packet's end and bytes at once, and the
+    // lookup compares every packet ID with the frame's: those are
+    // registers. The rest of a held packet (digest, first element, and its
+    // end again) is read only a row at a time: in distributed RAM, below.
+    (* mem2reg *) logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD];
+    (* mem2reg *) logic [32:0] h_end [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
 
     // The looked-up row, registered.
@@ -123,26 +128,45 @@ module prism_held_table #(
     // that repeats one), so the match is one-hot: the row is an OR of the
     // rows masked by their match, not a priority search then a select.
     logic [MAX_CONTRIB-1:0] hit_c;
+    logic [CR_W-1:0] idx;            // the row's index (0 when none matches)
+    always_comb begin
+        idx = '0;
+        for (int i = 0; i < MAX_CONTRIB; i++) begin
+            hit_c[i] = CI_W'(i) < n && c_stream[i] == l_stream;
+            if (hit_c[i]) idx = idx | CR_W'(i);
+        end
+    end
+    // The held packets' digest, first and end elements: a memory a slot,
+    // row c at address c, read at the looked-up row (its registered read
+    // is the row's register) and written by an admission at its slot. As
+    // registers, the row was a 1,568-bit select over the rows. (The IDs
+    // are compared in the lookup's cycle, every slot of every row beside
+    // the row's match: from the RAM's read, the compare and the OR over
+    // the slots into m_hit were 6.25 levels.)
+    localparam int HR_W = 32 + 33 + 33;
+    logic [MAX_HELD*HR_W-1:0] hr;
+    genvar gk;
+    generate
+        for (gk = 0; gk < MAX_HELD; gk++) begin : g_slot
+            prism_ram_sdp #(.W(HR_W), .DEPTH(2 ** CR_W), .STYLE(2)) ram (
+                .clk, .we(!rst && !i_en && a_en && free == HW'(gk)), .waddr(row_q),
+                .wdata({q_crc, q_first, q_end}),
+                .re(1'b1), .raddr(idx), .orst(1'b0), .rdata(hr[HR_W*gk +: HR_W])
+            );
+        end
+    endgenerate
     always_comb
-        for (int i = 0; i < MAX_CONTRIB; i++) hit_c[i] = CI_W'(i) < n && c_stream[i] == l_stream;
+        for (int k = 0; k < MAX_HELD; k++)
+            {t_crc[k], t_first[k], t_end[k]} = hr[HR_W*k +: HR_W];
     always_ff @(posedge clk) begin
-        logic [CR_W-1:0] idx;
         logic [MAX_HELD-1:0] v;
-        logic [31:0] crc [MAX_HELD];
-        logic [32:0] first [MAX_HELD], fin [MAX_HELD];
+        logic [MAX_HELD-1:0] hv;
         logic [15:0] lep, pep, port;
         logic [47:0] mac;
         logic [32:0] cov;
         logic [31:0] hb, in;
-        logic [MAX_HELD-1:0] hv;
-        idx = '0;
-        hv = '0;
         v = '0;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            crc[k] = '0;
-            first[k] = '0;
-            fin[k] = '0;
-        end
+        hv = '0;
         lep = '0;
         pep = '0;
         port = '0;
@@ -152,15 +176,10 @@ module prism_held_table #(
         in = '0;
         for (int c = 0; c < MAX_CONTRIB; c++)
             if (hit_c[c]) begin
-                idx = idx | CR_W'(c);
                 v = v | h_valid[MAX_HELD * c +: MAX_HELD];
-                for (int k = 0; k < MAX_HELD; k++) begin
-                    // Every slot's ID compared with q_pid beside the row's match, not after it.
+                // Every slot's ID compared with q_pid beside the row's match, not after it.
+                for (int k = 0; k < MAX_HELD; k++)
                     if (h_pid[c][k] == q_pid) hv[k] = 1'b1;
-                    crc[k] = crc[k] | h_crc[c][k];
-                    first[k] = first[k] | h_first[c][k];
-                    fin[k] = fin[k] | h_end[c][k];
-                end
                 lep = lep | c_lep[c];
                 pep = pep | c_pep[c];
                 port = port | c_port[c];
@@ -173,11 +192,6 @@ module prism_held_table #(
         row_q <= idx;
         t_valid <= v;
         t_hv <= hv;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            t_crc[k] <= crc[k];
-            t_first[k] <= first[k];
-            t_end[k] <= fin[k];
-        end
         m_lep <= lep;
         m_pep <= pep;
         m_port <= port;
@@ -467,9 +481,7 @@ module prism_held_table #(
                             if (free == HW'(k)) begin
                                 h_valid[MAX_HELD * c + k] <= 1'b1;
                                 h_pid[c][k] <= q_pid;
-                                h_first[c][k] <= q_first;
                                 h_end[c][k] <= q_end;
-                                h_crc[c][k] <= q_crc;
                                 h_bytes[c][k] <= a_len;
                             end
                         c_in[c] <= t_in + {16'b0, a_len};

@@ -1736,35 +1736,52 @@ module prism_node #(
         end
         else dop_acc = 1'b1;
     end
-    // A group entered from its descriptor d: its format, width and values,
-    // and D_RUN's first run of it.
+    // A group entered: its descriptor is the frame buffer's aligned word
+    // (dwin) in D_OP (the view has been on the first descriptor since
+    // DISPATCH) and in D_DESC. D_RUN's first run of it (ge_*) is worked
+    // out from that word alone, each candidate apart and the select last
+    // (an add after the select, and the views' select before it, were
+    // 12.25 levels): vw + 3 by width, 4 bytes a value leaves the low bits
+    // free, 2 bytes is (vl + 1) * 2 + 1, 1 byte vl + 3.
     /* verilator lint_off UNUSEDSIGNAL */
-    task automatic group_enter(input logic [31:0] d);   // (its bits 27-25 are reserved)
+    logic [31:0]     ge_d;           // (its bits 27-25 are reserved)
     /* verilator lint_on UNUSEDSIGNAL */
-        logic [15:0] vl, vw, lw;
-        g_fmt <= d[31:28];
-        g_kw <= d[24:16];
-        vals_left <= d[15:0];
-        vl = d[15:0];
-        vw = times_width(vl, d[31:28]);
-        lw = times_width(run_lanes, d[31:28]);
-        if (d[31:28] == FMT_KULISCH) begin
+    logic [RN_W-1:0] ge_n;
+    logic [15:0]     ge_b, ge_b3;
+    logic            ge_last;
+    always_comb begin
+        logic [15:0] vl, vw, vw3, lw, lw3;
+        logic [3:0]  f;
+        logic        big;
+        ge_d = `PN_B32(dwin, 0);
+        f = ge_d[31:28];
+        vl = ge_d[15:0];
+        vw = times_width(vl, f);
+        vw3 = f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1});
+        lw = times_width(run_lanes, f);
+        lw3 = lw + 16'd3;
+        big = vl > run_lanes;
+        if (f == FMT_KULISCH) begin
             // A Kulisch value a run: its state byte and integer.
-            rq_n <= RN_W'(1);
-            rq_b <= 16'd2 + 16'(d[24:16]);
-            rq_b3 <= 16'd5 + 16'(d[24:16]);
-            rq_last <= vl == 16'd1;
-        end else if (vl > run_lanes) begin
-            rq_n <= RN_W'(run_lanes);
-            rq_b <= lw;
-            rq_b3 <= lw + 16'd3;
-            rq_last <= 1'b0;
+            ge_n = RN_W'(1);
+            ge_b = 16'd2 + 16'(ge_d[24:16]);
+            ge_b3 = 16'd5 + 16'(ge_d[24:16]);
+            ge_last = vl == 16'd1;
         end else begin
-            rq_n <= RN_W'(vl);
-            rq_b <= vw;
-            rq_b3 <= vw + 16'd3;
-            rq_last <= 1'b1;
+            ge_n = big ? RN_W'(run_lanes) : RN_W'(vl);
+            ge_b = big ? lw : vw;
+            ge_b3 = big ? lw3 : vw3;
+            ge_last = !big;
         end
+    end
+    task automatic group_enter();
+        g_fmt <= ge_d[31:28];
+        g_kw <= ge_d[24:16];
+        vals_left <= ge_d[15:0];
+        rq_n <= ge_n;
+        rq_b <= ge_b;
+        rq_b3 <= ge_b3;
+        rq_last <= ge_last;
     endtask
     // The run after D_RUN's run, which is not its group's last: so a
     // native run was a full one (lanes values), and the next is the last
@@ -1804,11 +1821,10 @@ module prism_node #(
                 st <= D_DESC;
             end else begin
                 // The view is on the first descriptor already, and has been
-                // since DISPATCH: so the registered view (wv_q) has it too,
-                // and the run is worked out from a register. Straight to
-                // the lanes (off_n past it).
+                // since DISPATCH: its aligned word (dwin) is the
+                // descriptor. Straight to the lanes (off_n past it).
                 groups_left <= f_groups - 8'd1;
-                group_enter(`PN_B32(wv_q, 0));
+                group_enter();
                 st <= D_RUN;
             end
         end
@@ -1992,8 +2008,8 @@ module prism_node #(
     always_ff @(posedge clk) off <= off_n;
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && st == D_OP && dop_go && dop_acc && !rx_walk && `PN_B32(wv_q, 0) != `PN_B32(win, 0))
-            $error("prism_node: D_OP's registered view has another descriptor than the view");
+        if (!rst && st == D_OP && dop_go && dop_acc && !rx_walk && (off != DATA_BODY || dwin != win))
+            $error("prism_node: D_OP's aligned word is not the view's first descriptor");
     always_ff @(posedge clk)
         if (!rst && st == D_DESC && groups_left != 0 && (off[1:0] != 2'd0 || dwin != win))
             $error("prism_node: D_DESC's aligned word %h is not the view's %h (offset %0d)", dwin, win, off);
@@ -2308,7 +2324,7 @@ module prism_node #(
                 if (groups_left == 0) st <= D_READY;
                 else begin
                     groups_left <= groups_left - 8'd1;
-                    group_enter(`PN_B32(dwin, 0));
+                    group_enter();
                     st <= D_RUN;
                 end
             end
