@@ -129,6 +129,12 @@ module prism_held_table #(
     // rows masked by their match, not a priority search then a select.
     logic [MAX_CONTRIB-1:0] hit_c;
     logic [CR_W-1:0] idx;            // the row's index (0 when none matches)
+    // The row's first free slot (free, and one-hot: fsel) and, with the
+    // row, the admission's slot over every row's (wsel); worked out below.
+    logic free_found;
+    logic [HW-1:0] free;
+    logic [MAX_HELD-1:0] fsel;
+    logic [MAX_CONTRIB*MAX_HELD-1:0] wsel;
     always_comb begin
         idx = '0;
         for (int i = 0; i < MAX_CONTRIB; i++) begin
@@ -149,7 +155,7 @@ module prism_held_table #(
     generate
         for (gk = 0; gk < MAX_HELD; gk++) begin : g_slot
             prism_ram_sdp #(.W(HR_W), .DEPTH(2 ** CR_W), .STYLE(2)) ram (
-                .clk, .we(!rst && !i_en && a_en && free == HW'(gk)), .waddr(row_q),
+                .clk, .we(a_en && fsel[gk]), .waddr(row_q),
                 .wdata({q_crc, q_first, q_end}),
                 .re(1'b1), .raddr(idx), .orst(1'b0), .rdata(hr[HR_W*gk +: HR_W])
             );
@@ -213,8 +219,6 @@ module prism_held_table #(
     // too: a 130-bit compare, 7 levels with the OR over the slots behind
     // it) and their OR.
     logic [MAX_HELD-1:0] sm_q;
-    logic free_found;
-    logic [HW-1:0] free;
     // The count is a balanced tree (node i the sum of nodes 2i and 2i + 1,
     // the leaves from HP), not a chain over the slots.
     always_comb begin
@@ -246,6 +250,7 @@ module prism_held_table #(
                 free_found = 1'b1;
                 free = HW'(k);
             end
+        for (int k = 0; k < MAX_HELD; k++) fsel[k] = free == HW'(k);
     end
 
     // Coverage once the frame is admitted: from c0 = max(covered, base)
@@ -474,20 +479,31 @@ module prism_held_table #(
             if (cv3)
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (cv_row3 == CR_W'(c)) c_covered[c] <= cv_val;
-            if (a_en)
+            if (a_en) begin
+                h_valid <= h_valid | wsel;
                 for (int c = 0; c < MAX_CONTRIB; c++)
-                    if (row_q == CR_W'(c)) begin
-                        for (int k = 0; k < MAX_HELD; k++)
-                            if (free == HW'(k)) begin
-                                h_valid[MAX_HELD * c + k] <= 1'b1;
-                                h_pid[c][k] <= q_pid;
-                                h_end[c][k] <= q_end;
-                                h_bytes[c][k] <= a_len;
-                            end
-                        c_in[c] <= t_in + {16'b0, a_len};
-                    end
+                    if (row_q == CR_W'(c)) c_in[c] <= t_in + {16'b0, a_len};
+            end
         end
     end
+    // An admission's slot, one-hot over every row's slots, from registers
+    // (the row and its first free slot), so each held register's write
+    // enable is a_en and one bit: the row and slot decodes after a_en
+    // were a chain of four LUT2s in the switch's synthesis, 8.00 levels
+    // with a_en's own logic in the node (10,496 endpoints). The packets'
+    // IDs, ends and bytes are never reset or installed, only written here.
+    always_comb
+        for (int c = 0; c < MAX_CONTRIB; c++)
+            for (int k = 0; k < MAX_HELD; k++)
+                wsel[MAX_HELD * c + k] = row_q == CR_W'(c) && free == HW'(k);
+    always_ff @(posedge clk)
+        for (int c = 0; c < MAX_CONTRIB; c++)
+            for (int k = 0; k < MAX_HELD; k++)
+                if (a_en && wsel[MAX_HELD * c + k]) begin
+                    h_pid[c][k] <= q_pid;
+                    h_end[c][k] <= q_end;
+                    h_bytes[c][k] <= a_len;
+                end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
         if (!rst) begin
