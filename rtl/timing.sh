@@ -25,9 +25,10 @@
 # down a cycle late (their write-enable compare into the flags was 6.50 in
 # that run). Since session 49 its egress port's Kulisch words come in
 # block order (a 4:1 select, not a 64:1 rotation): 383 s beside a test
-# build, 1,592 s in a clean-clone CI run; the held table is now the
+# build, 1,592 s in a clean-clone CI run; the held table was the
 # check's slowest module (1,952 s there; scripts/test.sh gives the whole
-# check 4,800 s).
+# check 4,800 s) until its rows went into distributed RAM (session 53:
+# 25,454 LUT instead of 33,327, 522 to 856 s beside other runs).
 #
 # Modules still built as one combinational step per cycle (the cycle model
 # that issue 26 turns into a pipeline) are listed in OPEN; they leave that
