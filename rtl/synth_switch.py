@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Helpers of rtl/synth_switch.sh (the whole switch's synthesis, one module a job).
 
-  synth_switch.py modules DESIGN.il OUT.il   rename Yosys's derived modules
-      ($paramod...) to plain names and print one line a module:
+  synth_switch.py modules DESIGN.il OUT.il [NAMES]   rename Yosys's derived
+      modules ($paramod...) to plain names and print one line a module:
       NAME INSTANCES CHILD... (INSTANCES: how many the top holds in all,
-      through the hierarchy), children after their parents
+      through the hierarchy), children after their parents; NAMES gets a
+      line a module, NAME and Yosys's own name (for a derived module, a
+      digest of its parameters): a plain name's suffix is only an order
   synth_switch.py cut NETLIST.json OUT.json  a flattened netlist for
       logic-depth: each LUT-RAM's write side (data, write enable, clock)
       moved to a flip-flop-like cell of its own, so a path into a LUT-RAM's
@@ -33,7 +35,7 @@ READ_PREFIX = ("A", "DPRA", "ADDR", "RADR")
 LUTRAM = ("RAM16X1", "RAM32X1", "RAM64X1", "RAM128X1", "RAM256X1", "RAM512X1", "RAM32M", "RAM64M")
 
 
-def modules(src, dst):
+def modules(src, dst, names_out=None):
     text = open(src).read()
     names = re.findall(r"^module (\S+)$", text, re.M)
     plain = {}
@@ -53,6 +55,10 @@ def modules(src, dst):
     # Whole tokens only: RTLIL separates them by whitespace.
     out = re.sub(r"(?<!\S)\$paramod\S*", lambda m: plain.get(m.group(0), m.group(0)), text)
     open(dst, "w").write(out)
+    if names_out:
+        with open(names_out, "w") as f:
+            for n in names:
+                f.write(f"{plain.get(n, n).lstrip(chr(92))} {n}\n")
     # Each module's children (cell types that are modules of the design).
     mods = {}
     cur = None
@@ -217,8 +223,8 @@ def paths(src, levels, tool):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "modules":
-        modules(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "modules":
+        modules(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "trace":
         trace(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif len(sys.argv) == 5 and sys.argv[1] == "paths":

@@ -23,7 +23,12 @@
 # netlist, the flattened netlist and the depth report there;
 # SYNTH_ELAB=FILE starts from such an elaborated design (elab.il), and
 # SYNTH_REUSE=DIR takes each module's netlist from DIR (a SYNTH_KEEP of the
-# same design) where it is there: for iterating on one module.
+# same design) where it is there: for iterating on one module (delete the
+# changed module's netlist from DIR). A module is reused only when it and
+# every module under it stand for the same parameters as in DIR (its
+# `names`): the plain names (_p1, _p2) are numbered in order, and a new
+# parameter set renumbers them, so a reused parent would name the wrong
+# children.
 # Exit 1 when the deepest path exceeds SYNTH_BUDGET levels (default 6).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -83,17 +88,28 @@ else
     wait $pid || { tail -20 "$tmp/elab.log"; echo "yosys failed to elaborate prism_switch_core" >&2; exit 1; }
     [ -z "${SYNTH_KEEP:-}" ] || { mkdir -p "$SYNTH_KEEP"; cp "$tmp/elab.il" "$SYNTH_KEEP/"; }
 fi
-python3 synth_switch.py modules "$tmp/elab.il" "$tmp/design.il" > "$tmp/modules"
+python3 synth_switch.py modules "$tmp/elab.il" "$tmp/design.il" "$tmp/names" > "$tmp/modules"
 echo "   $(wc -l < "$tmp/modules") distinct modules, $(elapsed) s" >&2
 
 # 2. Each module once, its children black boxes. The slowest first, so the
 # small ones run beside them.
-declare -A INST CHILDREN
+declare -A INST CHILDREN YNAME REUSE_YNAME
 order=""
 while read -r m n kids; do
     INST[$m]=$n
     CHILDREN[$m]=$kids
 done < "$tmp/modules"
+while read -r m y; do YNAME[$m]=$y; done < "$tmp/names"
+if [ -n "${SYNTH_REUSE:-}" ]; then
+    [ -f "$SYNTH_REUSE/names" ] || { echo "SYNTH_REUSE=$SYNTH_REUSE has no 'names' (a SYNTH_KEEP of this script makes one)" >&2; exit 2; }
+    while read -r m y; do REUSE_YNAME[$m]=$y; done < "$SYNTH_REUSE/names"
+fi
+# The module and everything under it stand for what they stood for in SYNTH_REUSE.
+same_below() {
+    local k
+    [ "${REUSE_YNAME[$1]:-}" = "${YNAME[$1]}" ] || return 1
+    for k in ${CHILDREN[$1]}; do same_below "$k" || return 1; done
+}
 for slow in prism_ring prism_held_table prism_node prism_egress; do
     for m in $(cut -d' ' -f1 "$tmp/modules"); do
         case "$m" in "$slow"|"$slow"_p*) order="$order $m" ;; esac
@@ -115,7 +131,9 @@ synth_one() {
             flow+="; synth_xilinx -family xcup -noiopad -top $m -run map_cells:check" ;;
     esac
     local start; start=$(date +%s)
-    if [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ]; then
+    if [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ] && ! same_below "$m"; then
+        echo "   $m: not reused (it, or a module under it, has other parameters than in $SYNTH_REUSE)" >&2
+    elif [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ]; then
         cp "$SYNTH_REUSE/$m.mapped.il" "$tmp/"
         echo "   $m (x${INST[$m]}): reused from $SYNTH_REUSE" >&2
         return 0
@@ -181,6 +199,6 @@ sed -n '1,2p' "$tmp/depth" | sed 's/^/  /'
 sed -n '4,$p' "$tmp/depth" | head -10 | cut -c1-220 | sed 's/^/  /'
 if [ -n "${SYNTH_KEEP:-}" ]; then
     mkdir -p "$SYNTH_KEEP"
-    cp "$tmp"/*.log "$tmp/switch_cut.json" "$tmp/stat.txt" "$tmp/depth" "$tmp/modules" "$SYNTH_KEEP/"
+    cp "$tmp"/*.log "$tmp/switch_cut.json" "$tmp/stat.txt" "$tmp/depth" "$tmp/modules" "$tmp/names" "$SYNTH_KEEP/"
 fi
 [ "$rc" -eq 0 ] || { echo "deepest path over $budget levels" >&2; exit 1; }

@@ -131,10 +131,16 @@ module prism_held_table #(
     logic [CR_W-1:0] idx;            // the row's index (0 when none matches)
     // The row's first free slot (free, and one-hot: fsel) and, with the
     // row, the admission's slot over every row's (wsel); worked out below.
+    // wsel is registered (wsel_q): the row an admission writes has been the
+    // same since the node's D_CHK (nothing writes the table between its
+    // quiet check and D_OP), so a held register's write enable is a_en and
+    // a register. (fsel registered too, for the RAMs' write enables, took
+    // this module alone from 6.00 to 6.25 levels on the lookup's path to
+    // the RAMs' read, which it does not touch: ABC's mapping moved.)
     logic free_found;
     logic [HW-1:0] free;
     logic [MAX_HELD-1:0] fsel;
-    logic [MAX_CONTRIB*MAX_HELD-1:0] wsel;
+    logic [MAX_CONTRIB*MAX_HELD-1:0] wsel, wsel_q;
     always_comb begin
         idx = '0;
         for (int i = 0; i < MAX_CONTRIB; i++) begin
@@ -480,26 +486,29 @@ module prism_held_table #(
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (cv_row3 == CR_W'(c)) c_covered[c] <= cv_val;
             if (a_en) begin
-                h_valid <= h_valid | wsel;
+                h_valid <= h_valid | wsel_q;
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (row_q == CR_W'(c)) c_in[c] <= t_in + {16'b0, a_len};
             end
         end
     end
-    // An admission's slot, one-hot over every row's slots, from registers
-    // (the row and its first free slot), so each held register's write
-    // enable is a_en and one bit: the row and slot decodes after a_en
-    // were a chain of four LUT2s in the switch's synthesis, 8.00 levels
-    // with a_en's own logic in the node (10,496 endpoints). The packets'
-    // IDs, ends and bytes are never reset or installed, only written here.
+    // An admission's slot, one-hot over every row's slots, from the row
+    // and its first free slot, registered, so each held register's write
+    // enable is a_en and one bit. Decoded after a_en they were 8.00
+    // levels with a_en's own logic in the node; decoded from registers
+    // but not registered, 7.75 (10,440 endpoints): synthesised apart from
+    // the node, ABC takes a_en as early as any input and put it first.
+    // The packets' IDs, ends and bytes are never reset or installed, only
+    // written here.
     always_comb
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
                 wsel[MAX_HELD * c + k] = row_q == CR_W'(c) && free == HW'(k);
+    always_ff @(posedge clk) wsel_q <= wsel;
     always_ff @(posedge clk)
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
-                if (a_en && wsel[MAX_HELD * c + k]) begin
+                if (a_en && wsel_q[MAX_HELD * c + k]) begin
                     h_pid[c][k] <= q_pid;
                     h_end[c][k] <= q_end;
                     h_bytes[c][k] <= a_len;
@@ -509,6 +518,7 @@ module prism_held_table #(
         if (!rst) begin
             if (32'(i_en) + 32'(r_en) + 32'(a_en) > 1) $error("prism_held_table: more than one write in a cycle");
             if (a_en && !m_quiet) $error("prism_held_table: an admission decided on a row that is not the table");
+            if (a_en && wsel_q != wsel) $error("prism_held_table: an admission's row or free slot changed since the cycle before");
             if (i_en && (rv1 || rv2 || rv3 || rv4 || cv1 || cv2 || cv3)) $error("prism_held_table: an install while a release or a coverage is under way");
         end
 `endif

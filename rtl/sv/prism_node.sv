@@ -179,13 +179,27 @@ module prism_node #(
     endfunction
 
     // ---------------------------------------------------------------- state
-    typedef enum logic [5:0] {
+    // One-hot by hand: a state is a bit of st (st[D_RUN]), so a test of the
+    // state is a wire, not a 6-bit compare in front of every path that asks
+    // (the node's flow runs no fsm pass, and fsm_detect did not take st).
+    typedef enum logic [4:0] {
         IDLE, DISPATCH,
         PREWALK, ROUTE, C_TXN, C_APPLY, C_BIND, C_BIND_END, C_INSTALL, C_CLEAR, C_REPLY,
         D_KWALK, D_CHK, D_OP, D_DESC, D_RUN, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT,
         DONE
     } st_t;
-    st_t st;
+    localparam int NST = 32'(DONE) + 1;
+    logic [NST-1:0] st;
+    // Only ever called with a constant: from a variable index Yosys builds a
+    // shifter (a negate and a shift were 13.00 levels into st).
+    function automatic logic [NST-1:0] oh(input st_t s);
+        oh = '0;
+        oh[s] = 1'b1;
+    endfunction
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && !$onehot(st)) $error("prism_node: the state %b is not one-hot", st);
+`endif
 
     // BPP frame buffers a port ({port, slot}), filled in turn: ingress fills
     // one while earlier frames wait for their verdict (prism_rx_validate
@@ -356,7 +370,7 @@ module prism_node #(
         d_class   = `PN_B8(fb_head, 15);
         d_groups  = `PN_B8(fb_head, 48);
     end
-    always_ff @(posedge clk) if (st == DISPATCH) hdr_q <= fb_head;
+    always_ff @(posedge clk) if (st[DISPATCH]) hdr_q <= fb_head;
 
     // Fields of the frame being handled.
     logic [7:0]  f_class, f_cmd;
@@ -386,7 +400,7 @@ module prism_node #(
         f_flags    = `PN_B8(hdr, 49);
         f_body_len = f_class == CLASS_CONTROL ? `PN_B16(hdr, 44) : `PN_B16(hdr, 50);
     end
-    always_ff @(posedge clk) if (st == DISPATCH) f_end <= {1'b0, `PN_B32(fb_head, 42)} + {17'b0, `PN_B16(fb_head, 46)};
+    always_ff @(posedge clk) if (st[DISPATCH]) f_end <= {1'b0, `PN_B32(fb_head, 42)} + {17'b0, `PN_B16(fb_head, 46)};
 
     // The operation context.
     logic        ctx_valid, ctx_active, ctx_failed;
@@ -640,7 +654,7 @@ module prism_node #(
         end
         for (int i = 0; i < 64; i++) kv2_b[i] <= 7'(i) < kv1_n && wv_q[8*i +: 8] != 0;
         // Stage 1: a chunk of the integer is walked this cycle (its view is in wv_q next cycle).
-        kv1_v <= !rst && st == D_KWALK && bp == 2'd0 && k_left != 0;
+        kv1_v <= !rst && st[D_KWALK] && bp == 2'd0 && k_left != 0;
         kv1_n <= k_left > 16'd64 ? 7'd64 : 7'(k_left);
         kv1_first <= k_left == {7'b0, g_kw} + 16'd1;
         kv1_last <= k_left <= 16'd64;
@@ -654,15 +668,8 @@ module prism_node #(
     logic [8:0]  g_kw;
     logic [15:0] ctx_cap;            // FP32 values per RESULT packet at the context's MTU
     logic        ctx_auto, ctx_auto_q;   // AUTO output (constant 0 without AUTO_ENABLE)
-    // st == A_EMIT as a register of its own (set where A_EMIT is entered,
-    // cleared where it is left; simulation checks it): the compare of st
-    // took ABC three levels, in front of the ring's egress read address
-    // and its clears.
     logic        st_emit;
-`ifndef SYNTHESIS
-    always_ff @(posedge clk)
-        if (!rst && st_emit != (st == A_EMIT)) $error("prism_node: st_emit is not st == A_EMIT");
-`endif
+    assign st_emit = st[A_EMIT];
     assign ctx_auto = AUTO_ENABLE != 0 && ctx_auto_q;
     logic [15:0] ctx_budget;         // RESULT body bytes: MTU - 42
 
@@ -702,7 +709,7 @@ module prism_node #(
     localparam int RL = EG_LAT + R_LAT;
 
     always_comb begin
-        m_idle = st == IDLE && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && cnt_grp == 0 && !cnt_rs && cnt_q == 0 && !cnt_rs_q;
+        m_idle = st[IDLE] && tx_idle && out_idle && !lanes_busy && !ro_pend && cnt_inc == 0 && cnt_grp == 0 && !cnt_rs && cnt_q == 0 && !cnt_rs_q;
         for (int p = 0; p < PORTS; p++) begin
             if (in_beat[p] != 0) m_idle = 1'b0;
             for (int k = 0; k < BPP; k++) if (b_busy[{PW'(p), BW'(k)}]) m_idle = 1'b0;
@@ -786,7 +793,7 @@ module prism_node #(
     assign d_gen = {`PN_B16(fb_head, 26), `PN_B32(fb_head, 30)};
     prism_txn_table #(.TXN_SLOTS(TXN_SLOTS), .RETIRED_SLOTS(RETIRED_SLOTS), .LATENCY(TL_LAT)) txns (
         .clk, .rst,
-        .l_valid(st == DISPATCH && d_class == CLASS_CONTROL),
+        .l_valid(st[DISPATCH] && d_class == CLASS_CONTROL),
         .l_key(d_key), .l_txn(d_txn), .l_gen(d_gen), .l_crc(rx_crc), .l_len(req_len),
         /* verilator lint_off PINCONNECTEMPTY */
         .m_valid(),
@@ -797,7 +804,7 @@ module prism_node #(
 `ifndef SYNTHESIS
     // The claim above, checked: C_TXN never waits (CONTROL is not slower for the table).
     always_ff @(posedge clk)
-        if (!rst && st == C_TXN && tl_busy) $error("prism_node: C_TXN waited for the transaction lookup");
+        if (!rst && st[C_TXN] && tl_busy) $error("prism_node: C_TXN waited for the transaction lookup");
 `endif
 
     // STAGE context record (frame offsets 48..83).
@@ -1106,7 +1113,7 @@ module prism_node #(
                 au_qslot = RB'(ro_ptr);
                 au_slot = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
                 au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
-                pr_go = ctx_valid && ctx_auto && !st_emit && st != C_INSTALL && pl_ready && pp < {1'b0, ctx_vlen}
+                pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pp < {1'b0, ctx_vlen}
                         && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
                 rs_ra = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
                 // The queue's head is base + a_i; it comes without another
@@ -1128,7 +1135,7 @@ module prism_node #(
             assign au_v0 = rs_win[31:0];
             always_ff @(posedge clk) begin
                 pr_n <= pp8 > {1'b0, ctx_vlen} ? $clog2(LOOK+1)'({1'b0, ctx_vlen} - pp) : $clog2(LOOK+1)'(LOOK);
-                if (rst || st == C_INSTALL) begin
+                if (rst || st[C_INSTALL]) begin
                     pp <= '0;
                     pp8 <= 33'(LOOK);
                 end else if (pr_go) begin
@@ -1137,7 +1144,7 @@ module prism_node #(
                 end
             end
             prism_auto_plan #(.LOOK(LOOK)) plan (
-                .clk, .rst(rst || st == C_INSTALL), .kulisch(ctx_kulisch), .kwf(ctx_kwf),
+                .clk, .rst(rst || st[C_INSTALL]), .kulisch(ctx_kulisch), .kwf(ctx_kwf),
                 .s_valid(pr_go), .s_ready(pl_ready), .s_win(rs_win), .s_n(pr_n),
                 .m_valid(pl_valid), .m_ready(pl_pop), .m_nf(pl_nf), .m_cont(pl_cont));
             // The roundings are the egress's rounding units': they round
@@ -1159,7 +1166,7 @@ module prism_node #(
                     ro_at[i] <= ro_at[i-1];
                     ro_nn[i] <= ro_nn[i-1];
                 end
-                if (rst || st == C_INSTALL) begin
+                if (rst || st[C_INSTALL]) begin
                     ro_v <= '0;
                     ro_fv <= '0;
                     ro_ptr <= '0;
@@ -1176,7 +1183,7 @@ module prism_node #(
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
                     if (w_en) ro_done <= w_at + 33'(w_n);
-                    if (st != D_DESC && st != D_RUN) rr_lim <= ready_now;
+                    if (!st[D_DESC] && !st[D_RUN]) rr_lim <= ready_now;
                 end
             end
 `ifndef SYNTHESIS
@@ -1184,9 +1191,9 @@ module prism_node #(
             // choices taken since the install.
             logic [32:0] pl_taken;
             always_ff @(posedge clk) begin
-                if (rst || st == C_INSTALL) pl_taken <= '0;
+                if (rst || st[C_INSTALL]) pl_taken <= '0;
                 else pl_taken <= pl_taken + 33'(pl_pop);
-                if (!rst && ctx_auto && st != C_INSTALL && pl_taken != base + {17'b0, a_i})
+                if (!rst && ctx_auto && !st[C_INSTALL] && pl_taken != base + {17'b0, a_i})
                     $error("prism_node: the AUTO plan's head is not the planner's value");
                 if (!rst && pr_go && RB'(pp) == RB'(ro_done) && ro_done < {1'b0, ctx_vlen})
                     $error("prism_node: the AUTO plan read a window the store does not hold");
@@ -1267,19 +1274,18 @@ module prism_node #(
         for (int p = 0; p < 4; p++) af_fitp[p] = f_limv[{pd_f, 2'(p)}] && af_x <= f_lim[{pd_f, 2'(p)}];
         af_fits = af_fitp[af_pad] && (pd_cont || a_ng < 9'd255);
     end
-    assign pl_pop = AUTO_ENABLE != 0 && st == A_REC && pd_fits;
+    assign pl_pop = AUTO_ENABLE != 0 && st[A_REC] && pd_fits;
     // The head says to continue the open group (for its format and bytes mod 4).
     logic        pl_cont_open;
     assign pl_cont_open = a_open && a_count < 17'd65535 && pl_cont[{a_f, a_bytes[1:0]}];
     // A packet's body is written from its first group.
     task automatic start_emit();
-        st_emit <= 1'b1;
         e_g <= '0;
         e_end <= a_ng == 0;
         e_k <= '0;
         e_off <= '0;
         e_desc <= 1'b0;
-        st <= A_EMIT;
+        st <= oh(A_EMIT);
     endtask
 
     // The emission's registers, a cycle after the state that decides them:
@@ -1467,7 +1473,7 @@ module prism_node #(
     endtask
 
     // Hands the reply in cbuf to its port's sender (every slot is free: CONTROL waits for that).
-    task automatic send(input st_t ret);
+    task automatic send(input logic [NST-1:0] ret);
         issue(1'b1, 1'b0, 1'b0, '0, '0, 1'b0, '0);
         st <= ret;
     endtask
@@ -1484,7 +1490,7 @@ module prism_node #(
         free_buf <= 1'b1;
         free_id <= proc_buf;
         o_head <= o_head_n;
-        st <= next_ok ? DISPATCH : IDLE;
+        st <= next_ok ? oh(DISPATCH) : oh(IDLE);
 `ifndef SYNTHESIS
         if (!fin) $error("prism_node: a frame finished where fin does not say so");
 `endif
@@ -1508,7 +1514,7 @@ module prism_node #(
     always_comb begin
         rdy = hd_least > base && (hd_least >= rc_e || base >= rc_e);
         rel_e = st_emit ? base + 33'(a_i) : rc_e;
-        rel_dr = st == D_READY && hd_settled && rc_ok && !ctx_auto && rdy && rq_free;
+        rel_dr = st[D_READY] && hd_settled && rc_ok && !ctx_auto && rdy && rq_free;
         rel_go = !rst && (rel_dr || a_done);
     end
     always_ff @(posedge clk) begin
@@ -1518,7 +1524,7 @@ module prism_node #(
         eb = base + 33'(ctx_cap);
         if (rel_dr) rc_e <= er > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : er;
         else rc_e <= eb > {1'b0, ctx_vlen} ? {1'b0, ctx_vlen} : eb;
-        rc_ok <= !rst && st != C_INSTALL && !a_done;
+        rc_ok <= !rst && !st[C_INSTALL] && !a_done;
     end
     task automatic release_window();
         base <= rel_e;
@@ -1539,13 +1545,13 @@ module prism_node #(
     // to egress (waiting for a free request slot), then released at once — the
     // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
-        if (ctx_auto) st <= hd_least > base ? A_PLAN : DONE;
+        if (ctx_auto) st <= hd_least > base ? oh(A_PLAN) : oh(DONE);
         else if (rdy) begin
             if (rq_free) begin
                 send_result(base, rc_e, 1'b0);
                 release_window();
-                st <= D_READY;
-            end else st <= D_READY;
+                st <= oh(D_READY);
+            end else st <= oh(D_READY);
         end else finish_frame();
     endtask
 
@@ -1750,7 +1756,7 @@ module prism_node #(
     logic [15:0]     ge_b, ge_b3;
     logic            ge_last;
     always_comb begin
-        logic [15:0] vl, vw, vw3, lw, lw3;
+        logic [15:0] vl, vw, vw3, lw;
         logic [3:0]  f;
         logic        big;
         ge_d = `PN_B32(dwin, 0);
@@ -1759,7 +1765,6 @@ module prism_node #(
         vw = times_width(vl, f);
         vw3 = f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1});
         lw = times_width(run_lanes, f);
-        lw3 = lw + 16'd3;
         big = vl > run_lanes;
         if (f == FMT_KULISCH) begin
             // A Kulisch value a run: its state byte and integer.
@@ -1770,7 +1775,10 @@ module prism_node #(
         end else begin
             ge_n = big ? RN_W'(run_lanes) : RN_W'(vl);
             ge_b = big ? lw : vw;
-            ge_b3 = big ? lw3 : vw3;
+            // Read only when this run is the group's last (D_RUN's off_n;
+            // run_next sets it for a later last run), so not selected by
+            // big: the compare and its select were in front of the add.
+            ge_b3 = vw3;
             ge_last = !big;
         end
     end
@@ -1800,10 +1808,10 @@ module prism_node #(
     endtask
 
     task automatic data_op();
-        st <= DONE;
+        st <= oh(DONE);
         if (dop_inexact) begin
             // A child's terminal INEXACT fails the whole operation (once egress is idle).
-            if (!tx_idle) st <= D_OP;
+            if (!tx_idle) st <= oh(D_OP);
             else begin
                 count(CNT_DATA_APPLIED);
                 ctx_failed <= 1'b1;
@@ -1818,14 +1826,14 @@ module prism_node #(
             if (rx_walk) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
                 groups_left <= f_groups;
-                st <= D_DESC;
+                st <= oh(D_DESC);
             end else begin
                 // The view is on the first descriptor already, and has been
                 // since DISPATCH: its aligned word (dwin) is the
                 // descriptor. Straight to the lanes (off_n past it).
                 groups_left <= f_groups - 8'd1;
                 group_enter();
-                st <= D_RUN;
+                st <= oh(D_RUN);
             end
         end
         if (dop_r != 8'hFF) count_why(CG_REJECTED, dop_r);
@@ -1843,12 +1851,12 @@ module prism_node #(
         end
     prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W)) held (
         .clk, .rst,
-        .i_en(!rst && st == C_INSTALL), .i_n(CI_W'(contribs)),
+        .i_en(!rst && st[C_INSTALL]), .i_n(CI_W'(contribs)),
         .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
         .l_stream(rx_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
         .q_pid(rx_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
         .m_hit(hd_hit), .m_same(hd_same), .m_overlap(hd_overlap), .m_count(hd_count),
-        .a_en(!rst && st == D_OP && dop_acc), .a_len(rx_len),
+        .a_en(!rst && st[D_OP] && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
         .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
         .m_ready(ready_now), .m_least(hd_least)
@@ -1873,7 +1881,7 @@ module prism_node #(
         .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
         .one_clear(st_emit && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
-        .clr_en(st == C_CLEAR), .clr_slot,
+        .clr_en(st[C_CLEAR]), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
         .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
     );
@@ -1913,12 +1921,12 @@ module prism_node #(
     logic          f_hit0, k_hit0, run_hold_q;
     logic [RB-1:0] hq0_slot;
     logic [RN_W:0] hq0_n;
-    assign hq0_slot = st == D_OP ? RB'(f_first) : RB'(pos);
+    assign hq0_slot = st[D_OP] ? RB'(f_first) : RB'(pos);
     assign hq0_n = run_hold ? (RN_W + 1)'(FLANES) : (RN_W + 1)'(2 * FLANES);
     always_ff @(posedge clk) run_hold_q <= f_hit0 || k_hit0;
-    assign run_hold = st == D_RUN && run_hold_q;
-    assign f_push = st == D_RUN && !ctx_kulisch && !run_hold;
-    assign k_push = st == D_RUN && ctx_kulisch && !run_hold;
+    assign run_hold = st[D_RUN] && run_hold_q;
+    assign f_push = st[D_RUN] && !ctx_kulisch && !run_hold;
+    assign k_push = st[D_RUN] && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
     prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
@@ -1966,7 +1974,7 @@ module prism_node #(
 
     // The engine is done with the frame this cycle (finish_frame: DONE, or
     // the readiness check with no packet to send).
-    assign fin = st == DONE || (st == D_READY && hd_settled && rc_ok && !ctx_auto && !rdy);
+    assign fin = st[DONE] || (st[D_READY] && hd_settled && rc_ok && !ctx_auto && !rdy);
 
     // Every change of the view's offset, a cycle ahead of the engine's
     // process (the frame buffer's read is registered, so the read is given
@@ -1976,31 +1984,31 @@ module prism_node #(
         logic [15:0] n;
         off_n = off;
         n = k_left > 16'd64 ? 16'd64 : k_left;
-        case (st)
-            IDLE, D_READY, A_PLAN, A_FIT, A_REC, A_EMIT, DONE: off_n = DATA_BODY;
+        (* parallel_case *) case (1'b1)
+            st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_n = DATA_BODY;
             // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
             // RESULT frame's first descriptor is there); PREWALK moves the
             // view to its records in its first cycle (pw_seek), so no
             // offset depends on the header read in DISPATCH.
-            PREWALK:
+            st[PREWALK]:
                 if (pw_seek) off_n = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
                 else if (bp == 2'd2 && !pw_bad_q)
                     off_n = off + (f_class == CLASS_PROGRESS ? HOLE_LEN : (f_cmd == CMD_STAGE ? BINDING_LEN : CAPS_RECORD_LEN));
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
-            C_APPLY: off_n = 16'd84;
-            C_BIND: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
+            st[C_APPLY]: off_n = 16'd84;
+            st[C_BIND]: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
             // A descriptor takes three cycles (bp: its view registered, its
             // step worked out from wv_q into kd_skip, the step): the step
             // from the view in one cycle was the switch's deepest path.
-            D_KWALK:
+            st[D_KWALK]:
                 if (bp == 2'd2) off_n = off + kd_skip;
                 else if (bp != 2'd0) ;
                 else if (k_left != 0) off_n = off + n;
                 else if (vals_left != 0) off_n = off + 16'd1;
                 else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
-            D_OP: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
-            D_DESC: if (groups_left != 0) off_n = off + 16'd4;
-            D_RUN:
+            st[D_OP]: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
+            st[D_DESC]: if (groups_left != 0) off_n = off + 16'd4;
+            st[D_RUN]:
                 if (!run_hold) off_n = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
             default: ;
         endcase
@@ -2008,21 +2016,21 @@ module prism_node #(
     always_ff @(posedge clk) off <= off_n;
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && st == D_OP && dop_go && dop_acc && !rx_walk && (off != DATA_BODY || dwin != win))
+        if (!rst && st[D_OP] && dop_go && dop_acc && !rx_walk && (off != DATA_BODY || dwin != win))
             $error("prism_node: D_OP's aligned word is not the view's first descriptor");
     always_ff @(posedge clk)
-        if (!rst && st == D_DESC && groups_left != 0 && (off[1:0] != 2'd0 || dwin != win))
+        if (!rst && st[D_DESC] && groups_left != 0 && (off[1:0] != 2'd0 || dwin != win))
             $error("prism_node: D_DESC's aligned word %h is not the view's %h (offset %0d)", dwin, win, off);
     always_ff @(posedge clk)
-        if (!rst && st == D_RUN && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))))
+        if (!rst && st[D_RUN] && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))
+                                  || (rq_last && rq_b3 != rq_b + 16'd3)))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes, last %0d) is not its run (%0d, %0d, %0d)",
                    rq_n, rq_b, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
 `endif
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            st <= IDLE;
-            st_emit <= 1'b0;
+            st <= oh(IDLE);
             bp <= 2'd0;
             pw_seek <= 1'b0;
             o_head <= '0;
@@ -2053,13 +2061,13 @@ module prism_node #(
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
             tl_retire <= 1'b0;
-            case (st)
-            IDLE: if (o_head != o_tail_d && b_go[proc_buf]) st <= DISPATCH;
+            (* parallel_case *) case (1'b1)
+            st[IDLE]: if (o_head != o_tail_d && b_go[proc_buf]) st <= oh(DISPATCH);
             // ---------------------------------------------------- dispatch
-            DISPATCH: begin
-                st <= DONE;
+            st[DISPATCH]: begin
+                st <= oh(DONE);
                 // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
-                if (rx_ok && rx_prism && d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= DISPATCH;
+                if (rx_ok && rx_prism && d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= oh(DISPATCH);
                 else if (!rx_ok) count_why(CG_MALFORMED, rx_reason);
                 else if (!rx_prism) count(CNT_NOT_FOR_US);
                 else if (d_class == CLASS_PROGRESS) begin
@@ -2067,7 +2075,7 @@ module prism_node #(
                     bi <= '0;
                     pos <= {1'b0, `PN_B32(fb_head, 44)};
                     pw_seek <= 1'b1;
-                    st <= PREWALK;
+                    st <= oh(PREWALK);
                 end else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
                     groups_left <= d_groups;
@@ -2075,17 +2083,17 @@ module prism_node #(
                     vals_left <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_CHK a cycle later, when the contributor's row is registered.
-                    if (rx_walk) st <= D_KWALK;
+                    if (rx_walk) st <= oh(D_KWALK);
                     else if (d_dst_mac != node_mac) count(CNT_NOT_FOR_US);
-                    else st <= D_CHK;
+                    else st <= oh(D_CHK);
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
                     bi <= '0;
                     pw_seek <= 1'b1;
-                    st <= PREWALK;
+                    st <= oh(PREWALK);
                 end
             end
-            PREWALK: begin
+            st[PREWALK]: begin
                 // pw_seek: the view moves to the records (off_n). Then each
                 // record: bp 0 the end tests (registers), 1 the view is
                 // registered, 2 its checks are (pw_bad_q) and it is taken.
@@ -2093,7 +2101,7 @@ module prism_node #(
                 else if (bp == 2'd0) begin
                     if (f_class == CLASS_PROGRESS ? bi == `PN_B16(hdr, 56)
                         : f_cmd == CMD_STAGE ? bi == f_bcount
-                        : f_cmd == CMD_CAPS_RESPONSE ? off >= CONTROL_BODY + f_body_len : 1'b1) st <= ROUTE;
+                        : f_cmd == CMD_CAPS_RESPONSE ? off >= CONTROL_BODY + f_body_len : 1'b1) st <= oh(ROUTE);
                     else bp <= 2'd1;
                 end else if (bp == 2'd1) bp <= 2'd2;
                 else begin
@@ -2101,7 +2109,7 @@ module prism_node #(
                     if (pw_bad_q) begin
                         if (f_class == CLASS_PROGRESS) count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
                         else count(CNT_MALFORMED + $signed(32'(R_RESERVED_NONZERO)));
-                        st <= DONE;
+                        st <= oh(DONE);
                     end else begin
                         if (f_class == CLASS_PROGRESS) pos <= pw_he2_q + 33'd1;
                         if (f_class == CLASS_PROGRESS || f_cmd == CMD_STAGE) bi <= bi + 16'd1;
@@ -2109,16 +2117,16 @@ module prism_node #(
                 end
             end
             // ---------------------------------------------------- CONTROL
-            C_TXN: begin
+            st[C_TXN]: begin
                 // The lookup's answer is in once no lookup is in flight.
                 if (tl_busy) ;
                 else if (f_src_mac != am_mac || rx_port != am_port) begin
                     count(CNT_UNTRUSTED_SOURCE);
-                    st <= DONE;
+                    st <= oh(DONE);
                 end else if (f_cmd == CMD_CAPS_QUERY) begin
                     count(CNT_ACCEPTED);
                     build_caps();
-                    send(DONE);
+                    send(oh(DONE));
                 end else if (t_hit) begin
                     if (t_same) begin
                         count(CNT_RETRIES_ANSWERED);
@@ -2127,13 +2135,13 @@ module prism_node #(
                         count(CNT_REFUSED + $signed(32'(ACK_TXN_CONFLICT)));
                         build_ack(ACK_TXN_CONFLICT, 16'd0);
                     end
-                    send(DONE);
-                end else st <= C_APPLY;
+                    send(oh(DONE));
+                end else st <= oh(C_APPLY);
             end
-            C_APPLY: begin
+            st[C_APPLY]: begin
                 ack_status <= ACK_OK;
                 ack_detail <= '0;
-                st <= C_REPLY;
+                st <= oh(C_REPLY);
                 if (retired_stale) ack_status <= ACK_STALE_GENERATION;
                 else case (f_cmd)
                     CMD_STAGE: begin
@@ -2144,7 +2152,7 @@ module prism_node #(
                             contribs <= '0;
                             paths <= '0;
                             dest_paths <= '0;
-                            st <= C_BIND;
+                            st <= oh(C_BIND);
                         end
                     end
                     CMD_COMMIT, CMD_COMPLETE, CMD_RELEASE, CMD_ABORT: begin
@@ -2162,9 +2170,9 @@ module prism_node #(
                     default: ack_status <= ACK_INVALID;
                 endcase
             end
-            C_BIND: begin
+            st[C_BIND]: begin
                 if (bp == 2'd0) begin
-                    if (bi == f_bcount) st <= C_BIND_END;
+                    if (bi == f_bcount) st <= oh(C_BIND_END);
                     else bp <= 2'd1;
                 end else if (bp == 2'd1) bp <= 2'd2;
                 else begin
@@ -2172,7 +2180,7 @@ module prism_node #(
                     if (bd_bad_q) begin
                         ack_status <= ACK_INVALID_BINDING;
                         ack_detail <= bi + 16'd1;
-                        st <= C_REPLY;
+                        st <= oh(C_REPLY);
                     end else begin
                         b_stream[BB'(bi)] <= bd_stream;
                         b_lep[BB'(bi)] <= bd_lep;
@@ -2202,17 +2210,17 @@ module prism_node #(
                     end
                 end
             end
-            C_BIND_END: begin
-                st <= C_REPLY;
+            st[C_BIND_END]: begin
+                st <= oh(C_REPLY);
                 if (terms_sum != x_terms || contribs == 0 || (x_sem == SEM_REDUCE && dest_paths != 1) || paths == 0)
                     ack_status <= ACK_INVALID_BINDING;
                 else if (!caps_ok) ack_status <= ACK_UNSUPPORTED;
                 else if (xq_win_bad) ack_status <= ACK_INVALID;
                 else if (xq_win_big) ack_status <= ACK_NO_RESOURCES;
                 else if (ctx_valid) ack_status <= ACK_NO_RESOURCES;
-                else st <= C_INSTALL;
+                else st <= oh(C_INSTALL);
             end
-            C_INSTALL: begin
+            st[C_INSTALL]: begin
                 ctx_valid <= 1'b1;
                 ctx_active <= 1'b0;
                 ctx_failed <= 1'b0;
@@ -2246,16 +2254,16 @@ module prism_node #(
                 end
                 clr_slot <= '0;
                 clr_left <= 16'(RING);
-                st <= C_CLEAR;
+                st <= oh(C_CLEAR);
             end
-            C_CLEAR: begin
+            st[C_CLEAR]: begin
                 // A fresh accumulator: every slot -0 (an ABORT may have left
                 // values), FLANES a cycle by the ring's process.
                 clr_slot <= RB'(clr_slot + RB'(FLANES));
                 clr_left <= clr_left - 16'(FLANES);
-                if (clr_left <= 16'(FLANES)) st <= C_REPLY;
+                if (clr_left <= 16'(FLANES)) st <= oh(C_REPLY);
             end
-            C_REPLY: begin
+            st[C_REPLY]: begin
                 count(CNT_ACCEPTED);
                 if (ack_status != ACK_OK) count_why(CG_REFUSED, 8'(ack_status));
                 build_ack(ack_status, ack_detail);
@@ -2264,10 +2272,10 @@ module prism_node #(
                 // Record the transaction for idempotent retries (ack_status
                 // and ack_detail hold in the next cycle, the pulse's).
                 tl_insert <= 1'b1;
-                send(DONE);
+                send(oh(DONE));
             end
             // ---------------------------------------------------- DATA
-            D_KWALK: begin
+            st[D_KWALK]: begin
                 // Kulisch value states (the parser's last body check): a state
                 // byte, then the integer 64 bytes a cycle (checked by kv*,
                 // above); native groups are skipped whole.
@@ -2297,66 +2305,66 @@ module prism_node #(
                 end else if (off[1:0] != 0) begin
                     // Aligned to the next descriptor (off_n).
                 end else if (groups_left == 0) begin
-                    if (!kv1_v && !kv2_v) st <= ROUTE;
+                    if (!kv1_v && !kv2_v) st <= oh(ROUTE);
                 end else bp <= 2'd1;
                 if (kv_bad) begin
                     count(CNT_MALFORMED + $signed(32'(R_BAD_KULISCH_VALUE)));
                     bp <= 2'd0;
-                    st <= DONE;
+                    st <= oh(DONE);
                 end
             end
-            ROUTE: begin
-                st <= DONE;
+            st[ROUTE]: begin
+                st <= oh(DONE);
                 if (f_dst_mac != node_mac) count(CNT_NOT_FOR_US);
                 else if (f_class == CLASS_PROGRESS) count(CNT_PROGRESS_IGNORED);
-                else if (f_class == CLASS_CONTROL) st <= C_TXN;
-                else st <= D_CHK;
+                else if (f_class == CLASS_CONTROL) st <= oh(C_TXN);
+                else st <= oh(D_CHK);
             end
             // The checks' conditions, registered from a quiet row.
-            D_CHK: if (hd_quiet) st <= D_OP;
-            D_OP: if (dop_go) data_op(); else st <= D_CHK;
+            st[D_CHK]: if (hd_quiet) st <= oh(D_OP);
+            st[D_OP]: if (dop_go) data_op(); else st <= oh(D_CHK);
             // A later group's descriptor, from the frame buffer's aligned
             // word (dwin, 2.5 levels; from the view's byte shift its run's
             // figures were 11.75). Waiting a cycle for the registered view
             // cost a cycle a group: the residence of multi-group frames
             // went over 64 cycles.
-            D_DESC: begin
-                if (groups_left == 0) st <= D_READY;
+            st[D_DESC]: begin
+                if (groups_left == 0) st <= oh(D_READY);
                 else begin
                     groups_left <= groups_left - 8'd1;
                     group_enter();
-                    st <= D_RUN;
+                    st <= oh(D_RUN);
                 end
             end
-            D_RUN: if (!run_hold) begin
+            st[D_RUN]: if (!run_hold) begin
                 // The run enters the lanes; its sums go into the ring F_LAT
                 // (K_LAT) cycles later (the ring's process, below).
                 pos <= pos + 33'(rq_n);
                 vals_left <= vals_left - 16'(rq_n);
-                if (rq_last) st <= groups_left == 0 ? D_READY : D_DESC;
+                if (rq_last) st <= groups_left == 0 ? oh(D_READY) : oh(D_DESC);
                 else run_next();
             end
             // Readiness once the table's coverage and minimum have every admission.
-            D_READY: if (hd_settled && rc_ok) ready_check();
+            st[D_READY]: if (hd_settled && rc_ok) ready_check();
             // ---------------------------------------------------- AUTO
-            A_PLAN: if (AUTO_ENABLE != 0) begin
+            st[A_PLAN]: if (AUTO_ENABLE != 0) begin
                 if (pl_valid) begin
                     pd_cont <= pl_cont_open;
                     pd_f <= pl_cont_open ? a_f : pl_nf;
                     pd_ub <= a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
-                    st <= A_FIT;
+                    st <= oh(A_FIT);
                 end else if (base + {17'b0, a_i} == {1'b0, ctx_vlen} && a_i != 0) begin
                     // The vector's end closes the packet.
                     if (tx_idle) start_emit();
-                end else if (!pl_wait) st <= DONE;   // the lookahead needs another frame
+                end else if (!pl_wait) st <= oh(DONE);   // the lookahead needs another frame
             end
-            A_FIT: if (AUTO_ENABLE != 0) begin
+            st[A_FIT]: if (AUTO_ENABLE != 0) begin
                 pd_nu <= af_nu;
                 pd_nb <= af_nb;
                 pd_fits <= af_fits;
-                st <= A_REC;
+                st <= oh(A_REC);
             end
-            A_REC: if (AUTO_ENABLE != 0) begin
+            st[A_REC]: if (AUTO_ENABLE != 0) begin
                 if (!pd_fits) begin
                     // The packet closes; this value starts the next one.
                     if (tx_idle) start_emit();
@@ -2376,10 +2384,10 @@ module prism_node #(
                     a_bytes <= pd_nb;
                     a_used <= pd_nu;
                     a_i <= a_i + 16'd1;
-                    st <= A_PLAN;
+                    st <= oh(A_PLAN);
                 end
             end
-            A_EMIT: if (AUTO_ENABLE != 0) begin
+            st[A_EMIT]: if (AUTO_ENABLE != 0) begin
                 if (e_end) begin
                     // The body is complete once its last write is (a_done):
                     // to egress, and the window moves on.
@@ -2392,8 +2400,7 @@ module prism_node #(
                         a_open <= 1'b0;
                         a_used <= '0;
                         a_ng <= '0;
-                        st_emit <= 1'b0;
-                        st <= D_READY;
+                        st <= oh(D_READY);
                     end
                 end else if (!e_desc) begin
                     // The descriptor; its group's figures for the values.
@@ -2420,7 +2427,7 @@ module prism_node #(
                 end
             end
             // ---------------------------------------------------- next frame
-            DONE: finish_frame();
+            st[DONE]: finish_frame();
             default: ;
             endcase
         end
