@@ -1119,8 +1119,18 @@ module prism_node #(
                 // The queue's head is base + a_i; it comes without another
                 // frame once readiness covers its window.
                 pq = base + {17'b0, a_i};
-                pl_wait = pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen});
+                // ready_now is max(hd_least, base), so each compare with it
+                // is the least coverage's (a register) or base's: base is
+                // below pq + LOOK, and at or above the vector's end only
+                // where pq is too. (From ready_now, the table's compare and
+                // select came first: 9.50 levels into st.)
+                pl_wait = pq < {1'b0, ctx_vlen} && (hd_least >= pq + 33'(LOOK) || hd_least >= {1'b0, ctx_vlen});
             end
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ctx_auto && pl_wait != (pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen})))
+                    $error("prism_node: pl_wait is not the lookahead's wait from ready_now");
+`endif
             // The store's one write port: FP32_ARRIVAL values as read,
             // KULISCH_FIXED roundings as they leave the pipes.
             always_comb begin
