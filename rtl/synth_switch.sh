@@ -36,10 +36,16 @@ fp32=0
 case "${1:-}" in
     "") ;;
     --fp32) fp32=1 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: rtl/synth_switch.sh [--fp32]" >&2; exit 2 ;;
 esac
 budget=${SYNTH_BUDGET:-6}
+# A reused directory names what each netlist stands for (checked before
+# the minutes of elaboration).
+if [ -n "${SYNTH_REUSE:-}" ] && [ ! -f "$SYNTH_REUSE/names" ]; then
+    echo "SYNTH_REUSE=$SYNTH_REUSE has no 'names' (a SYNTH_KEEP of this script makes one)" >&2
+    exit 2
+fi
 jobs_max=${SYNTH_JOBS:-2}
 case "$jobs_max" in
     ''|*[!0-9]*|0) echo "SYNTH_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2 ;;
@@ -101,7 +107,6 @@ while read -r m n kids; do
 done < "$tmp/modules"
 while read -r m y; do YNAME[$m]=$y; done < "$tmp/names"
 if [ -n "${SYNTH_REUSE:-}" ]; then
-    [ -f "$SYNTH_REUSE/names" ] || { echo "SYNTH_REUSE=$SYNTH_REUSE has no 'names' (a SYNTH_KEEP of this script makes one)" >&2; exit 2; }
     while read -r m y; do REUSE_YNAME[$m]=$y; done < "$SYNTH_REUSE/names"
 fi
 # The module and everything under it stand for what they stood for in SYNTH_REUSE.
@@ -135,6 +140,8 @@ synth_one() {
         echo "   $m: not reused (it, or a module under it, has other parameters than in $SYNTH_REUSE)" >&2
     elif [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ]; then
         cp "$SYNTH_REUSE/$m.mapped.il" "$tmp/"
+        # A kept run holds every netlist it used, so it can be reused in turn.
+        [ -z "${SYNTH_KEEP:-}" ] || { mkdir -p "$SYNTH_KEEP"; cp "$tmp/$m.mapped.il" "$SYNTH_KEEP/"; }
         echo "   $m (x${INST[$m]}): reused from $SYNTH_REUSE" >&2
         return 0
     fi

@@ -21,7 +21,10 @@
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
 // `r_en` releases the packets wholly below `r_end` (the window moved
 // there); `a_en` admits the frame on q_* into the registered row (its first
-// free held slot) and counts its bytes `a_len`. A release and an
+// free held slot) and counts its bytes `a_len`; the row (l_stream and the
+// table) must be the same as in the cycle before a_en, since the held
+// registers' write enables are registered a cycle ahead (wsel_q; checked
+// in simulation; the node's D_CHK -> D_OP gives it). A release and an
 // admission's coverage are pipelines that write the table over the next
 // cycles (a release: its packets a cycle later, its bytes three; the
 // coverage three cycles later, readiness five), so:

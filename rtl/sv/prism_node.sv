@@ -726,7 +726,8 @@ module prism_node #(
     logic [15:0] run_bytes;
     logic [3:0]  g_w;
     // D_RUN's run, registered: its values (rq_n), its bytes (rq_b, and
-    // plus 3: rq_b3) and whether it is its group's last (rq_last), worked
+    // plus 3: rq_b3, kept for a group's last run only) and whether it is
+    // its group's last (rq_last), worked
     // out when the group is entered (run_first, from its descriptor) and at
     // each run for the next (run_next). From vals_left in the run's cycle,
     // the offset's next value was 8.75 levels into the frame buffer's read
@@ -970,7 +971,7 @@ module prism_node #(
     logic [31:0] ct_bytes;
     // Every element below `ready_now` is delivered by every contributor.
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [32:0] ready_now;          // (AUTO's lookahead and rounder read it)
+    logic [32:0] ready_now;          // (AUTO's rounder reads it; its lookahead reads hd_least)
     /* verilator lint_on UNUSEDSIGNAL */
     logic [32:0] hd_least;           // the least coverage alone
 
@@ -2034,8 +2035,8 @@ module prism_node #(
     always_ff @(posedge clk)
         if (!rst && st[D_RUN] && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))
                                   || (rq_last && rq_b3 != rq_b + 16'd3)))
-            $error("prism_node: D_RUN's registered run (%0d values, %0d bytes, last %0d) is not its run (%0d, %0d, %0d)",
-                   rq_n, rq_b, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
+            $error("prism_node: D_RUN's registered run (%0d values, %0d bytes (+3: %0d), last %0d) is not its run (%0d, %0d, %0d)",
+                   rq_n, rq_b, rq_b3, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
 `endif
 
     always_ff @(posedge clk) begin
