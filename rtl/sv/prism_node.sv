@@ -739,7 +739,7 @@ module prism_node #(
     logic [15:0] run_lanes;
     assign run_lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
     always_comb begin
-        g_w = fmt_width(g_fmt);
+        g_w = 4'(times_width(16'd1, g_fmt));
         run_n = vals_left > run_lanes ? RN_W'(run_lanes) : RN_W'(vals_left);
         run_bytes = times_width(16'(run_n), g_fmt);
         // A Kulisch value a cycle: state byte, then W = vq_kw + 1 bytes
@@ -1225,12 +1225,9 @@ module prism_node #(
     endgenerate
 
     /* verilator lint_off UNUSEDSIGNAL */
-    // A native value's bytes: INT8 1, FP32 4, FP16 and BF16 2.
-    function automatic logic [3:0] fmt_width(input logic [3:0] f);
-        fmt_width = f == FMT_INT8 ? 4'd1 : (f == FMT_FP32 ? 4'd4 : 4'd2);
-    endfunction
-    // v values' bytes in format f: a shift, not a multiply (a 16-bit
-    // multiply by the width was several levels on the run's paths).
+    // v values' bytes in format f (a native value: INT8 1, FP32 4, FP16
+    // and BF16 2): a shift, not a multiply (a 16-bit multiply by the width
+    // was several levels on the run's paths). One value's is the width.
     function automatic logic [15:0] times_width(input logic [15:0] v, input logic [3:0] f);
         times_width = f == FMT_INT8 ? v : (f == FMT_FP32 ? {v[13:0], 2'b0} : {v[14:0], 1'b0});
     endfunction
@@ -2026,12 +2023,12 @@ module prism_node #(
     end
     always_ff @(posedge clk) off <= off_n;
 `ifndef SYNTHESIS
+    // Every cycle that enters a group (group_enter) reads its descriptor
+    // from the aligned word: D_OP's first (the view on DATA_BODY), D_DESC's later ones.
     always_ff @(posedge clk)
-        if (!rst && st[D_OP] && dop_go && dop_acc && !rx_walk && (off != DATA_BODY || dwin != win))
-            $error("prism_node: D_OP's aligned word is not the view's first descriptor");
-    always_ff @(posedge clk)
-        if (!rst && st[D_DESC] && groups_left != 0 && (off[1:0] != 2'd0 || dwin != win))
-            $error("prism_node: D_DESC's aligned word %h is not the view's %h (offset %0d)", dwin, win, off);
+        if (!rst && ((st[D_OP] && dop_go && dop_acc && !rx_walk) || (st[D_DESC] && groups_left != 0))
+            && ((st[D_OP] ? off != DATA_BODY : off[1:0] != 2'd0) || dwin != win))
+            $error("prism_node: the aligned word %h a group is entered from is not the view's %h (offset %0d)", dwin, win, off);
     always_ff @(posedge clk)
         if (!rst && st[D_RUN] && (rq_n != run_n || rq_b != run_bytes || rq_last != (vals_left == 16'(run_n))
                                   || (rq_last && rq_b3 != rq_b + 16'd3)))
