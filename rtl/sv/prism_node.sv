@@ -229,6 +229,12 @@ module prism_node #(
     logic [KEEP_W-1:0] ci_keep [PORTS];
     logic [15:0]       ci_beat [PORTS];
     logic [PORTS-1:0]  ci_valid, ci_last;
+    // A beat's bytes (each half's) and buffer, for its frame's length a
+    // cycle after its tlast (counted from the port and added in the same
+    // cycle: 7.75 levels; 64 bits counted in one: 7.25).
+    localparam int ONES_W = $clog2(KEEP_W / 2 + 1);
+    logic [ONES_W-1:0]    ci_ones [PORTS], ci_ones2 [PORTS];
+    logic [NBW-1:0]    ci_id [PORTS];
     logic [DATA_W-1:0] cr_data [PORTS];
     logic [PORTS-1:0]  cr_valid, cr_last, cd_valid;
     logic [31:0]       cd_crc [PORTS];
@@ -241,6 +247,11 @@ module prism_node #(
     logic [31:0]       b_pid [NB];         // and its packet ID (bytes 38-41): the held table's keys
     logic [31:0]       b_crc [NB];
     logic              b_ok [NB], b_prism [NB], b_walk [NB];
+    // DISPATCH's tests of the class and the destination, made on the
+    // frame's first beat as it is taken (behind the frame buffer's view,
+    // then DISPATCH's choices, they were 8.25 levels). node_mac is a
+    // strap: it does not change while frames are buffered.
+    logic              b_hctl [NB], b_hprog [NB], b_hdata [NB], b_hus [NB];
     // The engine takes a buffer when its verdict and its digest are both in
     // (the digest comes first: C_LAT against the validator's 5 or more).
     logic              b_go [NB];
@@ -303,6 +314,7 @@ module prism_node #(
     logic [31:0]       rx_pid;
     logic [31:0]       rx_crc;
     logic              rx_ok, rx_prism, rx_walk;
+    logic              dh_ctl, dh_prog, dh_data, dh_forus;
     logic [7:0]        rx_reason;
     assign rx_port = 16'(cur_port);
     always_ff @(posedge clk) begin
@@ -316,6 +328,10 @@ module prism_node #(
         rx_prism <= fin ? b_prism[buf_nxt] : b_prism[buf_cur];
         rx_walk <= fin ? b_walk[buf_nxt] : b_walk[buf_cur];
         rx_reason <= fin ? b_reason[buf_nxt] : b_reason[buf_cur];
+        dh_ctl <= fin ? b_hctl[buf_nxt] : b_hctl[buf_cur];
+        dh_prog <= fin ? b_hprog[buf_nxt] : b_hprog[buf_cur];
+        dh_data <= fin ? b_hdata[buf_nxt] : b_hdata[buf_cur];
+        dh_forus <= fin ? b_hus[buf_nxt] : b_hus[buf_cur];
     end
 
     // The next frame: the one after the head once the head is done.
@@ -371,6 +387,13 @@ module prism_node #(
         d_groups  = `PN_B8(fb_head, 48);
     end
     always_ff @(posedge clk) if (st[DISPATCH]) hdr_q <= fb_head;
+`ifndef SYNTHESIS
+    // DISPATCH's tests from the frame's first beat (dh_*) against its view.
+    always_ff @(posedge clk)
+        if (!rst && st[DISPATCH] && rx_ok && rx_prism && {dh_ctl, dh_prog, dh_data, dh_forus} != {d_class == CLASS_CONTROL, d_class == CLASS_PROGRESS,
+                                                                             d_class == CLASS_DATA || d_class == CLASS_RESULT, d_dst_mac == node_mac})
+            $error("prism_node: DISPATCH's registered head flags are not the view's");
+`endif
 
     // Fields of the frame being handled.
     logic [7:0]  f_class, f_cmd;
@@ -794,7 +817,7 @@ module prism_node #(
     assign d_gen = {`PN_B16(fb_head, 26), `PN_B32(fb_head, 30)};
     prism_txn_table #(.TXN_SLOTS(TXN_SLOTS), .RETIRED_SLOTS(RETIRED_SLOTS), .LATENCY(TL_LAT)) txns (
         .clk, .rst,
-        .l_valid(st[DISPATCH] && d_class == CLASS_CONTROL),
+        .l_valid(st[DISPATCH] && dh_ctl),
         .l_key(d_key), .l_txn(d_txn), .l_gen(d_gen), .l_crc(rx_crc), .l_len(req_len),
         /* verilator lint_off PINCONNECTEMPTY */
         .m_valid(),
@@ -839,13 +862,24 @@ module prism_node #(
     // min_kulisch_width(terms) = ceil8(278 + ceil(log2 N)): 280 up to N = 4
     // (ceil(log2 N) <= 2), 288 up to 2^10, 296 up to 2^18, 304 up to 2^26,
     // else 312 (four compares with constants, not a search for the top bit).
-    logic [15:0] x_kmin;
-    always_comb
-        if (x_terms <= 32'd4) x_kmin = 16'd280;
-        else if (x_terms <= 32'd1 << 10) x_kmin = 16'd288;
-        else if (x_terms <= 32'd1 << 18) x_kmin = 16'd296;
-        else if (x_terms <= 32'd1 << 26) x_kmin = 16'd304;
-        else x_kmin = 16'd312;
+    // Each width compared with its constant beside the terms' (a selected
+    // minimum, then its compare, were 8.50 levels into xq_apply), and
+    // registered a stage before xq_apply.
+    logic x_kw_short, xq_kbad;
+    assign x_kw_short = x_kw < 16'd280 || (x_terms > 32'd4 && x_kw < 16'd288) || (x_terms > 32'd1 << 10 && x_kw < 16'd296)
+                        || (x_terms > 32'd1 << 18 && x_kw < 16'd304) || (x_terms > 32'd1 << 26 && x_kw < 16'd312);
+    always_ff @(posedge clk) xq_kbad <= x_kw[2:0] != 0 || x_kw_short || x_kw > 16'd4096;
+`ifndef SYNTHESIS
+    // The rule as written (min_kulisch_width), against the register C_APPLY reads.
+    always_ff @(posedge clk)
+        if (!rst && st[C_APPLY]) begin
+            logic [15:0] km;
+            km = x_terms <= 32'd4 ? 16'd280 : x_terms <= 32'd1 << 10 ? 16'd288 : x_terms <= 32'd1 << 18 ? 16'd296
+                 : x_terms <= 32'd1 << 26 ? 16'd304 : 16'd312;
+            if (xq_kbad != (x_kw[2:0] != 0 || x_kw < km || x_kw > 16'd4096))
+                $error("prism_node: xq_kbad %0d for width %0d, %0d terms", xq_kbad, x_kw, x_terms);
+        end
+`endif
     // The capability ROM: one record (see the module comment).
     logic caps_ok;
     logic [7:0] xq_apply;
@@ -865,7 +899,7 @@ module prism_node #(
         if (ctx_key_match) xq_apply <= f_gen <= ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
         else if (!x_known || x_vlen == 0 || f_bcount == 0 || x_terms == 0) xq_apply <= ACK_INVALID;
         else if (!x_mtu_ok || !x_mtu_run) xq_apply <= ACK_UNSUPPORTED;
-        else if (x_acc == ACC_KULISCH_FIXED && (x_kw[2:0] != 0 || x_kw < x_kmin || x_kw > 16'd4096)) xq_apply <= ACK_INVALID;
+        else if (x_acc == ACC_KULISCH_FIXED && xq_kbad) xq_apply <= ACK_INVALID;
         else xq_apply <= ACK_OK;
         xq_caps <= x_in == 8'(FMT_FP32) && x_part == PART_NONE && (x_out == OUT_FP32 || (AUTO_ENABLE != 0 && x_out == OUT_AUTO))
             && (x_acc == ACC_FP32_ARRIVAL || (KULISCH_ENABLE != 0 && x_acc == ACC_KULISCH_FIXED && x_kw >= 16'd280 && x_kw <= 16'(KW)))
@@ -927,6 +961,27 @@ module prism_node #(
     // record's refusal (pw_bad_q) and a hole's end (pw_he2_q), registered.
     logic        pw_seek, pw_bad_q;
     logic [32:0] pw_he2_q;
+    // Past the last record, from bi and off as they are in bp 0 (an add,
+    // a compare and their select into st were 9.00 levels).
+    logic        pw_end_q;
+    logic [15:0] pw_lim;             // the records' end (below)
+    // A record's length, a register (selected in the step's cycle, it was
+    // in front of the add into the frame buffer's read address: 8.00 levels).
+    logic [15:0] pw_step;
+    always_ff @(posedge clk) pw_step <= f_class == CLASS_PROGRESS ? HOLE_LEN : (f_cmd == CMD_STAGE ? BINDING_LEN : CAPS_RECORD_LEN);
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st[PREWALK] && !pw_seek && (pw_step != (f_class == CLASS_PROGRESS ? HOLE_LEN : (f_cmd == CMD_STAGE ? BINDING_LEN : CAPS_RECORD_LEN))
+                                                || pw_lim != CONTROL_BODY + f_body_len))
+            $error("prism_node: pw_step or pw_lim is not this frame's");
+`endif
+    // The records' end (a register: the header is the frame's from DISPATCH on).
+    always_ff @(posedge clk) begin
+        pw_lim <= CONTROL_BODY + f_body_len;
+        pw_end_q <= f_class == CLASS_PROGRESS ? bi == `PN_B16(hdr, 56)
+                    : f_cmd == CMD_STAGE ? bi == f_bcount
+                    : f_cmd == CMD_CAPS_RESPONSE ? off >= pw_lim : 1'b1;
+    end
     always_ff @(posedge clk) begin
         logic [32:0] hf, he2;
         hf = {1'b0, `PN_B32(wv_q, 0)};
@@ -1048,13 +1103,14 @@ module prism_node #(
     logic [2:0]  pl_nf;
     logic [19:0] pl_cont;
     logic        pl_wait;            // the queue will reach base + a_i without another frame
+    logic        pl_end;             // base + a_i is the vector's end
     generate
         if (AUTO_ENABLE != 0) begin : g_auto
             logic [RB-1:0] rs_ra;
             logic [LOOK*33-1:0] rs_win;
             logic        w_en;
-            logic [32:0] w_at;
-            logic [RN_W-1:0] w_n;
+            logic [RB-1:0] w_at;
+            logic [$clog2(LOOK+1)-1:0] w_n;   // a rounder's read is at most LOOK slots
             logic [LOOK*33-1:0] w_data;
             logic [32:0] ro_ptr, rr_lim, ro_avail;
             logic [4:0]  ro_room;    // slots left in ro_ptr's block
@@ -1078,6 +1134,8 @@ module prism_node #(
             logic [EG_LAT-1:0] ro_fv;
             logic [RL-1:0] ro_v;
             logic [32:0] ro_at [RL];
+            logic [32:0] ro_e [RL];  // ro_at + ro_nn, added as the read goes out
+            logic [32:0] w_end;
             logic [RN_W-1:0] ro_nn [RL];
             logic [31:0] ro_kr [LOOK];
             logic        ro_kx [LOOK];
@@ -1085,9 +1143,23 @@ module prism_node #(
             // (pr_go) as its window is read from rs, which the plan gets the
             // cycle after.
             logic [32:0] pp, pp8;    // pp8 = pp + LOOK
+            logic [32:0] pp1, pp9;   // pp + 1, pp + LOOK + 1
+            logic        pr_ok_q;    // pp's window is in the store (below)
             logic        pr_go, pl_ready;
             logic [$clog2(LOOK+1)-1:0] pr_n;
-            logic [32:0] pq;
+            // The queue's head, base + a_i, counted as the plan pops (a
+            // register: from base + a_i, an add and a compare came before
+            // the wait's, 9.50 levels into st); pq8 = pq + LOOK.
+            logic [32:0] pq, pq8;
+            always_ff @(posedge clk)
+                if (rst || st[C_INSTALL]) begin
+                    pq <= '0;
+                    pq8 <= 33'(LOOK);
+                end else if (pl_pop) begin
+                    pq <= pq + 33'd1;
+                    pq8 <= pq8 + 33'd1;
+                end
+            assign pl_end = pq == {1'b0, ctx_vlen};
             always_comb begin
                 // Up to LOOK slots, inside one of the ring's egress blocks
                 // (LANES slots): the roundings of a read come from its block.
@@ -1114,44 +1186,68 @@ module prism_node #(
                 au_qslot = RB'(ro_ptr);
                 au_slot = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
                 au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
-                pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pp < {1'b0, ctx_vlen}
-                        && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
+                pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pr_ok_q;
                 rs_ra = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
-                // The queue's head is base + a_i; it comes without another
-                // frame once readiness covers its window.
-                pq = base + {17'b0, a_i};
-                // ready_now is max(hd_least, base), so each compare with it
-                // is the least coverage's (a register) or base's: base is
-                // below pq + LOOK, and at or above the vector's end only
-                // where pq is too. (From ready_now, the table's compare and
-                // select came first: 9.50 levels into st.)
-                pl_wait = pq < {1'b0, ctx_vlen} && (hd_least >= pq + 33'(LOOK) || hd_least >= {1'b0, ctx_vlen});
+                // The queue's head comes without another frame once
+                // readiness covers its window. ready_now is max(hd_least,
+                // base), so each compare with it is the least coverage's (a
+                // register) or base's: base is below pq + LOOK, and at or
+                // above the vector's end only where pq is too. (From
+                // ready_now, the table's compare and select came first.)
+                pl_wait = pq < {1'b0, ctx_vlen} && (hd_least >= pq8 || hd_least >= {1'b0, ctx_vlen});
             end
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
                 if (!rst && ctx_auto && pl_wait != (pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen})))
                     $error("prism_node: pl_wait is not the lookahead's wait from ready_now");
 `endif
+`ifndef SYNTHESIS
+            // The queue's head is the value the planner decides.
+            always_ff @(posedge clk)
+                if (!rst && ctx_auto && !st[C_INSTALL] && (pq != base + {17'b0, a_i} || pq8 != pq + 33'(LOOK)))
+                    $error("prism_node: the AUTO plan's head %0d is not base + a_i %0d", pq, base + {17'b0, a_i});
+`endif
             // The store's one write port: FP32_ARRIVAL values as read,
             // KULISCH_FIXED roundings as they leave the pipes.
             always_comb begin
                 w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv[EG_LAT-1];
-                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1];
-                w_n = w_en ? (ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1]) : '0;
+                w_at = RB'(ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1]);
+                w_n = w_en ? $clog2(LOOK+1)'(ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1]) : '0;
+                w_end = ctx_kulisch ? ro_e[RL-1] : ro_e[EG_LAT-1];
                 for (int g = 0; g < LOOK; g++)
                     w_data[33*g +: 33] = ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
             end
             prism_auto_store #(.RING(RING), .N(LOOK), .W(33)) rs (
-                .clk, .we(w_en), .waddr(RB'(w_at)), .wn(w_n[$clog2(LOOK+1)-1:0]), .wdata(w_data), .raddr(rs_ra), .rdata(rs_win));
+                .clk, .we(w_en), .waddr(w_at), .wn(w_n), .wdata(w_data), .raddr(rs_ra), .rdata(rs_win));
             assign au_v0 = rs_win[31:0];
+            // Whether pp's window is in the store, registered from pp's and
+            // ro_done's next values (the compares in pr_go, then the plan's
+            // credit count, were 8.75 levels): each compare is of registers
+            // (pp and pp + 1 kept side by side), pr_go picking after them.
+            always_ff @(posedge clk) begin
+                logic [32:0] rd_n;
+                rd_n = w_en ? w_end : ro_done;
+                pr_ok_q <= !rst && !st[C_INSTALL] && (pr_go ? pp1 < {1'b0, ctx_vlen} : pp < {1'b0, ctx_vlen})
+                           && ((pr_go ? rd_n >= pp9 : rd_n >= pp8) || rd_n >= {1'b0, ctx_vlen});
+            end
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ctx_valid && ctx_auto && !st[C_INSTALL]
+                    && pr_ok_q != (pp < {1'b0, ctx_vlen} && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen})))
+                    $error("prism_node: pr_ok_q is not whether the plan's window is in the store");
+`endif
             always_ff @(posedge clk) begin
                 pr_n <= pp8 > {1'b0, ctx_vlen} ? $clog2(LOOK+1)'({1'b0, ctx_vlen} - pp) : $clog2(LOOK+1)'(LOOK);
                 if (rst || st[C_INSTALL]) begin
                     pp <= '0;
+                    pp1 <= 33'd1;
                     pp8 <= 33'(LOOK);
+                    pp9 <= 33'(LOOK + 1);
                 end else if (pr_go) begin
                     pp <= pp + 33'd1;
+                    pp1 <= pp1 + 33'd1;
                     pp8 <= pp8 + 33'd1;
+                    pp9 <= pp9 + 33'd1;
                 end
             end
             prism_auto_plan #(.LOOK(LOOK)) plan (
@@ -1173,9 +1269,11 @@ module prism_node #(
             always_ff @(posedge clk) begin
                 ro_at[0] <= ro_ptr;
                 ro_nn[0] <= ro_n;
+                ro_e[0] <= ro_ptr + 33'(ro_n);
                 for (int i = 1; i < RL; i++) begin
                     ro_at[i] <= ro_at[i-1];
                     ro_nn[i] <= ro_nn[i-1];
+                    ro_e[i] <= ro_e[i-1];
                 end
                 if (rst || st[C_INSTALL]) begin
                     ro_v <= '0;
@@ -1193,19 +1291,12 @@ module prism_node #(
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
-                    if (w_en) ro_done <= w_at + 33'(w_n);
+                    if (w_en) ro_done <= w_end;
                     if (!st[D_DESC] && !st[D_RUN]) rr_lim <= ready_now;
                 end
             end
 `ifndef SYNTHESIS
-            // The queue's head is the value the planner decides: count the
-            // choices taken since the install.
-            logic [32:0] pl_taken;
             always_ff @(posedge clk) begin
-                if (rst || st[C_INSTALL]) pl_taken <= '0;
-                else pl_taken <= pl_taken + 33'(pl_pop);
-                if (!rst && ctx_auto && !st[C_INSTALL] && pl_taken != base + {17'b0, a_i})
-                    $error("prism_node: the AUTO plan's head is not the planner's value");
                 if (!rst && pr_go && RB'(pp) == RB'(ro_done) && ro_done < {1'b0, ctx_vlen})
                     $error("prism_node: the AUTO plan read a window the store does not hold");
             end
@@ -1221,6 +1312,7 @@ module prism_node #(
             assign pl_nf = '0;
             assign pl_cont = '0;
             assign pl_wait = 1'b0;
+            assign pl_end = 1'b0;
         end
     endgenerate
 
@@ -1624,18 +1716,24 @@ module prism_node #(
                         hs_start[p] <= hs;
                         hs_end[p] <= he;
                         b_sid[id] <= {s_axis_tdata[DATA_W*p + 8*52 +: 8], s_axis_tdata[DATA_W*p + 8*53 +: 8]};
+                        b_hctl[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_CONTROL;
+                        b_hprog[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_PROGRESS;
+                        b_hdata[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_DATA || `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_RESULT;
+                        b_hus[id] <= `PN_B48(s_axis_tdata, KEEP_W*p) == node_mac;
                         b_pid[id] <= {s_axis_tdata[DATA_W*p + 8*38 +: 8], s_axis_tdata[DATA_W*p + 8*39 +: 8],
                                       s_axis_tdata[DATA_W*p + 8*40 +: 8], s_axis_tdata[DATA_W*p + 8*41 +: 8]};
                     end
                     ci_data[p] <= s_axis_tdata[DATA_W*p +: DATA_W];
                     ci_keep[p] <= s_axis_tkeep[KEEP_W*p +: KEEP_W];
+                    ci_ones[p] <= ONES_W'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W/2]));
+                    ci_ones2[p] <= ONES_W'($countones(s_axis_tkeep[KEEP_W*p + KEEP_W/2 +: KEEP_W/2]));
+                    ci_id[p] <= id;
                     ci_beat[p] <= in_beat[p];
                     ci_last[p] <= s_axis_tlast[p];
                     // The beat itself goes into the buffer (prism_frame_buf).
                     if (s_axis_tlast[p]) begin
                         order[tail[QW-1:0]] <= id;
                         tail = tail + (QW + 1)'(1);
-                        b_len[id] <= 16'(64 * $signed(32'(in_beat[p]))) + 16'($countones(s_axis_tkeep[KEEP_W*p +: KEEP_W]));
                     end
                 end
                 // The beat taken last cycle, masked to its frame's hashed
@@ -1649,6 +1747,8 @@ module prism_node #(
                     end
                     cr_data[p] <= masked;
                     cr_last[p] <= ci_last[p];
+                    // The engine reads it cycles later (after the verdict).
+                    if (ci_last[p]) b_len[ci_id[p]] <= {ci_beat[p][9:0], 6'b0} + 16'(ci_ones[p]) + 16'(ci_ones2[p]);
                 end
                 // A verdict, for the oldest frame without one (the validator
                 // sees exactly the beats taken here, and answers in order).
@@ -1689,6 +1789,17 @@ module prism_node #(
     logic dq_result, dq_nokey, dq_gen, dq_gen_old, dq_inactive, dq_failed, dq_done, dq_nostream, dq_ep, dq_port,
           dq_mac, dq_inexact, dq_range, dq_last, dq_kbad, dq_below, dq_beyond,
           dq_ints, dq_bytes, dq_bexact;
+    // The window's end, a register: base and the context are as they were
+    // a cycle before D_CHK, too (the add before the compare was 7.75 levels).
+    logic [32:0] base_wel;
+    always_ff @(posedge clk) base_wel <= base + {1'b0, ctx_wel};
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        if (!rst && st[D_CHK] && base_wel != base + {1'b0, ctx_wel}) $error("prism_node: base_wel behind base in D_CHK");
+        if (!rst && st[C_APPLY] && {dq_gen, dq_gen_old, dq_done} != {ctx_gen != f_gen, f_gen < ctx_gen, base >= {1'b0, ctx_vlen}})
+            $error("prism_node: C_APPLY's registered generation and base compares are behind");
+    end
+`endif
     always_ff @(posedge clk) begin
         dq_result <= f_class == CLASS_RESULT;
         dq_nokey <= !ctx_key_match;
@@ -1706,7 +1817,7 @@ module prism_node #(
         dq_last <= ((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen});
         dq_kbad <= k_bad;
         dq_below <= {1'b0, f_first} < base;
-        dq_beyond <= f_end > base + {1'b0, ctx_wel};
+        dq_beyond <= f_end > base_wel;
         dq_ints <= hd_count >= ctx_wint;
         dq_bytes <= ct_bytes + {16'b0, rx_len} > ctx_wby;
         dq_bexact <= hd_bexact;
@@ -1926,26 +2037,53 @@ module prism_node #(
     // frame's previous run, whose slots the next run never shares. So the
     // answer is the run's own but for the slots past a run shorter than
     // FLANES (a group's last), which can hold a cycle longer.
-    logic          f_hit0, k_hit0, run_hold_q;
-    logic [RB-1:0] hq0_slot;
-    logic [RN_W:0] hq0_n;
-    assign hq0_slot = st[D_OP] ? RB'(f_first) : RB'(pos);
+    // Both windows are asked, pos's (query 0) and f_first's (query 1, for
+    // D_OP), and D_OP's answer picked after them: the pick in front of
+    // the query's subtract was 9.00 levels into run_hold_q.
+    logic [1:0]      f_hit0, k_hit0;
+    logic            run_hold_q;
+    logic [2*RB-1:0] hq0_slot;
+    logic [RN_W:0]   hq0_n;
+    assign hq0_slot = {RB'(f_first), RB'(pos)};
     assign hq0_n = run_hold ? (RN_W + 1)'(FLANES) : (RN_W + 1)'(2 * FLANES);
-    always_ff @(posedge clk) run_hold_q <= f_hit0 || k_hit0;
+    always_ff @(posedge clk) run_hold_q <= st[D_OP] ? f_hit0[1] || k_hit0[1] : f_hit0[0] || k_hit0[0];
     assign run_hold = st[D_RUN] && run_hold_q;
     assign f_push = st[D_RUN] && !ctx_kulisch && !run_hold;
     assign k_push = st[D_RUN] && ctx_kulisch && !run_hold;
     assign lanes_busy = f_busy || k_busy;
+    // CONTROL waits in DISPATCH for egress, the lanes, AUTO's rounder and
+    // the held table to drain, from registers: idle in each of the last
+    // two cycles, so up to two cycles later than from the wires (the
+    // compares were 8.25 levels into DISPATCH's registers). This rests on
+    // two facts a change must keep: the states that lead to DISPATCH
+    // (DONE, IDLE, D_READY's finish) issue no request and push no run, so
+    // nothing gets busy in DISPATCH's own cycle; and nothing gets busy
+    // while the engine waits but the rounder, whose limit takes readiness
+    // the cycle after the table settles (the held table's readiness and
+    // m_settled change in the same cycle): the second cycle covers that,
+    // with no cycle to spare. Simulation checks the wires at every
+    // CONTROL dispatch.
+    logic ctl_busy, ctl_idle_q, ctl_idle_q2;
+    assign ctl_busy = !tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled;
+    always_ff @(posedge clk) begin
+        ctl_idle_q <= !rst && !ctl_busy;
+        ctl_idle_q2 <= !rst && ctl_idle_q;
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st[DISPATCH] && rx_ok && rx_prism && dh_ctl && ctl_idle_q && ctl_idle_q2 && ctl_busy)
+            $error("prism_node: CONTROL dispatched while egress, the lanes, the rounder or the held table are busy");
+`endif
     prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
     /* verilator lint_off PINCONNECTEMPTY */
-    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) f_track0 (
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .RB(RB), .NW(RN_W), .Q(2), .QW(RN_W + 1)) f_track0 (
         .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
         .land(), .land_slot(), .land_n(),
-        .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(f_hit0), .busy()
+        .q_slot(hq0_slot), .q_n({2{hq0_n}}), .q_hit(f_hit0), .busy()
     );
     /* verilator lint_on PINCONNECTEMPTY */
     generate
@@ -1956,14 +2094,14 @@ module prism_node #(
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
             );
             /* verilator lint_off PINCONNECTEMPTY */
-            prism_lane_track #(.LATENCY(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W), .Q(1), .QW(RN_W + 1)) k_track0 (
+            prism_lane_track #(.LATENCY(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W), .Q(2), .QW(RN_W + 1)) k_track0 (
                 .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(rq_n),
                 .land(), .land_slot(), .land_n(),
-                .q_slot(hq0_slot), .q_n(hq0_n), .q_hit(k_hit0), .busy()
+                .q_slot(hq0_slot), .q_n({2{hq0_n}}), .q_hit(k_hit0), .busy()
             );
             /* verilator lint_on PINCONNECTEMPTY */
         end else begin : g_no_ktrack
-            assign k_hit0 = 1'b0;
+            assign k_hit0 = '0;
             assign k_land = 1'b0;
             assign k_land_slot = '0;
             assign k_land_n = '0;
@@ -2000,8 +2138,7 @@ module prism_node #(
             // offset depends on the header read in DISPATCH.
             st[PREWALK]:
                 if (pw_seek) off_n = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
-                else if (bp == 2'd2 && !pw_bad_q)
-                    off_n = off + (f_class == CLASS_PROGRESS ? HOLE_LEN : (f_cmd == CMD_STAGE ? BINDING_LEN : CAPS_RECORD_LEN));
+                else if (bp == 2'd2 && !pw_bad_q) off_n = off + pw_step;
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
             st[C_APPLY]: off_n = 16'd84;
             st[C_BIND]: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
@@ -2075,16 +2212,16 @@ module prism_node #(
             st[DISPATCH]: begin
                 st <= oh(DONE);
                 // CONTROL waits for egress, the lanes and AUTO's rounder to drain (clears and context changes).
-                if (rx_ok && rx_prism && d_class == CLASS_CONTROL && (!tx_idle || lanes_busy || ro_pend || !hd_quiet || !hd_bexact || !hd_settled)) st <= oh(DISPATCH);
+                if (rx_ok && rx_prism && dh_ctl && !(ctl_idle_q && ctl_idle_q2)) st <= oh(DISPATCH);
                 else if (!rx_ok) count_why(CG_MALFORMED, rx_reason);
                 else if (!rx_prism) count(CNT_NOT_FOR_US);
-                else if (d_class == CLASS_PROGRESS) begin
+                else if (dh_prog) begin
                     // Holes are walked for the parser's rule before counting.
                     bi <= '0;
                     pos <= {1'b0, `PN_B32(fb_head, 44)};
                     pw_seek <= 1'b1;
                     st <= oh(PREWALK);
-                end else if (d_class == CLASS_DATA || d_class == CLASS_RESULT) begin
+                end else if (dh_data) begin
                     // Kulisch values are checked by the walk; nothing else needs it.
                     groups_left <= d_groups;
                     k_left <= '0;
@@ -2092,7 +2229,7 @@ module prism_node #(
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_CHK a cycle later, when the contributor's row is registered.
                     if (rx_walk) st <= oh(D_KWALK);
-                    else if (d_dst_mac != node_mac) count(CNT_NOT_FOR_US);
+                    else if (!dh_forus) count(CNT_NOT_FOR_US);
                     else st <= oh(D_CHK);
                 end else begin
                     // CONTROL: reserved bits of bindings and capability records first.
@@ -2103,16 +2240,17 @@ module prism_node #(
             end
             st[PREWALK]: begin
                 // pw_seek: the view moves to the records (off_n). Then each
-                // record: bp 0 the end tests (registers), 1 the view is
-                // registered, 2 its checks are (pw_bad_q) and it is taken.
+                // record: bp 0 its end test is registered (pw_end_q), 1 the
+                // view is registered and the test read, 2 its checks are
+                // (pw_bad_q) and it is taken.
                 if (pw_seek) pw_seek <= 1'b0;
-                else if (bp == 2'd0) begin
-                    if (f_class == CLASS_PROGRESS ? bi == `PN_B16(hdr, 56)
-                        : f_cmd == CMD_STAGE ? bi == f_bcount
-                        : f_cmd == CMD_CAPS_RESPONSE ? off >= CONTROL_BODY + f_body_len : 1'b1) st <= oh(ROUTE);
-                    else bp <= 2'd1;
-                end else if (bp == 2'd1) bp <= 2'd2;
-                else begin
+                else if (bp == 2'd0) bp <= 2'd1;
+                else if (bp == 2'd1) begin
+                    if (pw_end_q) begin
+                        bp <= 2'd0;
+                        st <= oh(ROUTE);
+                    end else bp <= 2'd2;
+                end else begin
                     bp <= 2'd0;
                     if (pw_bad_q) begin
                         if (f_class == CLASS_PROGRESS) count(CNT_MALFORMED + $signed(32'(R_BAD_HOLES)));
@@ -2165,9 +2303,13 @@ module prism_node #(
                     end
                     CMD_COMMIT, CMD_COMPLETE, CMD_RELEASE, CMD_ABORT: begin
                         if (!ctx_key_match) ack_status <= ACK_BAD_STATE;
-                        else if (ctx_gen != f_gen) ack_status <= f_gen < ctx_gen ? ACK_STALE_GENERATION : ACK_BAD_STATE;
+                        // The 48-bit generation compares and base's are
+                        // the DATA checks' registers (registered every
+                        // cycle; their inputs are stable here): in this
+                        // cycle they were 7.50 levels.
+                        else if (dq_gen) ack_status <= dq_gen_old ? ACK_STALE_GENERATION : ACK_BAD_STATE;
                         else if (f_cmd == CMD_COMMIT && !ctx_active) ctx_active <= 1'b1;
-                        else if (f_cmd == CMD_COMPLETE && ctx_active && (ctx_failed || base >= {1'b0, ctx_vlen})) begin
+                        else if (f_cmd == CMD_COMPLETE && ctx_active && (ctx_failed || dq_done)) begin
                         end else if ((f_cmd == CMD_RELEASE && ctx_active) || f_cmd == CMD_ABORT) begin
                             ctx_valid <= 1'b0;
                             ctx_active <= 1'b0;
@@ -2332,10 +2474,12 @@ module prism_node #(
             st[D_CHK]: if (hd_quiet) st <= oh(D_OP);
             st[D_OP]: if (dop_go) data_op(); else st <= oh(D_CHK);
             // A later group's descriptor, from the frame buffer's aligned
-            // word (dwin, 2.5 levels; from the view's byte shift its run's
-            // figures were 11.75). Waiting a cycle for the registered view
-            // cost a cycle a group: the residence of multi-group frames
-            // went over 64 cycles.
+            // word (dwin: 2.5 levels in the frame buffer's own synthesis,
+            // 3.25 in the switch's; from the view's byte shift its run's
+            // figures were 11.75). The group is entered in this cycle:
+            // registering the word first costs a cycle a group, and the
+            // residence of multi-group frames goes over 64 cycles
+            // (pktgen_rtl's 5 ranks, MultiGroup: median 79).
             st[D_DESC]: begin
                 if (groups_left == 0) st <= oh(D_READY);
                 else begin
@@ -2361,7 +2505,7 @@ module prism_node #(
                     pd_f <= pl_cont_open ? a_f : pl_nf;
                     pd_ub <= a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
                     st <= oh(A_FIT);
-                end else if (base + {17'b0, a_i} == {1'b0, ctx_vlen} && a_i != 0) begin
+                end else if (pl_end && a_i != 0) begin
                     // The vector's end closes the packet.
                     if (tx_idle) start_emit();
                 end else if (!pl_wait) st <= oh(DONE);   // the lookahead needs another frame
@@ -2400,7 +2544,7 @@ module prism_node #(
                     // The body is complete once its last write is (a_done):
                     // to egress, and the window moves on.
                     if (a_done) begin
-                        issue(1'b0, 1'b1, 1'b0, base, a_i, base + 33'(a_i) == {1'b0, ctx_vlen}, 16'd56 + e_off);
+                        issue(1'b0, 1'b1, 1'b0, base, a_i, pl_end, 16'd56 + e_off);
                         req_groups <= a_ng[7:0];
                         req_blen <= e_off;
                         release_window();   // to base + a_i
