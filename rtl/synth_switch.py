@@ -23,6 +23,11 @@
       deepest first, with its endpoint count and that path's named nets.
       What a whole-switch run's depth report cannot say: where the
       over-budget paths start
+  synth_switch.py paths NETLIST.json LEVELS LOGIC_DEPTH KEEP_DIR   the same,
+      and for each group the source lines of the adds and compares on its
+      deepest path (from the module logs of a SYNTH_KEEP run, in rtl/sv's
+      line numbers as the files are now: rerun after editing them). Yosys
+      numbers cells per module, so a number two logs share shows both
 """
 import json
 import re
@@ -195,14 +200,61 @@ def trace(src, n, tool):
         print("    " + " > ".join(f"{t}({net})" for t, net in chain))
 
 
-def paths(src, levels, tool):
+def source_lines(keep):
+    """Yosys's arithmetic cell number -> its source lines ("prism_node.sv:2274"),
+    from the module logs of a kept run; lines as rtl/sv's files number them
+    (synth_switch.sh inlines the package's constants after the import line)."""
+    import glob
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    nparams = sum(1 for l in open(os.path.join(here, "sv", "prism_pkg.sv")) if l.startswith("  localparam"))
+    imports = {}
+
+    def repo_line(f, n):
+        if f not in imports:
+            imports[f] = None
+            try:
+                for i, l in enumerate(open(os.path.join(here, "sv", f)), 1):
+                    if "import prism_pkg::*;" in l:
+                        imports[f] = i
+                        break
+            except OSError:
+                pass
+        at = imports[f]
+        return n - nparams if at is not None and n > at else n
+
+    cells = defaultdict(set)
+    for log in glob.glob(os.path.join(keep, "*.log")):
+        for line in open(log, errors="replace"):
+            m = re.search(r"creating \$(?:alu|macc) cell for (.*): \$auto\$alumacc\.cc:\d+:replace_alu\$(\d+)", line)
+            if m:
+                for f, n in re.findall(r"/src/([\w.]+\.sv):(\d+)", m.group(1)):
+                    cells[m.group(2)].add(f"{f}:{repo_line(f, int(n))}")
+    return cells, repo_line
+
+
+def path_lines(chain, alu, repo_line):
+    """The source lines of a path's arithmetic cells, in path order."""
+    out = []
+    for _, net in chain:
+        found = [l for m in re.finditer(r"replace_alu\$(\d+)", net) for l in sorted(alu.get(m.group(1), ()))]
+        found += [f"{f}:{repo_line(f, int(n))}" for f, n in re.findall(r"/src/([\w.]+\.sv):(\d+)", net)]
+        for l in found:
+            if l not in out:
+                out.append(l)
+    return out
+
+
+def paths(src, levels, tool, keep=None):
+    alu, repo_line = source_lines(keep) if keep else ({}, None)
     ends, via, cells, name = load_depth(src, tool)
     count = defaultdict(int)
     worst = {}
     for a, frm, end in ends:
         if a <= levels:
             break
-        named = [fold(net) for _, net in path_nets(frm, via, cells, name) if not net.startswith("$") and net != "?"]
+        chain = path_nets(frm, via, cells, name)
+        named = [fold(net) for _, net in chain if not net.startswith("$") and net != "?"]
         # The endpoint's own register, by the net its output drives.
         cell = cells.get(end.split(" ", 1)[-1].rsplit(".", 1)[0])
         if cell is not None:
@@ -214,12 +266,14 @@ def paths(src, levels, tool):
         key = (named[0], named[-1]) if named else ("(no named net)", re.sub(r"\d+", "N", end))
         count[key] += 1
         if key not in worst:
-            worst[key] = (a, named)
+            worst[key] = (a, named, path_lines(chain, alu, repo_line) if keep else [])
     print(f"{sum(count.values())} endpoints deeper than {levels:g} levels, {len(count)} groups (first named net -> last named net)")
-    for key, (a, named) in sorted(worst.items(), key=lambda kv: (-kv[1][0], -count[kv[0]])):
+    for key, (a, named, lines) in sorted(worst.items(), key=lambda kv: (-kv[1][0], -count[kv[0]])):
         print(f"{a:6.2f} {count[key]:7d}  {key[0]} -> {key[1]}")
         if len(named) > 2:
             print("               via " + " > ".join(named[1:-1])[:300])
+        if lines:
+            print("               at " + ", ".join(lines)[:300])
 
 
 if __name__ == "__main__":
@@ -227,8 +281,8 @@ if __name__ == "__main__":
         modules(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "trace":
         trace(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    elif len(sys.argv) == 5 and sys.argv[1] == "paths":
-        paths(sys.argv[2], float(sys.argv[3]), sys.argv[4])
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "paths":
+        paths(sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5] if len(sys.argv) == 6 else None)
     elif len(sys.argv) == 4 and sys.argv[1] == "cut":
         cut(sys.argv[2], sys.argv[3])
     else:
