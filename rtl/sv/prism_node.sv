@@ -251,7 +251,8 @@ module prism_node #(
     // frame's first beat as it is taken (behind the frame buffer's view,
     // then DISPATCH's choices, they were 8.25 levels). node_mac is a
     // strap: it does not change while frames are buffered.
-    logic              b_hctl [NB], b_hprog [NB], b_hdata [NB], b_hus [NB];
+    // {CONTROL, PROGRESS, DATA or RESULT, for this node}
+    logic [3:0]        b_head [NB];
     // The engine takes a buffer when its verdict and its digest are both in
     // (the digest comes first: C_LAT against the validator's 5 or more).
     logic              b_go [NB];
@@ -314,7 +315,7 @@ module prism_node #(
     logic [31:0]       rx_pid;
     logic [31:0]       rx_crc;
     logic              rx_ok, rx_prism, rx_walk;
-    logic              dh_ctl, dh_prog, dh_data, dh_forus;
+    logic              dh_ctl, dh_prog, dh_data, dh_forus;   // b_head's, for the frame being handled
     logic [7:0]        rx_reason;
     assign rx_port = 16'(cur_port);
     always_ff @(posedge clk) begin
@@ -328,10 +329,7 @@ module prism_node #(
         rx_prism <= fin ? b_prism[buf_nxt] : b_prism[buf_cur];
         rx_walk <= fin ? b_walk[buf_nxt] : b_walk[buf_cur];
         rx_reason <= fin ? b_reason[buf_nxt] : b_reason[buf_cur];
-        dh_ctl <= fin ? b_hctl[buf_nxt] : b_hctl[buf_cur];
-        dh_prog <= fin ? b_hprog[buf_nxt] : b_hprog[buf_cur];
-        dh_data <= fin ? b_hdata[buf_nxt] : b_hdata[buf_cur];
-        dh_forus <= fin ? b_hus[buf_nxt] : b_hus[buf_cur];
+        {dh_ctl, dh_prog, dh_data, dh_forus} <= fin ? b_head[buf_nxt] : b_head[buf_cur];
     end
 
     // The next frame: the one after the head once the head is done.
@@ -1133,8 +1131,8 @@ module prism_node #(
             // KULISCH_FIXED roundings RL cycles after (ro_v).
             logic [EG_LAT-1:0] ro_fv;
             logic [RL-1:0] ro_v;
-            logic [32:0] ro_at [RL];
-            logic [32:0] ro_e [RL];  // ro_at + ro_nn, added as the read goes out
+            logic [RB-1:0] ro_at [RL];   // the read's first slot (the store's write address)
+            logic [32:0] ro_e [RL];  // the read's end, added as the read goes out
             logic [32:0] w_end;
             logic [RN_W-1:0] ro_nn [RL];
             logic [31:0] ro_kr [LOOK];
@@ -1200,8 +1198,6 @@ module prism_node #(
             always_ff @(posedge clk)
                 if (!rst && ctx_auto && pl_wait != (pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen})))
                     $error("prism_node: pl_wait is not the lookahead's wait from ready_now");
-`endif
-`ifndef SYNTHESIS
             // The queue's head is the value the planner decides.
             always_ff @(posedge clk)
                 if (!rst && ctx_auto && !st[C_INSTALL] && (pq != base + {17'b0, a_i} || pq8 != pq + 33'(LOOK)))
@@ -1211,7 +1207,7 @@ module prism_node #(
             // KULISCH_FIXED roundings as they leave the pipes.
             always_comb begin
                 w_en = ctx_kulisch ? ro_v[RL-1] : ro_fv[EG_LAT-1];
-                w_at = RB'(ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1]);
+                w_at = ctx_kulisch ? ro_at[RL-1] : ro_at[EG_LAT-1];
                 w_n = w_en ? $clog2(LOOK+1)'(ctx_kulisch ? ro_nn[RL-1] : ro_nn[EG_LAT-1]) : '0;
                 w_end = ctx_kulisch ? ro_e[RL-1] : ro_e[EG_LAT-1];
                 for (int g = 0; g < LOOK; g++)
@@ -1267,7 +1263,7 @@ module prism_node #(
             // The rounder's state. A STAGE's install starts from element 0
             // (CONTROL waits for ro_pend).
             always_ff @(posedge clk) begin
-                ro_at[0] <= ro_ptr;
+                ro_at[0] <= RB'(ro_ptr);
                 ro_nn[0] <= ro_n;
                 ro_e[0] <= ro_ptr + 33'(ro_n);
                 for (int i = 1; i < RL; i++) begin
@@ -1697,6 +1693,7 @@ module prism_node #(
             for (int p = 0; p < PORTS; p++) begin
                 logic [NBW-1:0] id;
                 logic [15:0] hs, he;
+                logic [7:0]  cls;
                 logic [DATA_W-1:0] masked;
                 id = {PW'(p), in_slot[p]};
                 ci_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
@@ -1706,7 +1703,8 @@ module prism_node #(
                     he = hs_end[p];
                     if (in_beat[p] == 0) begin
                         // The hashed range: the CONTROL request, or the DATA body.
-                        if (s_axis_tdata[DATA_W*p + 8*15 +: 8] == CLASS_CONTROL) begin
+                        cls = `PN_B8(s_axis_tdata, KEEP_W*p + 15);
+                        if (cls == CLASS_CONTROL) begin
                             hs = 16'd14;
                             he = 16'd48 + {s_axis_tdata[DATA_W*p + 8*44 +: 8], s_axis_tdata[DATA_W*p + 8*45 +: 8]};
                         end else begin
@@ -1716,10 +1714,8 @@ module prism_node #(
                         hs_start[p] <= hs;
                         hs_end[p] <= he;
                         b_sid[id] <= {s_axis_tdata[DATA_W*p + 8*52 +: 8], s_axis_tdata[DATA_W*p + 8*53 +: 8]};
-                        b_hctl[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_CONTROL;
-                        b_hprog[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_PROGRESS;
-                        b_hdata[id] <= `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_DATA || `PN_B8(s_axis_tdata, KEEP_W*p + 15) == CLASS_RESULT;
-                        b_hus[id] <= `PN_B48(s_axis_tdata, KEEP_W*p) == node_mac;
+                        b_head[id] <= {cls == CLASS_CONTROL, cls == CLASS_PROGRESS, cls == CLASS_DATA || cls == CLASS_RESULT,
+                                       `PN_B48(s_axis_tdata, KEEP_W*p) == node_mac};
                         b_pid[id] <= {s_axis_tdata[DATA_W*p + 8*38 +: 8], s_axis_tdata[DATA_W*p + 8*39 +: 8],
                                       s_axis_tdata[DATA_W*p + 8*40 +: 8], s_axis_tdata[DATA_W*p + 8*41 +: 8]};
                     end
