@@ -10,7 +10,8 @@
 // Lookup: `l_stream` is looked up every cycle and the contributor's row is
 // registered (m_found, m_lep .. m_bytes, and the held packets: those by
 // the registered read of a distributed RAM a slot), so a decision a cycle
-// later reads registers. m_count (how many are held) is that row; the
+// later reads registers. m_count (how many are held) is that row's, a
+// register a row kept a cycle behind its packets (m_quiet waits for it); the
 // query outputs m_hit (a held packet with the frame's ID on q_*), m_same
 // (it is the same packet) and m_overlap (one overlaps the frame) are
 // registers a cycle after it: that row against q_*. q_pid is compared
@@ -28,9 +29,9 @@
 // admission's coverage are pipelines that write the table over the next
 // cycles (a release: its packets a cycle later, its bytes three; the
 // coverage three cycles later, readiness five), so:
-//   - m_quiet says the registered row is the table as it stands, its
-//     bytes perhaps before a release still under way: an admission's
-//     decision waits for it;
+//   - m_quiet says the registered row is the table as it stands (its
+//     count too), its bytes perhaps before a release still under way: an
+//     admission's decision waits for it;
 //   - m_bytes_exact says m_bytes has every release in it: a refusal for
 //     bytes waits for it (with a release under way m_bytes can only be
 //     more than the truth, so a frame that fits, fits);
@@ -88,7 +89,6 @@ module prism_held_table #(
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
-    localparam int HP = 2 ** HW;         // leaves of the count's tree (MAX_HELD and zeros)
     localparam int NQ = (MAX_HELD + 3) / 4;  // a release's freed bytes: sums of four slots, then of those
 
     initial begin
@@ -173,9 +173,23 @@ module prism_held_table #(
     always_comb
         for (int k = 0; k < MAX_HELD; k++)
             {t_crc[k], t_first[k], t_end[k]} = hr[HR_W*k +: HR_W];
+    // A row's count of held packets, a register a row, a cycle behind its
+    // flags (the row's register then selects it as it selects the rest):
+    // the popcount after the row's select, with the node's compare behind
+    // it, was 8.50 levels. m_quiet waits the extra cycle after a write.
+    localparam int HC_W = $clog2(MAX_HELD + 1);
+    logic [HC_W-1:0] c_cnt [MAX_CONTRIB];
+    always_ff @(posedge clk)
+        for (int c = 0; c < MAX_CONTRIB; c++) begin
+            logic [HC_W-1:0] k;
+            k = '0;
+            for (int i = 0; i < MAX_HELD; i++) k = k + HC_W'(h_valid[MAX_HELD * c + i]);
+            c_cnt[c] <= k;
+        end
     always_ff @(posedge clk) begin
         logic [MAX_HELD-1:0] v;
         logic [MAX_HELD-1:0] hv;
+        logic [HC_W-1:0] hc;
         logic [15:0] lep, pep, port;
         logic [47:0] mac;
         logic [32:0] cov;
@@ -189,9 +203,11 @@ module prism_held_table #(
         cov = '0;
         hb = '0;
         in = '0;
+        hc = '0;
         for (int c = 0; c < MAX_CONTRIB; c++)
             if (hit_c[c]) begin
                 v = v | h_valid[MAX_HELD * c +: MAX_HELD];
+                hc = hc | c_cnt[c];
                 // Every slot's ID compared with q_pid beside the row's match, not after it.
                 for (int k = 0; k < MAX_HELD; k++)
                     if (h_pid[c][k] == q_pid) hv[k] = 1'b1;
@@ -206,6 +222,7 @@ module prism_held_table #(
         m_found <= hit_c != 0;
         row_q <= idx;
         t_valid <= v;
+        m_count <= 16'(hc);
         t_hv <= hv;
         m_lep <= lep;
         m_pep <= pep;
@@ -228,14 +245,11 @@ module prism_held_table #(
     // too: a 130-bit compare, 7 levels with the OR over the slots behind
     // it) and their OR.
     logic [MAX_HELD-1:0] sm_q;
-    // The count is a balanced tree (node i the sum of nodes 2i and 2i + 1,
-    // the leaves from HP), not a chain over the slots.
-    always_comb begin
-        logic [15:0] cnt [2*HP];
-        for (int i = 0; i < HP; i++) cnt[HP + i] = i < MAX_HELD ? 16'(t_valid[i]) : 16'd0;
-        for (int i = HP - 1; i >= 1; i--) cnt[i] = cnt[2*i] + cnt[2*i + 1];
-        m_count = cnt[1];
-    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && m_quiet && m_count != 16'($countones(t_valid)))
+            $error("prism_held_table: m_count %0d is not the quiet row's %0d held packets", m_count, $countones(t_valid));
+`endif
     always_ff @(posedge clk) begin
         logic hit, ovl;
         hit = 1'b0;
@@ -457,7 +471,7 @@ module prism_held_table #(
     logic rv4;
     always_ff @(posedge clk) begin
         rv4 <= !rst && rv3;
-        m_quiet <= !(rst || i_en || a_en || r_en || rv1 || cv1 || cv2 || cv3);
+        m_quiet <= !(rst || i_en || inst_q || a_en || r_en || rv1 || rv2 || cv1 || cv2 || cv3);
         // (An install zeroes c_in and c_out; c_held and the row's m_bytes follow two cycles later: inst_q.)
         m_bytes_exact <= !(rst || i_en || inst_q || r_en || rv1 || rv2 || rv3 || rv4);
         m_settled <= !(rst || a_en || cv1 || cv2 || cv3 || cv4);

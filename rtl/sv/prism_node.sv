@@ -355,6 +355,43 @@ module prism_node #(
     logic [15:0]       off, off_n;         // byte offset of the view, and its next value
     logic [31:0]       win;
     logic [31:0]       dwin;               // the view's first word when `off` is aligned (a descriptor)
+    // A DATA group's run figures, decoded from every 4-byte word as it
+    // arrives (fb_side) and read with the word (dside), so entering a
+    // group is a select, not a decode behind the frame buffer's read
+    // (dwin to the run figures was the switch's deepest path, 9.75-10
+    // levels). The figures a word would give as a descriptor: vb and vb3
+    // its first run's bytes (+3) when it is not cut by the lanes, nb its
+    // values, the run cut (bF/bK) and a last run (lF/lK) with FLANES and
+    // KLANES lanes, the value width's code (0: 1 byte, 1: 2, 2: 4).
+    localparam int SIDE_W = 38 + RN_W;
+    localparam int WPL = DATA_W / 32;
+    // (Its bits, low first: vb, vb3, nb, bF, bK, lF, lK, code; the
+    // word's bits 27-25 are reserved in a descriptor.)
+    /* verilator lint_off UNUSEDSIGNAL */
+    function automatic logic [SIDE_W-1:0] side_of(input logic [31:0] d);
+        logic [3:0]  f;
+        logic [15:0] vl, kw, vb, vb3;
+        logic        isk, bF, bK;
+        f = d[31:28];
+        vl = d[15:0];
+        kw = 16'(d[24:16]);
+        isk = f == FMT_KULISCH;
+        bF = !isk && vl > 16'(FLANES);
+        bK = !isk && vl > 16'(KLANES);
+        vb = isk ? 16'd2 + kw : (f == FMT_INT8 ? vl : (f == FMT_FP32 ? {vl[13:0], 2'b0} : {vl[14:0], 1'b0}));
+        vb3 = isk ? 16'd5 + kw
+            : (f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1}));
+        side_of = {f == FMT_INT8 ? 2'd0 : (f == FMT_FP32 ? 2'd2 : 2'd1),
+                   isk ? vl == 16'd1 : !bK, isk ? vl == 16'd1 : !bF, bK, bF,
+                   isk ? RN_W'(1) : RN_W'(vl), vb3, vb};
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [PORTS*WPL*SIDE_W-1:0] fb_side;
+    always_comb
+        for (int p = 0; p < PORTS; p++)
+            for (int w = 0; w < WPL; w++)
+                fb_side[(p*WPL + w)*SIDE_W +: SIDE_W] = side_of(`PN_B32(s_axis_tdata, DATA_W/8*p + 4*w));
+    logic [SIDE_W-1:0] dside;
     logic [32*FLANES-1:0] wv;
     /* verilator lint_off UNUSEDSIGNAL */
     logic [2*DATA_W-1:0] hdr, hdr_q, fb_head;
@@ -366,9 +403,10 @@ module prism_node #(
             in_slot[p] = fb_slot[BW*p +: BW];
             in_beat[p] = fb_beat[16*p +: 16];
         end
-    prism_frame_buf #(.DATA_W(DATA_W), .PORTS(PORTS), .BPP(BPP), .LINES(LINES), .FB_LINES(FB_LINES), .VIEW_BYTES(4 * FLANES)) fbuf (
+    prism_frame_buf #(.DATA_W(DATA_W), .PORTS(PORTS), .BPP(BPP), .LINES(LINES), .FB_LINES(FB_LINES), .VIEW_BYTES(4 * FLANES),
+                      .SIDE_W(SIDE_W)) fbuf (
         .clk, .rst,
-        .s_axis_tdata, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready,
+        .s_axis_tdata, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready, .s_axis_tside(fb_side), .m_side(dside),
         .fill_slot(fb_slot), .fill_beat(fb_beat), .busy(b_busy), .free_en(free_buf), .free_buf(free_id),
         .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_word(dwin), .m_head(fb_head)
     );
@@ -1859,11 +1897,10 @@ module prism_node #(
     end
     // A group entered: its descriptor is the frame buffer's aligned word
     // (dwin) in D_OP (the view has been on the first descriptor since
-    // DISPATCH) and in D_DESC. D_RUN's first run of it (ge_*) is worked
-    // out from that word alone, each candidate apart and the select last
-    // (an add after the select, and the views' select before it, were
-    // 12.25 levels): vw + 3 by width, 4 bytes a value leaves the low bits
-    // free, 2 bytes is (vl + 1) * 2 + 1, 1 byte vl + 3.
+    // DISPATCH) and in D_DESC. D_RUN's first run of it (ge_*) is selected
+    // from the figures decoded at ingress (dside, beside dwin): the lanes'
+    // count (FLANES or KLANES) picks the cut, and a cut run takes the
+    // lanes' bytes in the value's width.
     /* verilator lint_off UNUSEDSIGNAL */
     logic [31:0]     ge_d;           // (its bits 27-25 are reserved)
     /* verilator lint_on UNUSEDSIGNAL */
@@ -1871,10 +1908,26 @@ module prism_node #(
     logic [15:0]     ge_b, ge_b3;
     logic            ge_last;
     always_comb begin
-        logic [15:0] vl, vw, vw3, lw;
-        logic [3:0]  f;
-        logic        big;
+        logic [15:0]     s_vb, s_vb3;
+        logic [RN_W-1:0] s_nb;
+        logic            s_bF, s_bK, s_lF, s_lK, big;
+        logic [1:0]      s_code;
+        {s_code, s_lK, s_lF, s_bK, s_bF, s_nb, s_vb3, s_vb} = dside;
         ge_d = `PN_B32(dwin, 0);
+        big = ctx_kulisch ? s_bK : s_bF;
+        ge_n = big ? RN_W'(run_lanes) : s_nb;
+        ge_b = !big ? s_vb : (s_code == 2'd0 ? run_lanes : (s_code == 2'd2 ? {run_lanes[13:0], 2'b0} : {run_lanes[14:0], 1'b0}));
+        ge_b3 = s_vb3;
+        ge_last = ctx_kulisch ? s_lK : s_lF;
+    end
+`ifndef SYNTHESIS
+    // The figures as the descriptor gives them (ge_* before they were
+    // decoded at ingress), checked in every cycle that enters a group.
+    always_ff @(posedge clk) begin
+        logic [15:0] vl, vw, vw3, lw, rb, rb3;
+        logic [3:0]  f;
+        logic        big, rl;
+        logic [RN_W-1:0] rn;
         f = ge_d[31:28];
         vl = ge_d[15:0];
         vw = times_width(vl, f);
@@ -1882,21 +1935,22 @@ module prism_node #(
         lw = times_width(run_lanes, f);
         big = vl > run_lanes;
         if (f == FMT_KULISCH) begin
-            // A Kulisch value a run: its state byte and integer.
-            ge_n = RN_W'(1);
-            ge_b = 16'd2 + 16'(ge_d[24:16]);
-            ge_b3 = 16'd5 + 16'(ge_d[24:16]);
-            ge_last = vl == 16'd1;
+            rn = RN_W'(1);
+            rb = 16'd2 + 16'(ge_d[24:16]);
+            rb3 = 16'd5 + 16'(ge_d[24:16]);
+            rl = vl == 16'd1;
         end else begin
-            ge_n = big ? RN_W'(run_lanes) : RN_W'(vl);
-            ge_b = big ? lw : vw;
-            // Read only when this run is the group's last (D_RUN's off_n;
-            // run_next sets it for a later last run), so not selected by
-            // big: the compare and its select were in front of the add.
-            ge_b3 = vw3;
-            ge_last = !big;
+            rn = big ? RN_W'(run_lanes) : RN_W'(vl);
+            rb = big ? lw : vw;
+            rb3 = vw3;
+            rl = !big;
         end
+        if (!rst && ((st[D_OP] && dop_go && dop_acc && !rx_walk) || (st[D_DESC] && groups_left != 0))
+            && (ge_n != rn || ge_b != rb || ge_b3 != rb3 || ge_last != rl))
+            $error("prism_node: the ingress-decoded run figures (%0d, %0d, %0d, %0d) of descriptor %h are not its own (%0d, %0d, %0d, %0d)",
+                   ge_n, ge_b, ge_b3, ge_last, ge_d, rn, rb, rb3, rl);
     end
+`endif
     task automatic group_enter();
         g_fmt <= ge_d[31:28];
         g_kw <= ge_d[24:16];

@@ -5,7 +5,7 @@
 //! advertises, one operation context and one port, like the hardware.
 
 use prism_arith::NumFormat;
-use prism_dataplane::engine::{Node, NodeConfig, Sent};
+use prism_dataplane::engine::{DataReject, Node, NodeConfig, Sent};
 use prism_dataplane::fixtures::sim;
 use prism_dataplane::golden::{self, AM_EP, AM_MAC, SWITCH_EP, SWITCH_MAC};
 use prism_dataplane::wire::*;
@@ -386,6 +386,42 @@ fn run_stalled(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy,
         assert!(p.sw.counters.results_sent >= paths, "{:?}", p.sw.counters);
     }
     p
+}
+
+/// The window's flow control refuses the same frames in both switches: a
+/// rank runs ahead of the other until it holds as many packets as the
+/// window allows (3 intervals; 2,400 bytes: three frames of 121 values, a
+/// canonical packet's range), and the frames refused are admitted once the
+/// other rank catches up and the window moves.
+#[test]
+fn flow_control_refusals_match() {
+    for (intervals, bytes, limit) in [(3u16, 12000u32, DataReject::IntervalsExhausted), (8, 2400, DataReject::BytesExhausted)] {
+        let mut s = Scenario::new(2, Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL);
+        s.vector_len = 600;
+        let mut p = Pair::new(0);
+        p.send(&stage(&s, 1, 1, |c, _| {
+            c.window_intervals = intervals;
+            c.window_bytes = bytes;
+        }));
+        p.send(&cmd(&s, Command::COMMIT, 2, 1));
+        let v = vectors(&s);
+        let cuts = [0, 121, 242, 363, 484, 600];
+        let frame = |r: u16, i: usize| data_frame(&s, r, i as u32, cuts[i], &v[r as usize][cuts[i]..cuts[i + 1]], cuts[i + 1] == 600);
+        for i in 0..cuts.len() - 1 {
+            p.send_on(1, &frame(1, i));
+        }
+        for i in 0..cuts.len() - 1 {
+            p.send_on(0, &frame(0, i));
+            p.send_on(1, &frame(1, i));
+        }
+        p.send(&cmd(&s, Command::COMPLETE, 3, 1));
+        p.send(&cmd(&s, Command::RELEASE, 4, 1));
+        let what = format!("{intervals} intervals, {bytes} bytes");
+        p.check(&what);
+        let c = &p.sw.counters;
+        assert!(c.data_rejected[limit.index()] >= 2, "{what}: {} refusals for {}", c.data_rejected[limit.index()], limit.name());
+        assert_eq!(c.results_sent, 2 * 600u64.div_ceil(363), "{what}: every range's RESULT on both paths: {c:?}");
+    }
 }
 
 #[test]
