@@ -85,7 +85,13 @@ module prism_held_table #(
     // every element below this is covered by every contributor (or base)
     output logic [32:0]                    m_ready,
     // the least coverage alone (a register; m_ready is max(m_least, base))
-    output logic [32:0]                    m_least
+    output logic [32:0]                    m_least,
+    // m_least > base and m_least >= cmp_e, registered with m_least: of the
+    // base and cmp_e of the cycle before (the compares were behind the
+    // least's select; here they are each row's, and the select picks one)
+    input  wire logic [32:0]               cmp_e,
+    output logic                           m_gt_base,
+    output logic                           m_ge_e
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
@@ -396,21 +402,50 @@ module prism_held_table #(
                 mn_le[i][j] <= (CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF) <= (CI_W'(j) < n ? c_covered[j] : 33'h1_FFFF_FFFF);
         end
         inst_q <= !rst && i_en;
-        if (rst || (i_en && i_n == 0)) cmin <= 33'h1_FFFF_FFFF;
-        else if (i_en) cmin <= '0;
-        else if (!inst_q) begin
+        if (rst || (i_en && i_n == 0)) begin
+            cmin <= 33'h1_FFFF_FFFF;
+            m_gt_base <= base != 33'h1_FFFF_FFFF;
+            m_ge_e <= 1'b1;
+        end else if (i_en) begin
+            cmin <= '0;
+            m_gt_base <= 1'b0;
+            m_ge_e <= cmp_e == 0;
+        end else if (inst_q) begin
+            m_gt_base <= cmin > base;
+            m_ge_e <= cmin >= cmp_e;
+        end else begin
             logic [32:0] m;
+            logic        gt, ge;
             m = '0;
+            gt = 1'b0;
+            ge = 1'b0;
             for (int i = 0; i < MAX_CONTRIB; i++) begin
                 logic least;
                 least = 1'b1;
                 for (int j = 0; j < MAX_CONTRIB; j++)
                     if (j < i ? !mn_le[i][j] || mn_le[j][i] : !mn_le[i][j]) least = 1'b0;
-                if (least) m = m | mn_v[i];
+                if (least) begin
+                    m = m | mn_v[i];
+                    gt = gt | (mn_v[i] > base);
+                    ge = ge | (mn_v[i] >= cmp_e);
+                end
             end
             cmin <= m;
+            m_gt_base <= gt;
+            m_ge_e <= ge;
         end
     end
+`ifndef SYNTHESIS
+    logic [32:0] base_d, cmp_e_d;
+    logic        rst_d;
+    always_ff @(posedge clk) begin
+        base_d <= base;
+        cmp_e_d <= cmp_e;
+        rst_d <= rst;
+        if (!rst && !rst_d && (m_gt_base != (cmin > base_d) || m_ge_e != (cmin >= cmp_e_d)))
+            $error("prism_held_table: m_gt_base/m_ge_e are not the least coverage's compares with the cycle before's base and cmp_e");
+    end
+`endif
     assign m_ready = cmin > base ? cmin : base;
     assign m_least = cmin;
 

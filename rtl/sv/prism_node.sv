@@ -1642,15 +1642,29 @@ module prism_node #(
     // never behind there; rc_ok is low for the cycle after anything else
     // moves base or the context (AUTO's release, STAGE), and D_READY waits
     // for it. A RESULT is due (rdy) when readiness, max(least coverage,
-    // base), is beyond base and reaches rc_e: compares of registers.
+    // base), is beyond base and reaches rc_e: compares registered a cycle
+    // before (the least coverage's in the held table, with its select:
+    // hd_gt_base, hd_ge_e), so readiness is read only when base and rc_e
+    // have not moved since (rdy_ok: a cycle after a release, two after
+    // anything else). From the compares, rdy went on into fin, the queue's
+    // head and the frame buffer's read address (7.50-8.50 levels).
     logic [32:0] rc_e, rel_e;
-    logic        rel_go, rel_dr, rc_ok, rdy;
+    logic        rel_go, rel_dr, rc_ok, rdy_ok, rdy, hd_gt_base, hd_ge_e, base_ge_e;
     always_comb begin
-        rdy = hd_least > base && (hd_least >= rc_e || base >= rc_e);
+        rdy = hd_gt_base && (hd_ge_e || base_ge_e);
         rel_e = st_emit ? base + 33'(a_i) : rc_e;
-        rel_dr = st[D_READY] && hd_settled && rc_ok && !ctx_auto && rdy && rq_free;
+        rel_dr = st[D_READY] && hd_settled && rdy_ok && !ctx_auto && rdy && rq_free;
         rel_go = !rst && (rel_dr || a_done);
     end
+    always_ff @(posedge clk) begin
+        base_ge_e <= base >= rc_e;
+        rdy_ok <= !rst && rc_ok && !rel_go && !st[C_INSTALL] && !a_done;
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && rdy_ok && (rdy != (hd_least > base && (hd_least >= rc_e || base >= rc_e)) || hd_gt_base != (hd_least > base)))
+            $error("prism_node: readiness from the registered compares is not readiness (rdy_ok)");
+`endif
     always_ff @(posedge clk) begin
         logic [32:0] er, eb;
         // Both ends side by side, the release choosing between them last.
@@ -1679,7 +1693,7 @@ module prism_node #(
     // to egress (waiting for a free request slot), then released at once — the
     // window moves on; the builder clears the slots as it reads them.
     task automatic ready_check();
-        if (ctx_auto) st <= hd_least > base ? oh(A_PLAN) : oh(DONE);
+        if (ctx_auto) st <= hd_gt_base ? oh(A_PLAN) : oh(DONE);
         else if (rdy) begin
             if (rq_free) begin
                 send_result(base, rc_e, 1'b0);
@@ -2028,7 +2042,7 @@ module prism_node #(
         .a_en(!rst && st[D_OP] && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
         .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
-        .m_ready(ready_now), .m_least(hd_least)
+        .m_ready(ready_now), .m_least(hd_least), .cmp_e(rc_e), .m_gt_base(hd_gt_base), .m_ge_e(hd_ge_e)
     );
 `ifndef SYNTHESIS
     // The table checks that an admission decides on a quiet row; readiness
@@ -2170,7 +2184,7 @@ module prism_node #(
 
     // The engine is done with the frame this cycle (finish_frame: DONE, or
     // the readiness check with no packet to send).
-    assign fin = st[DONE] || (st[D_READY] && hd_settled && rc_ok && !ctx_auto && !rdy);
+    assign fin = st[DONE] || (st[D_READY] && hd_settled && rdy_ok && !ctx_auto && !rdy);
 
     // Every change of the view's offset, a cycle ahead of the engine's
     // process (the frame buffer's read is registered, so the read is given
@@ -2547,7 +2561,7 @@ module prism_node #(
                 else run_next();
             end
             // Readiness once the table's coverage and minimum have every admission.
-            st[D_READY]: if (hd_settled && rc_ok) ready_check();
+            st[D_READY]: if (hd_settled && rdy_ok) ready_check();
             // ---------------------------------------------------- AUTO
             st[A_PLAN]: if (AUTO_ENABLE != 0) begin
                 if (pl_valid) begin
