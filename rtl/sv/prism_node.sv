@@ -1148,7 +1148,7 @@ module prism_node #(
             logic [RB-1:0] w_at;
             logic [$clog2(LOOK+1)-1:0] w_n;   // a rounder's read is at most LOOK slots
             logic [LOOK*33-1:0] w_data;
-            logic [32:0] ro_ptr, rr_lim, ro_avail;
+            logic [32:0] ro_ptr, rr_lim;
             logic [4:0]  ro_room;    // slots left in ro_ptr's block
             logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
             logic        ro_go;
@@ -1196,14 +1196,32 @@ module prism_node #(
                     pq8 <= pq8 + 33'd1;
                 end
             assign pl_end = pq == {1'b0, ctx_vlen};
+            // Phase 0's count from a register: rr_lim - ro_ptr worked out
+            // in phase 2 for the ro_ptr phase 0 has (after the read, when
+            // ro_go: ro_ptr_n = ro_ptr + ro_n), both differences side by
+            // side. rr_lim is then a cycle old; it only grows, so the count
+            // is at most the truth. (The subtract and the compares behind
+            // it in phase 0 were 8.00 levels into ro_n.)
+            logic [33:0] ro_av_q;
+            logic [32:0] ro_ptr_n;
+            always_ff @(posedge clk) begin
+                logic [33:0] a0, a1;
+                a0 = {1'b0, rr_lim} - {1'b0, ro_ptr};
+                a1 = {1'b0, rr_lim} - {1'b0, ro_ptr_n};
+                ro_ptr_n <= ro_ptr + 33'(ro_n);
+                ro_av_q <= rst || st[C_INSTALL] ? '0 : (ro_go ? a1 : a0);
+            end
             always_comb begin
+                logic [RN_W-1:0] la;
+                logic            none, many;
                 // Up to LOOK slots, inside one of the ring's egress blocks
                 // (LANES slots): the roundings of a read come from its block.
-                ro_avail = rr_lim - ro_ptr;
                 ro_room = 5'(LANES) - 5'(ro_ptr[3:0]);
-                ro_nc = ro_avail > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_avail);
-                if (ro_nc > RN_W'(ro_room)) ro_nc = RN_W'(ro_room);
-                if (ro_ptr >= rr_lim) ro_nc = '0;
+                none = ro_av_q[33] || ro_av_q == '0;
+                many = ro_av_q[32:$clog2(LOOK)+1] != '0;
+                la = many ? RN_W'(LOOK) : (ro_av_q[$clog2(LOOK):0] > ($clog2(LOOK)+1)'(LOOK) ? RN_W'(LOOK) : RN_W'(ro_av_q[$clog2(LOOK):0]));
+                ro_nc = RN_W'(ro_room) < la ? RN_W'(ro_room) : la;
+                if (none) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
                 ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
                 ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
@@ -1330,6 +1348,20 @@ module prism_node #(
                 end
             end
 `ifndef SYNTHESIS
+            // Phase 0's count is the count from rr_lim as it was a cycle
+            // before (the one from this cycle's rr_lim when it has not moved).
+            logic [32:0] rr_lim_d;
+            always_ff @(posedge clk) begin
+                logic [32:0] av;
+                logic [RN_W-1:0] c;
+                rr_lim_d <= rr_lim;
+                av = rr_lim_d - ro_ptr;
+                c = av > 33'(LOOK) ? RN_W'(LOOK) : RN_W'(av);
+                if (c > RN_W'(ro_room)) c = RN_W'(ro_room);
+                if (ro_ptr >= rr_lim_d) c = '0;
+                if (!rst && !st[C_INSTALL] && ro_ph == 2'd0 && ctx_valid && ctx_auto && rr_lim_d <= rr_lim && ro_nc != c)
+                    $error("prism_node: the rounder's count %0d is not %0d (rr_lim a cycle before)", ro_nc, c);
+            end
             always_ff @(posedge clk) begin
                 if (!rst && pr_go && RB'(pp) == RB'(ro_done) && ro_done < {1'b0, ctx_vlen})
                     $error("prism_node: the AUTO plan read a window the store does not hold");
