@@ -1148,6 +1148,14 @@ module prism_node #(
             logic [RB-1:0] w_at;
             logic [$clog2(LOOK+1)-1:0] w_n;   // a rounder's read is at most LOOK slots
             logic [LOOK*33-1:0] w_data;
+            // The write registered before the store (from the egress's
+            // read, the select and the store's bank rotation were 8.00
+            // levels into its memories): ro_done follows the registered write.
+            logic        w_en_q;
+            logic [RB-1:0] w_at_q;
+            logic [$clog2(LOOK+1)-1:0] w_n_q;
+            logic [LOOK*33-1:0] w_data_q;
+            logic [32:0] w_end_q;
             logic [32:0] ro_ptr, rr_lim;
             logic [4:0]  ro_room;    // slots left in ro_ptr's block
             logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
@@ -1224,7 +1232,7 @@ module prism_node #(
                 if (none) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
                 ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
-                ro_pend = ro_v != 0 || ro_fv != 0 || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+                ro_pend = ro_v != 0 || ro_fv != 0 || w_en_q || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
             // cycle (after a value, the next value; after a descriptor, its
@@ -1270,7 +1278,14 @@ module prism_node #(
                     w_data[33*g +: 33] = ctx_kulisch ? {ro_kx[g], ro_kr[g]} : {1'b1, au_acc[32*g +: 32]};
             end
             prism_auto_store #(.RING(RING), .N(LOOK), .W(33)) rs (
-                .clk, .we(w_en), .waddr(w_at), .wn(w_n), .wdata(w_data), .raddr(rs_ra), .rdata(rs_win));
+                .clk, .we(w_en_q), .waddr(w_at_q), .wn(w_n_q), .wdata(w_data_q), .raddr(rs_ra), .rdata(rs_win));
+            always_ff @(posedge clk) begin
+                w_en_q <= !rst && !st[C_INSTALL] && w_en;
+                w_at_q <= w_at;
+                w_n_q <= w_n;
+                w_data_q <= w_data;
+                w_end_q <= w_end;
+            end
             assign au_v0 = rs_win[31:0];
             // Whether pp's window is in the store, registered from pp's and
             // ro_done's next values (the compares in pr_go, then the plan's
@@ -1278,7 +1293,7 @@ module prism_node #(
             // (pp and pp + 1 kept side by side), pr_go picking after them.
             always_ff @(posedge clk) begin
                 logic [32:0] rd_n;
-                rd_n = w_en ? w_end : ro_done;
+                rd_n = w_en_q ? w_end_q : ro_done;
                 pr_ok_q <= !rst && !st[C_INSTALL] && (pr_go ? pp1 < {1'b0, ctx_vlen} : pp < {1'b0, ctx_vlen})
                            && ((pr_go ? rd_n >= pp9 : rd_n >= pp8) || rd_n >= {1'b0, ctx_vlen});
             end
@@ -1343,7 +1358,7 @@ module prism_node #(
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
-                    if (w_en) ro_done <= w_end;
+                    if (w_en_q) ro_done <= w_end_q;
                     if (!st[D_DESC] && !st[D_RUN]) rr_lim <= ready_now;
                 end
             end
