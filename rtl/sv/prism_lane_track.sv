@@ -63,11 +63,21 @@ module prism_lane_track #(
             logic [LATENCY-1:0]    t_v;
             logic [LATENCY*RB-1:0] t_slot;
             logic [LATENCY*NW-1:0] t_n;
+            // Each run's end slot and whether it wraps past the ring's
+            // last slot, worked out at its push: a query's slot inside a
+            // run is then two compares side by side, not a subtract and a
+            // compare behind it (8.00 levels into the node's run_hold_q).
+            logic [LATENCY*RB-1:0] t_end;
+            logic [LATENCY-1:0]    t_wrap;
             always_ff @(posedge clk) begin
+                logic [RB:0] e;
+                e = {1'b0, push_slot} + (RB + 1)'(push_n);
                 if (rst) t_v <= '0;
                 else t_v <= LATENCY'({t_v, push});
                 t_slot <= (LATENCY*RB)'({t_slot, push_slot});
                 t_n <= (LATENCY*NW)'({t_n, push_n});
+                t_end <= (LATENCY*RB)'({t_end, e[RB-1:0]});
+                t_wrap <= LATENCY'({t_wrap, e[RB]});
             end
             assign land = t_v[LATENCY-1];
             assign land_slot = t_slot[(LATENCY-1)*RB +: RB];
@@ -77,19 +87,38 @@ module prism_lane_track #(
             // than the ring) overlap when one starts inside the other.
             always_comb
                 for (int q = 0; q < Q; q++) begin
-                    logic [RB-1:0] s, d_in, d_out;
+                    logic [RB-1:0] s, d_out, t, te;
                     logic [QW-1:0] n;
+                    logic          ge, lt, in_run;
                     s = q_slot[q*RB +: RB];
                     n = q_n[q*QW +: QW];
                     q_hit[q] = 1'b0;
                     for (int e = 0; e < LATENCY; e++) begin
-                        d_in = s - t_slot[e*RB +: RB];      // the query starts inside run e
-                        d_out = t_slot[e*RB +: RB] - s;     // run e starts inside the query
-                        if (t_v[e] && n != 0 && t_n[e*NW +: NW] != 0
-                            && (d_in < RB'(t_n[e*NW +: NW]) || d_out < RB'(n)))
+                        t = t_slot[e*RB +: RB];
+                        te = t_end[e*RB +: RB];
+                        // The query starts inside run e: s in [t, te) modulo 2^RB.
+                        ge = s >= t;
+                        lt = s < te;
+                        in_run = t_wrap[e] ? ge || lt : ge && lt;
+                        d_out = t - s;                      // run e starts inside the query
+                        if (t_v[e] && n != 0 && t_n[e*NW +: NW] != 0 && (in_run || d_out < RB'(n)))
                             q_hit[q] = 1'b1;
                     end
                 end
+`ifndef SYNTHESIS
+            // The query as a subtract and a compare, as it was.
+            always_ff @(posedge clk)
+                for (int q = 0; q < Q; q++) begin
+                    logic h;
+                    h = 1'b0;
+                    for (int e = 0; e < LATENCY; e++)
+                        if (t_v[e] && q_n[q*QW +: QW] != 0 && t_n[e*NW +: NW] != 0
+                            && (RB'(q_slot[q*RB +: RB] - t_slot[e*RB +: RB]) < RB'(t_n[e*NW +: NW])
+                                || RB'(t_slot[e*RB +: RB] - q_slot[q*RB +: RB]) < RB'(q_n[q*QW +: QW])))
+                            h = 1'b1;
+                    if (!rst && h != q_hit[q]) $error("prism_lane_track: query %0d's answer %0d is not the subtract's", q, q_hit[q]);
+                end
+`endif
         end
     endgenerate
 endmodule
