@@ -49,7 +49,8 @@ module prism_frame_buf #(
     parameter int FB_LINES = 32,        // lines a buffer (a power of two, at least LINES)
     parameter int VIEW_BYTES = 256,
     parameter int STYLE = 0,            // prism_ram_sdp STYLE: 0 block RAM, 1 UltraRAM, 2 distributed
-    parameter int SIDE_W = 1,           // side bits a 4-byte word (m_side)
+    parameter int SIDE_W = 0,           // side bits a 4-byte word (m_side); 0: none kept
+    parameter int SW1 = SIDE_W > 0 ? SIDE_W : 1,
     parameter int BW = $clog2(BPP),
     parameter int PW = PORTS > 1 ? $clog2(PORTS) : 1,
     parameter int NBW = PW + BW,
@@ -62,7 +63,7 @@ module prism_frame_buf #(
     input  wire logic [PORTS*DATA_W-1:0]    s_axis_tdata,
     input  wire logic [PORTS-1:0]           s_axis_tvalid,
     input  wire logic [PORTS-1:0]           s_axis_tlast,
-    input  wire logic [PORTS*DATA_W/32*SIDE_W-1:0] s_axis_tside,   // word w of port p at [(p*DATA_W/32 + w)*SIDE_W +: SIDE_W]
+    input  wire logic [PORTS*DATA_W/32*SW1-1:0] s_axis_tside,   // word w of port p at [(p*DATA_W/32 + w)*SIDE_W +: SIDE_W]
     output logic      [PORTS-1:0]           s_axis_tready,
     output logic      [PORTS*BW-1:0]        fill_slot,    // port p's buffer being filled, at [p*BW +: BW]
     output logic      [PORTS*16-1:0]        fill_beat,    // and its next beat, at [p*16 +: 16]
@@ -76,7 +77,7 @@ module prism_frame_buf #(
     input  wire logic [15:0]                rd_off,       // byte offset in the frame
     output logic      [8*VIEW_BYTES-1:0]    m_view,       // byte i: frame byte rd_off + i
     output logic      [31:0]                m_word,       // the view's first 4 bytes when rd_off is a multiple of 4
-    output logic      [SIDE_W-1:0]          m_side,       // and their side bits
+    output logic      [SW1-1:0]             m_side,       // and their side bits (0 when SIDE_W is 0)
     output logic      [2*DATA_W-1:0]        m_head        // lines 1 and 0 (rd_off below 64)
 );
     localparam int LB = DATA_W / 8;                       // bytes a line
@@ -96,7 +97,7 @@ module prism_frame_buf #(
         if (LINES < 2 || FB_LINES < LINES || 2 ** FB != FB_LINES) $error("prism_frame_buf: FB_LINES must be a power of two, at least LINES (at least 2)");
         if (FB_LINES < 2 * NBANK) $error("prism_frame_buf: FB_LINES must be at least twice the view's banks");
         if (VIEW_BYTES < 2 || VIEW_BYTES > (FB_LINES - 1) * LB) $error("prism_frame_buf: VIEW_BYTES must be 2 bytes to (FB_LINES - 1) lines");
-        if (SIDE_W < 1) $error("prism_frame_buf: SIDE_W must be at least 1");
+        if (SIDE_W < 0) $error("prism_frame_buf: SIDE_W must be at least 0");
         if (FB + LS > 16) $error("prism_frame_buf: a buffer must be addressable by 16-bit byte offsets");
     end
 
@@ -162,7 +163,7 @@ module prism_frame_buf #(
 
     logic [DATA_W-1:0] q [PORTS][NBANK_VIEW];
     localparam int WPL = DATA_W / 32;                     // words a line
-    logic [WPL*SIDE_W-1:0] qs [PORTS];
+    logic [WPL*SW1-1:0] qs [PORTS];
     genvar gp, gb;
     generate
         for (gp = 0; gp < PORTS; gp++) begin : g_port
@@ -179,11 +180,15 @@ module prism_frame_buf #(
                 );
             end
             // The side bits, addressed as bank 0 (the line m_word is in).
-            prism_ram_sdp #(.W(WPL * SIDE_W), .DEPTH(ROWS), .STYLE(STYLE)) side_ram (
-                .clk, .we(w_on), .waddr({w_line[SB-1:0], slot[gp], w_line[FB-1:SB]}),
-                .wdata(s_axis_tside[WPL*SIDE_W*gp +: WPL*SIDE_W]),
-                .re(rd_en), .raddr(r_row[0]), .orst(1'b0), .rdata(qs[gp])
-            );
+            if (SIDE_W > 0) begin : g_side
+                prism_ram_sdp #(.W(WPL * SIDE_W), .DEPTH(ROWS), .STYLE(STYLE)) side_ram (
+                    .clk, .we(w_on), .waddr({w_line[SB-1:0], slot[gp], w_line[FB-1:SB]}),
+                    .wdata(s_axis_tside[WPL*SIDE_W*gp +: WPL*SIDE_W]),
+                    .re(rd_en), .raddr(r_row[0]), .orst(1'b0), .rdata(qs[gp])
+                );
+            end else begin : g_no_side
+                assign qs[gp] = '0;
+            end
         end
     endgenerate
 
@@ -214,12 +219,18 @@ module prism_frame_buf #(
         for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) q0 = q[p][0];
     end
     assign m_word = q0[32 * q_sh[LS-1:2] +: 32];
-    logic [WPL*SIDE_W-1:0] qs0;
-    always_comb begin
-        qs0 = qs[0];
-        for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) qs0 = qs[p];
-    end
-    assign m_side = qs0[SIDE_W * q_sh[LS-1:2] +: SIDE_W];
+    generate
+        if (SIDE_W > 0) begin : g_mside
+            logic [WPL*SIDE_W-1:0] qs0;
+            always_comb begin
+                qs0 = qs[0];
+                for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) qs0 = qs[p];
+            end
+            assign m_side = qs0[SIDE_W * q_sh[LS-1:2] +: SIDE_W];
+        end else begin : g_no_mside
+            assign m_side = '0;
+        end
+    endgenerate
     // View byte i = cat byte q_sh + i, the shift in 4:1 steps (a LUT6
     // each): stage k takes bits 2k+1 and 2k of q_sh from the top, shifting
     // down by 0 to 3 times its step, and keeps only VIEW_BYTES + step - 1
@@ -249,7 +260,7 @@ module prism_frame_buf #(
     // What the read does not use of the offset (it wraps at FB_LINES lines).
     /* verilator lint_off UNUSEDSIGNAL */
     logic unused;
-    assign unused = ^{rd_off};
+    assign unused = ^{rd_off, s_axis_tside, qs[0]};
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 
