@@ -17,7 +17,9 @@
 // order did: continuing wins a tie, then the lowest format.
 //
 // Flow: s_valid with s_ready takes a position, whose window (s_win, s_n)
-// comes the cycle after, as a registered memory read gives it; m_valid /
+// comes the cycle after, as a registered memory read gives it, and is
+// registered before it is decoded (from the store's read and its bank
+// rotation, the decode was 6.75 to 7.00 levels in the switch); m_valid /
 // m_ready pop the oldest. s_ready counts the queue's entries and every
 // position in flight, so the pipeline never stalls. rst drops everything
 // (a new context).
@@ -45,7 +47,7 @@ module prism_auto_plan #(
     output logic [19:0]            m_cont
 );
     localparam int STEPS = LOOK - 1;         // to_go[LOOK-1] .. to_go[1]
-    localparam int LAT = 3 + 4 * STEPS + 5;  // a take to the queue
+    localparam int LAT = 4 + 4 * STEPS + 5;  // a take to the queue
     localparam int QB = $clog2(DEPTH);
     localparam logic [15:0] INF = 16'h4000;  // above any window's cost, and no sum on top of it wraps
     localparam int TW = 5 * 4 * 16;          // a cost table: entry (f, m) at [16*(4*f + m) +: 16]
@@ -92,19 +94,23 @@ module prism_auto_plan #(
     // fraction bits are zero (lz[k]: bits k-1..0), then the mask; a
     // multiple of 2^-24 (FP16 subnormal) or an integer (INT8) is a number
     // of low zero bits that the exponent picks.
-    logic           tk, va;
-    logic [NW-1:0]  na;
+    logic           tk, tk2, va;
+    logic [NW-1:0]  na, s_n_q;
+    logic [LOOK*33-1:0] s_win_q;
     logic [LOOK-1:0] a_x, a_nan, a_zi, a_z, a_m128;
     logic [7:0]     a_ex [LOOK];
     logic [23:13]   a_lz [LOOK];
     always_ff @(posedge clk) begin
         tk <= !rst && s_valid && s_ready;
-        va <= !rst && tk;
-        na <= s_n;
+        tk2 <= !rst && tk;
+        va <= !rst && tk2;
+        s_win_q <= s_win;
+        s_n_q <= s_n;
+        na <= s_n_q;
         for (int i = 0; i < LOOK; i++) begin
             logic [31:0] v;
-            v = s_win[33*i +: 32];
-            a_x[i] <= s_win[33*i + 32];
+            v = s_win_q[33*i +: 32];
+            a_x[i] <= s_win_q[33*i + 32];
             a_ex[i] <= v[30:23];
             a_nan[i] <= v[30:23] == 8'hFF && v[22:0] != 0;
             a_zi[i] <= v[30:0] == 0 || v[30:0] == 31'h7F80_0000;
