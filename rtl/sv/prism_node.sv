@@ -361,11 +361,12 @@ module prism_node #(
     // (dwin to the run figures was the switch's deepest path, 9.75-10
     // levels). The figures a word would give as a descriptor: vb and vb3
     // its first run's bytes (+3) when it is not cut by the lanes, nb its
-    // values, the run cut (bF/bK) and a last run (lF/lK) with FLANES and
-    // KLANES lanes, the value width's code (0: 1 byte, 1: 2, 2: 4).
-    localparam int SIDE_W = 38 + RN_W;
+    // values, the run cut (bF/bK), a last run (lF/lK) and more than two
+    // runs (mF/mK) with FLANES and KLANES lanes, the value width's code
+    // (0: 1 byte, 1: 2, 2: 4).
+    localparam int SIDE_W = 40 + RN_W;
     localparam int WPL = DATA_W / 32;
-    // (Its bits, low first: vb, vb3, nb, bF, bK, lF, lK, code; the
+    // (Its bits, low first: vb, vb3, nb, bF, bK, lF, lK, mF, mK, code; the
     // word's bits 27-25 are reserved in a descriptor.)
     /* verilator lint_off UNUSEDSIGNAL */
     function automatic logic [SIDE_W-1:0] side_of(input logic [31:0] d);
@@ -382,6 +383,7 @@ module prism_node #(
         vb3 = isk ? 16'd5 + kw
             : (f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1}));
         side_of = {f == FMT_INT8 ? 2'd0 : (f == FMT_FP32 ? 2'd2 : 2'd1),
+                   !isk && vl > 16'(2 * KLANES), !isk && vl > 16'(2 * FLANES),
                    isk ? vl == 16'd1 : !bK, isk ? vl == 16'd1 : !bF, bK, bF,
                    isk ? RN_W'(1) : RN_W'(vl), vb3, vb};
     endfunction
@@ -560,7 +562,7 @@ module prism_node #(
     localparam int K_LAT = 3;
     // Hazard queries of the ring's egress readers against the runs in
     // flight (prism_lane_track): 0 the builder's line, 1 AUTO's lookahead
-    // (D_RUN's own query is below, f_track0 and k_track0).
+    // (D_RUN's own query is below, r_win).
     localparam int HQ = 2;
     logic [HQ*RB-1:0]   hz_slot;
     logic [HQ*RN_W-1:0] hz_n;
@@ -794,6 +796,7 @@ module prism_node #(
     logic [RN_W-1:0] rq_n;
     logic [15:0]     rq_b, rq_b3;
     logic            rq_last;
+    logic            rq_more;        // a native group: more than two runs' values left (from the run's start)
     // FP32_ARRIVAL runs FLANES lanes; KULISCH_FIXED its KLANES exact lanes.
     logic [15:0] run_lanes;
     assign run_lanes = ctx_kulisch ? 16'(KLANES) : 16'(FLANES);
@@ -980,17 +983,26 @@ module prism_node #(
             for (int i = 0; i < 36; i++) caps_body[8*(36 * r + i) +: 8] = rom_byte(r, i);
 
     // One binding record at the view's offset, from the registered view
-    // (wv_q): C_BIND takes three cycles a binding (bp: 0 the view is
-    // registered, 1 the checks are registered in bd_bad_q, 2 the binding
-    // is applied and the next one's offset given), so neither the checks
-    // nor the tables' writes sit behind the frame buffer's view (they were
-    // up to 17 levels with it, the switch's deepest paths). STAGE is a
-    // control path: two cycles more a binding cost nothing on DATA.
+    // (wv_q): C_BIND takes four cycles a binding (bp: 0 the view is
+    // registered, 1 the checks are registered, each earlier binding's
+    // match with this one a bit of bd_dupm, 2 their OR and the rest in
+    // bd_bad_q, 3 the binding is applied and the next one's offset given),
+    // so neither the checks nor the tables' writes sit behind the frame
+    // buffer's view (they were up to 17 levels with it, the switch's
+    // deepest paths), and the match with up to MAX_BINDINGS bindings is
+    // not behind their compares (7.25 levels in one cycle). STAGE is a
+    // control path: three cycles more a binding cost nothing on DATA.
     logic [7:0]  bd_dir, bd_kind;
     logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
     logic [47:0] bd_mac;
-    logic        bd_dup, bd_bad, bd_bad_q;
-    always_ff @(posedge clk) bd_bad_q <= bd_bad;
+    logic [MAX_BINDINGS-1:0] bd_dupm;
+    logic        bd_bad, bd_bad1, bd_bad_q;
+    always_ff @(posedge clk) begin
+        for (int i = 0; i < MAX_BINDINGS; i++)
+            bd_dupm[i] <= 16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep);
+        bd_bad1 <= bd_bad;
+        bd_bad_q <= bd_bad1 || bd_dupm != '0;
+    end
     // PREWALK's records (PROGRESS holes, STAGE bindings' reserved bits,
     // capability records) the same way, from wv_q in three cycles a record
     // (bp), after a first cycle (pw_seek) that moves the view to them: the
@@ -1037,11 +1049,8 @@ module prism_node #(
         bd_port   = `PN_B16(wv_q, 14);
         bd_rank   = `PN_B16(wv_q, 16);
         bd_terms  = `PN_B16(wv_q, 18);
-        bd_dup = 1'b0;
-        for (int i = 0; i < MAX_BINDINGS; i++)
-            if (16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep)) bd_dup = 1'b1;
-        // The binding is refused (C_BIND).
-        bd_bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0 || bd_dup;
+        // The binding is refused (C_BIND), but for a duplicate (bd_dupm).
+        bd_bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0;
         if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bd_bad = 1'b1;
         if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bd_bad = 1'b1;
         if (x_sem == SEM_ALLREDUCE && (bd_dir & DIR_DATA_IN) != 0 && bd_kind == PEER_RANK && (bd_dir & DIR_RESULT_OUT) == 0) bd_bad = 1'b1;
@@ -1426,18 +1435,24 @@ module prism_node #(
     // works out whether it fits the packet's budget; A_REC records it (and
     // pops the head) or closes the packet.
     //
-    // The fit: the body bytes before the value (a_used, or pd_ub for a new
-    // group: a_used, the open group's padding and a descriptor, taken in
-    // A_PLAN), its width and its group's padding after it at most the
-    // budget; a compare of a register with a limit kept for each format and
-    // padding (f_lim), so no sum is on the compare's path.
+    // The fit: the body bytes before the value (pd_x: a_used, or for a new
+    // group a_used, the open group's padding and a descriptor), its width
+    // and its group's padding after it at most the budget; a compare of a
+    // register with a limit kept for each format and padding (f_lim), so
+    // no sum is on the compare's path. A_PLAN registers what A_FIT needs
+    // (pd_x, the format's four limits, the padding, the group count's
+    // room): the limits' select by format and the padding's add in front
+    // of the compares were 7.25 levels into pd_fits.
     logic        pd_cont, pd_fits;
     logic [2:0]  pd_f;
-    logic [15:0] af_nu, pd_nu, pd_ub, af_x;
+    logic [15:0] af_nu, pd_nu, pd_x;
     logic [16:0] af_nb, pd_nb;
     logic        af_fits;
     logic [3:0]  af_fitp;            // [p]: the value fits with a padding of p bytes
-    logic [1:0]  af_pad;
+    logic [1:0]  pd_pad;
+    logic [15:0] pd_lim [4];         // f_lim of pd_f
+    logic [3:0]  pd_limv;
+    logic        pd_ngok;            // a new group has room in the descriptor table
     logic [15:0] f_lim [20];         // [4*f + p]: ctx_budget - width(f) - p
     logic [19:0] f_limv;             // that limit is not negative
     always_ff @(posedge clk)
@@ -1445,16 +1460,26 @@ module prism_node #(
     always_ff @(posedge clk)
         for (int i = 0; i < 20; i++) f_limv[i] <= {1'b0, ctx_budget} >= 17'(fwv[i / 4]) + 17'(i % 4);
     always_comb begin
-        af_x = pd_cont ? a_used : pd_ub;
-        af_nu = af_x + fwv[pd_f];
+        af_nu = pd_x + fwv[pd_f];
         af_nb = (pd_cont ? a_bytes : 17'd0) + 17'(fwv[pd_f]);
-        af_pad = 2'(pad4(af_nb));
         // A compare for each padding, the padding picked after them: the
         // padding (an add, then pad4) in front of the limit's select and
         // the compare was 10.50 levels into pd_fits.
-        for (int p = 0; p < 4; p++) af_fitp[p] = f_limv[{pd_f, 2'(p)}] && af_x <= f_lim[{pd_f, 2'(p)}];
-        af_fits = af_fitp[af_pad] && (pd_cont || a_ng < 9'd255);
+        for (int p = 0; p < 4; p++) af_fitp[p] = pd_limv[p] && pd_x <= pd_lim[p];
+        af_fits = af_fitp[pd_pad] && pd_ngok;
     end
+`ifndef SYNTHESIS
+    // The fit as A_FIT worked it out from pd_cont and pd_f alone.
+    always_ff @(posedge clk)
+        if (!rst && AUTO_ENABLE != 0 && st[A_FIT]) begin
+            logic [15:0] x;
+            logic [1:0]  pad;
+            x = pd_cont ? a_used : a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
+            pad = 2'(pad4(af_nb));
+            if (af_nu != x + fwv[pd_f] || af_fits != (f_limv[{pd_f, pad}] && x <= f_lim[{pd_f, pad}] && (pd_cont || a_ng < 9'd255)))
+                $error("prism_node: AUTO's fit (%0d, %0d) is not its figures'", af_fits, af_nu);
+        end
+`endif
     assign pl_pop = AUTO_ENABLE != 0 && st[A_REC] && pd_fits;
     // The head says to continue the open group (for its format and bytes mod 4).
     logic        pl_cont_open;
@@ -1967,19 +1992,20 @@ module prism_node #(
     /* verilator lint_on UNUSEDSIGNAL */
     logic [RN_W-1:0] ge_n;
     logic [15:0]     ge_b, ge_b3;
-    logic            ge_last;
+    logic            ge_last, ge_more;
     always_comb begin
         logic [15:0]     s_vb, s_vb3;
         logic [RN_W-1:0] s_nb;
-        logic            s_bF, s_bK, s_lF, s_lK, big;
+        logic            s_bF, s_bK, s_lF, s_lK, s_mF, s_mK, big;
         logic [1:0]      s_code;
-        {s_code, s_lK, s_lF, s_bK, s_bF, s_nb, s_vb3, s_vb} = dside;
+        {s_code, s_mK, s_mF, s_lK, s_lF, s_bK, s_bF, s_nb, s_vb3, s_vb} = dside;
         ge_d = `PN_B32(dwin, 0);
         big = ctx_kulisch ? s_bK : s_bF;
         ge_n = big ? RN_W'(run_lanes) : s_nb;
         ge_b = !big ? s_vb : (s_code == 2'd0 ? run_lanes : (s_code == 2'd2 ? {run_lanes[13:0], 2'b0} : {run_lanes[14:0], 1'b0}));
         ge_b3 = s_vb3;
         ge_last = ctx_kulisch ? s_lK : s_lF;
+        ge_more = ctx_kulisch ? s_mK : s_mF;
     end
 `ifndef SYNTHESIS
     // The figures as the descriptor gives them (ge_* before they were
@@ -2007,7 +2033,8 @@ module prism_node #(
             rl = !big;
         end
         if (!rst && ((st[D_OP] && dop_go && dop_acc && !rx_walk) || (st[D_DESC] && groups_left != 0))
-            && (ge_n != rn || ge_b != rb || ge_b3 != rb3 || ge_last != rl))
+            && (ge_n != rn || ge_b != rb || ge_b3 != rb3 || ge_last != rl
+                || ge_more != (f != FMT_KULISCH && vl > 2 * run_lanes)))
             $error("prism_node: the ingress-decoded run figures (%0d, %0d, %0d, %0d) of descriptor %h are not its own (%0d, %0d, %0d, %0d)",
                    ge_n, ge_b, ge_b3, ge_last, ge_d, rn, rb, rb3, rl);
     end
@@ -2020,16 +2047,19 @@ module prism_node #(
         rq_b <= ge_b;
         rq_b3 <= ge_b3;
         rq_last <= ge_last;
+        rq_more <= ge_more;
     endtask
     // The run after D_RUN's run, which is not its group's last: so a
     // native run was a full one (lanes values), and the next is the last
-    // when at most lanes are left after it.
+    // when at most lanes are left after it (rq_more clear: a compare of
+    // vals_left in the run's cycle was 7.25 levels into rq_b's enable).
     task automatic run_next();
         logic [15:0] vw, lw;
         vw = times_width(vals_left, g_fmt);
         lw = times_width(run_lanes, g_fmt);
+        rq_more <= ctx_kulisch ? vals_left > 16'(3 * KLANES) : vals_left > 16'(3 * FLANES);
         if (g_fmt == FMT_KULISCH) rq_last <= vals_left == 16'd2;
-        else if (vals_left <= 2 * run_lanes) begin
+        else if (!rq_more) begin
             rq_n <= RN_W'(vals_left - run_lanes);
             rq_b <= vw - lw;
             rq_b3 <= vw - (lw - 16'd3);
@@ -2132,8 +2162,8 @@ module prism_node #(
     assign hz_hit = f_hit | k_hit;
     // D_RUN's own query is against the lanes' runs only, and a run's read
     // and its sums' write are both CV_LAT after its dispatch, so its window
-    // is RING_LAT + the lanes' latency from the dispatches (f_track0,
-    // k_track0); the egress reads' windows run from a dispatch to its
+    // is RING_LAT + the lanes' latency from the dispatches (r_win, both
+    // lane kinds in one window); the egress reads' windows run from a dispatch to its
     // write (f_track, k_track: a run is in flight from its dispatch).
     //
     // That query is made a cycle ahead and registered (run_hold_q): asked
@@ -2142,22 +2172,29 @@ module prism_node #(
     // known yet, so the query is a window that holds it, from `pos` (the
     // frame's first element in D_OP, where pos is set): the held run's
     // FLANES slots, or 2 x FLANES (this run and the next: pos only grows
-    // in a frame). Its trackers are a cycle shorter than the window they
+    // in a frame). Its entries are a cycle shorter than the window they
     // stand for (their last entry would be gone by the run's cycle), and
     // the run dispatched in the query's cycle is not in them: it is the
     // frame's previous run, whose slots the next run never shares. So the
     // answer is the run's own but for the slots past a run shorter than
     // FLANES (a group's last), which can hold a cycle longer.
-    // Both windows are asked, pos's (query 0) and f_first's (query 1, for
-    // D_OP), and D_OP's answer picked after them: the pick in front of
-    // the query's subtract was 9.00 levels into run_hold_q.
-    logic [1:0]      f_hit0, k_hit0;
-    logic            run_hold_q;
-    logic [2*RB-1:0] hq0_slot;
-    logic [RN_W:0]   hq0_n;
-    assign hq0_slot = {RB'(f_first), RB'(pos)};
-    assign hq0_n = run_hold ? (RN_W + 1)'(FLANES) : (RN_W + 1)'(2 * FLANES);
-    always_ff @(posedge clk) run_hold_q <= st[D_OP] ? f_hit0[1] || k_hit0[1] : f_hit0[0] || k_hit0[0];
+    // The window's start is a register of its own (`hq_s`): f_first in
+    // D_OP (set in D_CHK, the only way into D_OP), and pos from there on
+    // (pos is set to f_first in D_OP and only D_RUN moves it in a frame).
+    // Asking both and picking D_OP's answer after them was 7.00 levels
+    // into run_hold_q; a pick in front of the subtract, 9.00.
+    logic [0:0]    r_hit0;
+    logic          run_hold_q;
+    logic [RB-1:0] hq_s;
+    always_ff @(posedge clk)
+        if (st[D_CHK]) hq_s <= RB'(f_first);
+        else if (st[D_RUN] && !run_hold) hq_s <= hq_s + RB'(rq_n);
+    always_ff @(posedge clk) run_hold_q <= r_hit0[0];
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && (st[D_OP] ? hq_s != RB'(f_first) : (st[D_RUN] || st[D_DESC]) && hq_s != RB'(pos)))
+            $error("prism_node: the run window's start is not D_OP's f_first or pos");
+`endif
     assign run_hold = st[D_RUN] && run_hold_q;
     assign f_push = st[D_RUN] && !ctx_kulisch && !run_hold;
     assign k_push = st[D_RUN] && ctx_kulisch && !run_hold;
@@ -2190,13 +2227,12 @@ module prism_node #(
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
     );
-    /* verilator lint_off PINCONNECTEMPTY */
-    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .RB(RB), .NW(RN_W), .Q(2), .QW(RN_W + 1)) f_track0 (
-        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
-        .land(), .land_slot(), .land_n(),
-        .q_slot(hq0_slot), .q_n({2{hq0_n}}), .q_hit(f_hit0), .busy()
+    // The window is FLANES slots while a run holds, else 2 x FLANES.
+    prism_run_window #(.LONG(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
+                       .QSHIFT($clog2(FLANES)), .Q(1)) r_win (
+        .clk, .rst, .push(f_push || k_push), .push_short(k_push), .push_slot(lane_slot), .push_n(rq_n),
+        .q_slot(hq_s), .q_dbl(!run_hold), .q_hit(r_hit0)
     );
-    /* verilator lint_on PINCONNECTEMPTY */
     generate
         if (KULISCH_ENABLE != 0) begin : g_ktrack
             prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
@@ -2204,15 +2240,7 @@ module prism_node #(
                 .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
                 .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
             );
-            /* verilator lint_off PINCONNECTEMPTY */
-            prism_lane_track #(.LATENCY(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W), .Q(2), .QW(RN_W + 1)) k_track0 (
-                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(rq_n),
-                .land(), .land_slot(), .land_n(),
-                .q_slot(hq0_slot), .q_n({2{hq0_n}}), .q_hit(k_hit0), .busy()
-            );
-            /* verilator lint_on PINCONNECTEMPTY */
         end else begin : g_no_ktrack
-            assign k_hit0 = '0;
             assign k_land = 1'b0;
             assign k_land_slot = '0;
             assign k_land_n = '0;
@@ -2252,7 +2280,7 @@ module prism_node #(
                 else if (bp == 2'd2 && !pw_bad_q) off_n = off + pw_step;
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
             st[C_APPLY]: off_n = 16'd84;
-            st[C_BIND]: if (bp == 2'd2 && !bd_bad_q) off_n = off + BINDING_LEN;
+            st[C_BIND]: if (bp == 2'd3 && !bd_bad_q) off_n = off + BINDING_LEN;
             // A descriptor takes three cycles (bp: its view registered, its
             // step worked out from wv_q into kd_skip, the step): the step
             // from the view in one cycle was the switch's deepest path.
@@ -2282,6 +2310,9 @@ module prism_node #(
                                   || (rq_last && rq_b3 != rq_b + 16'd3)))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes (+3: %0d), last %0d) is not its run (%0d, %0d, %0d)",
                    rq_n, rq_b, rq_b3, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
+    always_ff @(posedge clk)
+        if (!rst && st[D_RUN] && g_fmt != FMT_KULISCH && rq_more != (vals_left > 2 * run_lanes))
+            $error("prism_node: D_RUN's rq_more %0d is not vals_left (%0d) > 2 x %0d", rq_more, vals_left, run_lanes);
 `endif
 
     always_ff @(posedge clk) begin
@@ -2435,7 +2466,7 @@ module prism_node #(
                 if (bp == 2'd0) begin
                     if (bi == f_bcount) st <= oh(C_BIND_END);
                     else bp <= 2'd1;
-                end else if (bp == 2'd1) bp <= 2'd2;
+                end else if (bp != 2'd3) bp <= bp + 2'd1;
                 else begin
                     bp <= 2'd0;
                     if (bd_bad_q) begin
@@ -2614,7 +2645,13 @@ module prism_node #(
                 if (pl_valid) begin
                     pd_cont <= pl_cont_open;
                     pd_f <= pl_cont_open ? a_f : pl_nf;
-                    pd_ub <= a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
+                    pd_x <= pl_cont_open ? a_used : a_used + (a_open ? pad4(a_bytes) : 16'd0) + 16'd4;
+                    for (int p = 0; p < 4; p++) begin
+                        pd_lim[p] <= pl_cont_open ? f_lim[{a_f, 2'(p)}] : f_lim[{pl_nf, 2'(p)}];
+                        pd_limv[p] <= pl_cont_open ? f_limv[{a_f, 2'(p)}] : f_limv[{pl_nf, 2'(p)}];
+                    end
+                    pd_pad <= pl_cont_open ? 2'(pad4(17'(a_bytes) + 17'(fwv[a_f]))) : 2'(pad4(17'(fwv[pl_nf])));
+                    pd_ngok <= pl_cont_open || a_ng < 9'd255;
                     st <= oh(A_FIT);
                 end else if (pl_end && a_i != 0) begin
                     // The vector's end closes the packet.
