@@ -1,7 +1,8 @@
 // prism_auto_body: writes an AUTO RESULT's body (docs/wire-format.md section
 // 8) into `obytes`, the line-padded buffer egress sends from, one descriptor
-// or value a cycle, in three stages: the value in its wire format, its bytes
-// (only the format's width; a descriptor big-endian), then the write.
+// or value a cycle, in four stages: the inputs registered, the value in its
+// wire format, its bytes (only the format's width; a descriptor big-endian),
+// then the write.
 //
 // A body is written in order, each write starting where the last ended (a
 // group's padding is the zero bytes the next write starts after), and a
@@ -47,6 +48,28 @@ module prism_auto_body #(
         if (NL > 1024) $error("prism_auto_body: a body offset is 16 bits");
     end
 
+    // ---------------------------------------------------------- 0: inputs
+    // Registered as they come: the Kulisch integer and flags are the ring's
+    // egress read through its block and first-slot selects, and stage 1's
+    // zero tests and state select behind those were 7.00 levels.
+    logic             r_valid, r_desc;
+    logic [31:0]      r_d, r_v;
+    logic [2:0]       r_f;
+    logic [RKW-1:0]   r_acck;
+    logic [4:0]       r_accf;
+    logic [15:0]      r_w, r_off;
+    always_ff @(posedge clk) begin
+        r_valid <= !rst && s_valid;
+        r_desc <= s_desc;
+        r_d <= s_d;
+        r_f <= s_f;
+        r_v <= s_v;
+        r_acck <= s_acck;
+        r_accf <= s_accf;
+        r_w <= s_w;
+        r_off <= s_off;
+    end
+
     // ---------------------------------------------------------- 1: format
     logic             v1, d1, neg1;     // neg1: an INT8 value's byte is its magnitude, negated in stage 2
     // A finite or zero Kulisch slot: its state byte is decided in stage 2,
@@ -62,30 +85,30 @@ module prism_auto_body #(
     logic [8*VB-1:0]  ev1;
     always_ff @(posedge clk) begin
         logic [32*NKC-1:0] kp;
-        v1 <= !rst && s_valid;
-        d1 <= s_desc;
-        dw1 <= s_d;
-        w1 <= s_w;
-        off1 <= s_off;
+        v1 <= !rst && r_valid;
+        d1 <= r_desc;
+        dw1 <= r_d;
+        w1 <= r_w;
+        off1 <= r_off;
         ev1 <= '0;
-        neg1 <= s_f == 3'd0 && s_v[31];
+        neg1 <= r_f == 3'd0 && r_v[31];
         kfz1 <= 1'b0;
-        kneg0 <= s_accf[4] && !s_accf[3];
-        kp = (32 * NKC)'(s_acck);
+        kneg0 <= r_accf[4] && !r_accf[3];
+        kp = (32 * NKC)'(r_acck);
         for (int c = 0; c < NKC; c++) knz1[c] <= kp[32*c +: 32] != 0;
-        case (s_f)
-            3'd0: ev1[7:0] <= int8_mag(s_v);
-            3'd1: ev1[15:0] <= (s_v[30:23] == 8'hFF && s_v[22:0] != 0) ? 16'h7E00 : fp16_trunc(s_v);
-            3'd2: ev1[15:0] <= s_v[31:16];
-            3'd3: ev1[31:0] <= s_v;
+        case (r_f)
+            3'd0: ev1[7:0] <= int8_mag(r_v);
+            3'd1: ev1[15:0] <= (r_v[30:23] == 8'hFF && r_v[22:0] != 0) ? 16'h7E00 : fp16_trunc(r_v);
+            3'd2: ev1[15:0] <= r_v[31:16];
+            3'd3: ev1[31:0] <= r_v;
             default: begin
-                if (s_accf[2] || (s_accf[1] && s_accf[0])) ev1[7:0] <= KSTATE_NAN;
-                else if (s_accf[1]) ev1[7:0] <= KSTATE_POS_INF;
-                else if (s_accf[0]) ev1[7:0] <= KSTATE_NEG_INF;
+                if (r_accf[2] || (r_accf[1] && r_accf[0])) ev1[7:0] <= KSTATE_NAN;
+                else if (r_accf[1]) ev1[7:0] <= KSTATE_POS_INF;
+                else if (r_accf[0]) ev1[7:0] <= KSTATE_NEG_INF;
                 else begin
                     // Zero or FINITE (stage 2); a zero's integer bytes are its zeros.
                     kfz1 <= 1'b1;
-                    ev1[8 +: RKW] <= s_acck;
+                    ev1[8 +: RKW] <= r_acck;
                 end
             end
         endcase
@@ -145,7 +168,7 @@ module prism_auto_body #(
                     obytes[8*64*l +: 8*64] <= l % 2 == 0 ? nwin_e : nwin_o;
         end
     endgenerate
-    assign busy = v1 || v2;
+    assign busy = r_valid || v1 || v2;
 
     // An INT8-exact FP32 value's (integral, -128..127) magnitude: the
     // significand's top bits, as many as the exponent says (a case on it,
