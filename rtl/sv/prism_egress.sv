@@ -122,6 +122,7 @@ module prism_egress #(
     output logic [$clog2(RING)-1:0] eg_slot,
     output logic [RN_W-1:0]        eg_qn,         // slots of the line
     output logic [RN_W-1:0]        eg_hqn,        // slots of the line and the next (the hazard query)
+    output logic [$clog2(RING):0]  eg_hqe,        // the query's end, eg_slot + eg_hqn, and its wrap past the ring's end
     input  wire logic              eg_hit,        // one has a sum in flight
     output logic                   eg_go,         // the line is read this cycle
     output logic [DATA_W/32-1:0]   eg_clear,
@@ -279,6 +280,10 @@ module prism_egress #(
     logic [15:0] nx_left;
     logic [FB-1:0] cur_idx, nx_idx;
     logic [5:0]  hq;
+    // cur_slot + hq and its carry past the ring's last slot, registered
+    // with them: the node's tracker compares slots with the query's end
+    // instead of a subtract and a compare with hq (7.50 levels).
+    logic [RB:0] hq_e;
     // nx_n + nx_nn, nx_n + 1, cur_n + 1: kept beside the counts, so a
     // query count is a choice among registers, never an add after the
     // builder's decision.
@@ -302,6 +307,7 @@ module prism_egress #(
     assign eg_slot = cur_slot;
     assign eg_qn = RN_W'(cur_n);
     assign eg_hqn = RN_W'(hq);
+    assign eg_hqe = hq_e;
     assign eg_go = bl_go;
     assign eg_clear = bl_has;
 
@@ -473,6 +479,7 @@ module prism_egress #(
                 end else if (bl_fp) begin
                     // Line 0 of the request, line 1 after it.
                     cur_slot <= RB'(rq_base[bl_s]);
+                    hq_e <= {1'b0, RB'(rq_base[bl_s])} + (RB + 1)'(rq_hq0[bl_s]);
                     cur_n <= 5'd1;
                     cur_n1 <= 6'd2;
                     cur_last <= rq_last0[bl_s];
@@ -498,6 +505,7 @@ module prism_egress #(
                     nv <= nv && !rq_last0[o];
                     nq <= nv && !rq_last0[o];
                     hq <= rq_hq0[o];
+                    hq_e <= {1'b0, nx_slot} + (RB + 1)'(rq_hq0[o]);
                 end else if (!nx_last) begin
                     // The line after nx.
                     nx_slot <= nx_slot + RB'(nx_n);
@@ -510,12 +518,14 @@ module prism_egress #(
                     nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'd32 ? 6'd32 : {2'b01, nx_left[3:0]});
                     nx_n1 <= nx_nn[4] ? 6'd17 : 6'(nx_nn[3:0]) + 6'd1;
                     hq <= nx_hq;
+                    hq_e <= {1'b0, nx_slot} + (RB + 1)'(nx_hq);
                 end else begin
                     // nx is the RESULT's last line: line 0 of the next request after it.
                     load_nx0(o);
                     nv <= o_rdy;
                     nq <= o_rdy && rq_contig[o];
                     hq <= o_rdy && rq_contig[o] ? nx_n1 : 6'(nx_n);
+                    hq_e <= {1'b0, nx_slot} + (o_rdy && rq_contig[o] ? (RB + 1)'(nx_n1) : (RB + 1)'(nx_n));
                 end
             end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
@@ -523,6 +533,7 @@ module prism_egress #(
                 nv <= 1'b1;
                 nq <= rq_contig[o];
                 hq <= rq_contig[o] ? cur_n1 : 6'(cur_n);
+                hq_e <= {1'b0, cur_slot} + (rq_contig[o] ? (RB + 1)'(cur_n1) : (RB + 1)'(cur_n));
             end
             if (lw_en) rq_lines[lw_s] <= {1'b0, lw_line} + 1'b1;
             // Retire a slot every port has sent.

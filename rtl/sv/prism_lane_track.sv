@@ -15,6 +15,12 @@
 // The lane kind's LATENCY is the only parameter that matters: 9 for
 // prism_fp32_add_pipe, 0 for combinational lanes (a run lands in the cycle
 // it is pushed, nothing is ever in flight, no query hits).
+//
+// A second lane kind of a shorter latency (SHORT, 0 for none) shares the
+// entries: a run pushed with `push_short` lands SHORT cycles after its push
+// (on `sland`) and leaves the entries there, so one OR over the entries
+// answers a query for both kinds (two trackers' answers and an OR of them
+// were 7.50 levels into egress's hit register).
 
 `default_nettype none
 
@@ -23,7 +29,9 @@ module prism_lane_track #(
     parameter int RB = 12,       // slot index bits: the ring has 2^RB slots
     parameter int NW = 7,        // run length bits
     parameter int Q = 1,         // queries
-    parameter int QW = NW        // query length bits
+    parameter int QW = NW,       // query length bits
+    parameter int SHORT = 0,     // the second kind's latency (0: none)
+    parameter int QEND = 0       // bit i: query i comes with its end (q_end)
 ) (
     input  wire logic            clk,
     input  wire logic            rst,
@@ -31,13 +39,23 @@ module prism_lane_track #(
     input  wire logic            push,
     input  wire logic [RB-1:0]   push_slot,
     input  wire logic [NW-1:0]   push_n,
+    input  wire logic            push_short,  // the run is of the second kind
 
     output logic                 land,
     output logic [RB-1:0]        land_slot,
     output logic [NW-1:0]        land_n,
+    output logic                 sland,       // a run of the second kind lands
+    output logic [RB-1:0]        sland_slot,
+    output logic [NW-1:0]        sland_n,
 
     input  wire logic [Q*RB-1:0] q_slot,     // query i at [i*RB +: RB]
     input  wire logic [Q*QW-1:0] q_n,
+    // Query i's end, q_slot + q_n modulo 2^RB, and whether it wraps past
+    // the ring's last slot ({wrap, end} at [i*(RB+1) +: RB+1]), kept by
+    // the asker beside its slot and count: "a run starts inside the
+    // query" is then two compares side by side, not a subtract and a
+    // compare behind it (7.50 levels into egress's hit register).
+    input  wire logic [Q*(RB+1)-1:0] q_end,
     output logic [Q-1:0]         q_hit,
     // A run is in flight.
     output logic                 busy
@@ -45,17 +63,22 @@ module prism_lane_track #(
     initial begin
         if (LATENCY < 0) $error("prism_lane_track: LATENCY must be at least 0");
         if (NW > RB || QW > RB) $error("prism_lane_track: runs and queries must be shorter than the ring");
+        if (SHORT < 0 || SHORT > LATENCY || (LATENCY == 0 && SHORT != 0))
+            $error("prism_lane_track: SHORT must be 0 or 1 to LATENCY");
     end
 
     generate
         if (LATENCY == 0) begin : g_comb
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{clk, rst, q_slot, q_n};
+            assign unused = ^{clk, rst, q_slot, q_n, q_end, push_short};
             /* verilator lint_on UNUSEDSIGNAL */
             assign land = push;
             assign land_slot = push_slot;
             assign land_n = push_n;
+            assign sland = 1'b0;
+            assign sland_slot = '0;
+            assign sland_n = '0;
             assign q_hit = '0;
             assign busy = 1'b0;
         end else begin : g_pipe
@@ -69,29 +92,41 @@ module prism_lane_track #(
             // compare behind it (8.00 levels into the node's run_hold_q).
             logic [LATENCY*RB-1:0] t_end;
             logic [LATENCY-1:0]    t_wrap;
+            logic [LATENCY-1:0]    t_short;
+            logic [LATENCY-1:0]    t_nz;       // the run has slots
             always_ff @(posedge clk) begin
                 logic [RB:0] e;
                 e = {1'b0, push_slot} + (RB + 1)'(push_n);
                 if (rst) t_v <= '0;
-                else t_v <= LATENCY'({t_v, push});
+                else
+                    for (int i = 0; i < LATENCY; i++)
+                        if (i == 0) t_v[i] <= push;
+                        else t_v[i] <= t_v[i-1] && !(SHORT != 0 && t_short[i-1] && i >= SHORT);
+                t_short <= SHORT == 0 ? '0 : LATENCY'({t_short, push_short});
+                t_nz <= LATENCY'({t_nz, push_n != 0});
                 t_slot <= (LATENCY*RB)'({t_slot, push_slot});
                 t_n <= (LATENCY*NW)'({t_n, push_n});
                 t_end <= (LATENCY*RB)'({t_end, e[RB-1:0]});
                 t_wrap <= LATENCY'({t_wrap, e[RB]});
             end
-            assign land = t_v[LATENCY-1];
+            assign land = t_v[LATENCY-1] && !t_short[LATENCY-1];
             assign land_slot = t_slot[(LATENCY-1)*RB +: RB];
             assign land_n = t_n[(LATENCY-1)*NW +: NW];
+            localparam int SL = SHORT == 0 ? 0 : SHORT - 1;
+            assign sland = SHORT != 0 && t_v[SL] && t_short[SL];
+            assign sland_slot = t_slot[SL*RB +: RB];
+            assign sland_n = t_n[SL*NW +: NW];
             assign busy = |t_v;
             // Two runs of consecutive slots modulo 2^RB (together no longer
             // than the ring) overlap when one starts inside the other.
             always_comb
                 for (int q = 0; q < Q; q++) begin
-                    logic [RB-1:0] s, d_out, t, te;
+                    logic [RB-1:0] s, d_out, t, te, qe;
                     logic [QW-1:0] n;
-                    logic          ge, lt, in_run;
+                    logic          ge, lt, in_run, qwrap, starts_in;
                     s = q_slot[q*RB +: RB];
                     n = q_n[q*QW +: QW];
+                    {qwrap, qe} = q_end[q*(RB+1) +: RB+1];
                     q_hit[q] = 1'b0;
                     for (int e = 0; e < LATENCY; e++) begin
                         t = t_slot[e*RB +: RB];
@@ -100,8 +135,11 @@ module prism_lane_track #(
                         ge = s >= t;
                         lt = s < te;
                         in_run = t_wrap[e] ? ge || lt : ge && lt;
-                        d_out = t - s;                      // run e starts inside the query
-                        if (t_v[e] && n != 0 && t_n[e*NW +: NW] != 0 && (in_run || d_out < RB'(n)))
+                        // Run e starts inside the query: t in [s, qe), or (t - s) mod 2^RB below n.
+                        d_out = t - s;
+                        if (QEND[q] != 0) starts_in = qwrap ? t >= s || t < qe : t >= s && t < qe;
+                        else starts_in = d_out < RB'(n);
+                        if (t_v[e] && t_nz[e] && n != 0 && (in_run || starts_in))
                             q_hit[q] = 1'b1;
                     end
                 end
@@ -117,6 +155,9 @@ module prism_lane_track #(
                                 || RB'(t_slot[e*RB +: RB] - q_slot[q*RB +: RB]) < RB'(q_n[q*QW +: QW])))
                             h = 1'b1;
                     if (!rst && h != q_hit[q]) $error("prism_lane_track: query %0d's answer %0d is not the subtract's", q, q_hit[q]);
+                    if (!rst && QEND[q] != 0 && q_n[q*QW +: QW] != 0
+                        && q_end[q*(RB+1) +: RB+1] != {1'b0, q_slot[q*RB +: RB]} + (RB + 1)'(q_n[q*QW +: QW]))
+                        $error("prism_lane_track: query %0d's end is not its slot and count", q);
                 end
 `endif
         end

@@ -566,8 +566,9 @@ module prism_node #(
     localparam int HQ = 2;
     logic [HQ*RB-1:0]   hz_slot;
     logic [HQ*RN_W-1:0] hz_n;
-    logic [HQ-1:0]      f_hit, k_hit, hz_hit;
-    logic          f_push, k_push, f_land, k_land, f_busy, k_busy, lanes_busy;
+    logic [HQ*(RB+1)-1:0] hz_end;   // each query's end and wrap (the asker's registers)
+    logic [HQ-1:0]      hz_hit;
+    logic          f_push, k_push, f_land, k_land, lanes_busy;
     logic [RB-1:0] f_land_slot, k_land_slot;
     logic [RN_W-1:0] f_land_n, k_land_n;
     logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
@@ -761,6 +762,7 @@ module prism_node #(
     // The builder's read of the ring, and its hazard query.
     logic [RB-1:0] eb_slot;
     logic [RN_W-1:0] eb_qn, eb_hqn;   // the line's slots; it and the next line's (the query)
+    logic [RB:0]     eb_qend;         // the query's end and wrap
     logic        eb_go;
     logic [LANES-1:0] eb_clear;
     // The roundings after the ring's egress read (prism_kulisch_round_pipe's
@@ -1128,6 +1130,8 @@ module prism_node #(
     // registers em2_*, below, a cycle behind the emission's state; the body
     // writer's stages follow). au_* is the data, EG_LAT cycles after the read.
     logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 1)
+    logic [RB:0]   au_qend;          // the rounder's query's end and wrap (its slot plus ro_n, in phase 2)
+    logic [RN_W-1:0] au_qn;          // its count: ro_n in phase 2, else no query
     logic [RN_W-1:0] au_n;           // slots read (0: none)
     logic [LOOK*32-1:0] au_acc;
     /* verilator lint_off UNUSEDSIGNAL */
@@ -1169,15 +1173,18 @@ module prism_node #(
             logic [4:0]  ro_room;    // slots left in ro_ptr's block
             logic [32:0] ro_done;    // the store holds every value below this (a read this cycle sees them)
             logic        ro_go;
-            // The rounder reads in three phases, each from registers: 0
-            // its count (ro_n, from ro_ptr and rr_lim), 1 its hazard query
-            // on the lanes' runs in flight (answer in ro_hit), 2 the read.
-            // In one cycle they were the switch's deepest path, 16.25
-            // levels from the trackers' registers into the ring's read
-            // enables. The answer of phase 1 holds in phase 2: the slots
-            // are below rr_lim, so no run for them can be pushed any more,
-            // and a run in flight can only land. At most LOOK values in
-            // three cycles is still faster than the planner takes them.
+            // The rounder reads in four phases, each from registers: 0
+            // its count (ro_n, from ro_ptr and rr_lim), 1 its end (ro_ptr_n),
+            // 2 its hazard query on the lanes' runs in flight (answer in
+            // ro_hit), 3 the read. In one cycle they were the switch's
+            // deepest path, 16.25 levels from the trackers' registers into
+            // the ring's read enables; in three, the query's subtract and
+            // compare were 7.00 levels into ro_hit (its end a register, the
+            // tracker compares slots). The answer of phase 2 holds in phase
+            // 3: the slots are below rr_lim, so no run for them can be
+            // pushed any more, and a run in flight can only land. At most
+            // LOOK values in four cycles is still faster than the planner
+            // takes them (one in three).
             logic [1:0]  ro_ph;
             logic        ro_hit;
             logic [RN_W-1:0] ro_nc;
@@ -1214,7 +1221,7 @@ module prism_node #(
                 end
             assign pl_end = pq == {1'b0, ctx_vlen};
             // Phase 0's count from a register: rr_lim - ro_ptr worked out
-            // in phase 2 for the ro_ptr phase 0 has (after the read, when
+            // in phase 3 for the ro_ptr phase 0 has (after the read, when
             // ro_go: ro_ptr_n = ro_ptr + ro_n), both differences side by
             // side. rr_lim is then a cycle old; it only grows, so the count
             // is at most the truth. (The subtract and the compares behind
@@ -1240,7 +1247,7 @@ module prism_node #(
                 ro_nc = RN_W'(ro_room) < la ? RN_W'(ro_room) : la;
                 if (none) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
-                ro_go = ro_ph == 2'd2 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
+                ro_go = ro_ph == 2'd3 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
                 ro_pend = ro_v != 0 || ro_fv != 0 || w_en_q || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
@@ -1255,6 +1262,8 @@ module prism_node #(
                 e_k_next = e_k + 16'(e_desc && !e_end);
                 e_val_next = !e_end && (!e_desc || !em_last);
                 au_qslot = RB'(ro_ptr);
+                au_qend = {ro_ptr_n[RB] ^ ro_ptr[RB], ro_ptr_n[RB-1:0]};
+                au_qn = ro_ph == 2'd2 ? ro_n : '0;
                 au_slot = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
                 au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
                 pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pr_ok_q;
@@ -1361,9 +1370,9 @@ module prism_node #(
                     ro_n <= '0;
                     ro_hit <= 1'b1;
                 end else begin
-                    ro_ph <= ro_ph == 2'd2 ? 2'd0 : ro_ph + 2'd1;
+                    ro_ph <= ro_ph + 2'd1;
                     if (ro_ph == 2'd0) ro_n <= ro_nc;
-                    if (ro_ph == 2'd1) ro_hit <= hz_hit[1];
+                    if (ro_ph == 2'd2) ro_hit <= hz_hit[1];
                     ro_v <= RL'({ro_v, ro_go && ctx_kulisch});
                     ro_fv <= EG_LAT'({ro_fv, ro_go && !ctx_kulisch});
                     if (ro_go) ro_ptr <= ro_ptr + 33'(ro_n);
@@ -1394,6 +1403,8 @@ module prism_node #(
         end else begin : g_no_auto
             assign au_slot = '0;
             assign au_qslot = '0;
+            assign au_qend = '0;
+            assign au_qn = '0;
             assign au_n = '0;
             assign au_v0 = '0;
             assign ro_n = '0;
@@ -1554,7 +1565,7 @@ module prism_node #(
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
             assign unused = ^{em2_on, em2_desc, em2_d, em2_f, em2_v, em2_w, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open,
-                              a_bytes, a_used, ctx_budget, hz_hit[1], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb};
+                              a_bytes, a_used, ctx_budget, hz_hit[1], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb, ro_n};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -1578,7 +1589,7 @@ module prism_node #(
         .cbuf, .q_len, .obytes,
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
-        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
+        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hqe(eb_qend), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
         .eg_acc, .eg_acck, .eg_accf, .eg_phase, .eg_cross, .eg_valid, .m_round_fp32(eg_round), .m_round_exact(eg_round_x),
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
@@ -2090,9 +2101,9 @@ module prism_node #(
             end else begin
                 // The view is on the first descriptor already, and has been
                 // since DISPATCH: its aligned word (dwin) is the
-                // descriptor. Straight to the lanes (off_n past it).
+                // descriptor, entered in this cycle (D_OP's group_enter).
+                // Straight to the lanes (off_n past it).
                 groups_left <= f_groups - 8'd1;
-                group_enter();
                 st <= oh(D_RUN);
             end
         end
@@ -2158,13 +2169,13 @@ module prism_node #(
     // every run landing in that cycle or later as in flight, so a read
     // never sees a slot before its last sum is written.
     assign hz_slot = {au_qslot, eb_slot};
-    assign hz_n = {ro_n, eb_hqn};
-    assign hz_hit = f_hit | k_hit;
+    assign hz_n = {au_qn, eb_hqn};
+    assign hz_end = {au_qend, eb_qend};
     // D_RUN's own query is against the lanes' runs only, and a run's read
     // and its sums' write are both CV_LAT after its dispatch, so its window
     // is RING_LAT + the lanes' latency from the dispatches (r_win, both
     // lane kinds in one window); the egress reads' windows run from a dispatch to its
-    // write (f_track, k_track: a run is in flight from its dispatch).
+    // write (l_track: a run is in flight from its dispatch).
     //
     // That query is made a cycle ahead and registered (run_hold_q): asked
     // in the run's cycle, its answer went through D_RUN's decisions into
@@ -2198,7 +2209,6 @@ module prism_node #(
     assign run_hold = st[D_RUN] && run_hold_q;
     assign f_push = st[D_RUN] && !ctx_kulisch && !run_hold;
     assign k_push = st[D_RUN] && ctx_kulisch && !run_hold;
-    assign lanes_busy = f_busy || k_busy;
     // CONTROL waits in DISPATCH for egress, the lanes, AUTO's rounder and
     // the held table to drain, from registers: idle in each of the last
     // two cycles, so up to two cycles later than from the wires (the
@@ -2222,10 +2232,15 @@ module prism_node #(
         if (!rst && st[DISPATCH] && rx_ok && rx_prism && dh_ctl && ctl_idle_q && ctl_idle_q2 && ctl_busy)
             $error("prism_node: CONTROL dispatched while egress, the lanes, the rounder or the held table are busy");
 `endif
-    prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) f_track (
-        .clk, .rst, .push(f_push), .push_slot(lane_slot), .push_n(rq_n),
+    // Both lane kinds' runs in one tracker (the Kulisch lanes' the short
+    // kind): one OR over its entries answers the egress's and the
+    // rounder's queries.
+    prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + F_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W),
+                       .SHORT(KULISCH_ENABLE != 0 ? CV_LAT + RING_LAT + K_LAT : 0), .QEND(3)) l_track (
+        .clk, .rst, .push(f_push || k_push), .push_slot(lane_slot), .push_n(rq_n), .push_short(k_push),
         .land(f_land), .land_slot(f_land_slot), .land_n(f_land_n),
-        .q_slot(hz_slot), .q_n(hz_n), .q_hit(f_hit), .busy(f_busy)
+        .sland(k_land), .sland_slot(k_land_slot), .sland_n(k_land_n),
+        .q_slot(hz_slot), .q_n(hz_n), .q_end(hz_end), .q_hit(hz_hit), .busy(lanes_busy)
     );
     // The window is FLANES slots while a run holds, else 2 x FLANES.
     prism_run_window #(.LONG(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
@@ -2233,21 +2248,6 @@ module prism_node #(
         .clk, .rst, .push(f_push || k_push), .push_short(k_push), .push_slot(lane_slot), .push_n(rq_n),
         .q_slot(hq_s), .q_dbl(!run_hold), .q_hit(r_hit0)
     );
-    generate
-        if (KULISCH_ENABLE != 0) begin : g_ktrack
-            prism_lane_track #(.LATENCY(CV_LAT + RING_LAT + K_LAT), .RB(RB), .NW(RN_W), .Q(HQ), .QW(RN_W)) k_track (
-                .clk, .rst, .push(k_push), .push_slot(lane_slot), .push_n(rq_n),
-                .land(k_land), .land_slot(k_land_slot), .land_n(k_land_n),
-                .q_slot(hz_slot), .q_n(hz_n), .q_hit(k_hit), .busy(k_busy)
-            );
-        end else begin : g_no_ktrack
-            assign k_land = 1'b0;
-            assign k_land_slot = '0;
-            assign k_land_n = '0;
-            assign k_hit = '0;
-            assign k_busy = 1'b0;
-        end
-    endgenerate
 `ifndef SYNTHESIS
     // F_LAT (K_LAT) is the lanes' latency: their valid comes out with the run.
     always_ff @(posedge clk)
@@ -2614,7 +2614,15 @@ module prism_node #(
             end
             // The checks' conditions, registered from a quiet row.
             st[D_CHK]: if (hd_quiet) st <= oh(D_OP);
-            st[D_OP]: if (dop_go) data_op(); else st <= oh(D_CHK);
+            // D_OP and D_DESC enter a group in every cycle, whatever they
+            // decide: the figures matter only in D_RUN, which only they
+            // lead to, and only after one that enters (a condition on the
+            // loads of rq_* and vals_left put one more level behind the
+            // frame buffer's word and side bits: 7.00-7.50).
+            st[D_OP]: begin
+                group_enter();
+                if (dop_go) data_op(); else st <= oh(D_CHK);
+            end
             // A later group's descriptor, from the frame buffer's aligned
             // word (dwin: 2.5 levels in the frame buffer's own synthesis,
             // 3.25 in the switch's; from the view's byte shift its run's
@@ -2623,10 +2631,10 @@ module prism_node #(
             // residence of multi-group frames goes over 64 cycles
             // (pktgen_rtl's 5 ranks, MultiGroup: median 79).
             st[D_DESC]: begin
+                group_enter();
                 if (groups_left == 0) st <= oh(D_READY);
                 else begin
                     groups_left <= groups_left - 8'd1;
-                    group_enter();
                     st <= oh(D_RUN);
                 end
             end
