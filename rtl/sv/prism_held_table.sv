@@ -91,7 +91,11 @@ module prism_held_table #(
     // least's select; here they are each row's, and the select picks one)
     input  wire logic [32:0]               cmp_e,
     output logic                           m_gt_base,
-    output logic                           m_ge_e
+    output logic                           m_ge_e,
+    // m_least >= cmp_x, the same way (AUTO's lookahead: the least with the
+    // plan queue's window end)
+    input  wire logic [32:0]               cmp_x,
+    output logic                           m_ge_x
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
@@ -406,19 +410,23 @@ module prism_held_table #(
             cmin <= 33'h1_FFFF_FFFF;
             m_gt_base <= base != 33'h1_FFFF_FFFF;
             m_ge_e <= 1'b1;
+            m_ge_x <= 1'b1;
         end else if (i_en) begin
             cmin <= '0;
             m_gt_base <= 1'b0;
             m_ge_e <= cmp_e == 0;
+            m_ge_x <= cmp_x == 0;
         end else if (inst_q) begin
             m_gt_base <= cmin > base;
             m_ge_e <= cmin >= cmp_e;
+            m_ge_x <= cmin >= cmp_x;
         end else begin
             logic [32:0] m;
-            logic        gt, ge;
+            logic        gt, ge, gx;
             m = '0;
             gt = 1'b0;
             ge = 1'b0;
+            gx = 1'b0;
             for (int i = 0; i < MAX_CONTRIB; i++) begin
                 logic least;
                 least = 1'b1;
@@ -428,22 +436,25 @@ module prism_held_table #(
                     m = m | mn_v[i];
                     gt = gt | (mn_v[i] > base);
                     ge = ge | (mn_v[i] >= cmp_e);
+                    gx = gx | (mn_v[i] >= cmp_x);
                 end
             end
             cmin <= m;
             m_gt_base <= gt;
             m_ge_e <= ge;
+            m_ge_x <= gx;
         end
     end
 `ifndef SYNTHESIS
-    logic [32:0] base_d, cmp_e_d;
+    logic [32:0] base_d, cmp_e_d, cmp_x_d;
     logic        rst_d;
     always_ff @(posedge clk) begin
         base_d <= base;
         cmp_e_d <= cmp_e;
+        cmp_x_d <= cmp_x;
         rst_d <= rst;
-        if (!rst && !rst_d && (m_gt_base != (cmin > base_d) || m_ge_e != (cmin >= cmp_e_d)))
-            $error("prism_held_table: m_gt_base/m_ge_e are not the least coverage's compares with the cycle before's base and cmp_e");
+        if (!rst && !rst_d && (m_gt_base != (cmin > base_d) || m_ge_e != (cmin >= cmp_e_d) || m_ge_x != (cmin >= cmp_x_d)))
+            $error("prism_held_table: m_gt_base/m_ge_e/m_ge_x are not the least coverage's compares with the cycle before's base, cmp_e and cmp_x");
     end
 `endif
     assign m_ready = cmin > base ? cmin : base;

@@ -359,33 +359,43 @@ module prism_node #(
     // arrives (fb_side) and read with the word (dside), so entering a
     // group is a select, not a decode behind the frame buffer's read
     // (dwin to the run figures was the switch's deepest path, 9.75-10
-    // levels). The figures a word would give as a descriptor: vb and vb3
-    // its first run's bytes (+3) when it is not cut by the lanes, nb its
-    // values, the run cut (bF/bK), a last run (lF/lK) and more than two
-    // runs (mF/mK) with FLANES and KLANES lanes, the value width's code
-    // (0: 1 byte, 1: 2, 2: 4).
-    localparam int SIDE_W = 40 + RN_W;
+    // levels). The figures a word would give as a descriptor, for the
+    // lanes' cut (FLANES; KLANES beside it when that differs, so the
+    // default build selects nothing by the context's kind): its first
+    // run's values and bytes, whether it is the group's last and whether
+    // more than two runs' values are left; and the group's bytes + 3
+    // (vb3, the last run's when it is the first). Byte counts are VBW
+    // bits (at most 4 x FLANES, or a Kulisch value's 2 + 511, + 3).
+    localparam int VBW = $clog2((4 * FLANES > 516 ? 4 * FLANES : 516) + 1);
+    localparam int CUT_W = VBW + RN_W + 2;
+    localparam int TWO_CUTS = KLANES != FLANES ? 1 : 0;
+    localparam int SIDE_W = VBW + CUT_W * (1 + TWO_CUTS);
     localparam int WPL = DATA_W / 32;
-    // (Its bits, low first: vb, vb3, nb, bF, bK, lF, lK, mF, mK, code; the
-    // word's bits 27-25 are reserved in a descriptor.)
+    // (Its bits, low first: vb3, then a cut's bytes, values, last, more;
+    // the word's bits 27-25 are reserved in a descriptor.)
     /* verilator lint_off UNUSEDSIGNAL */
+    function automatic logic [CUT_W-1:0] cut_of(input logic [15:0] vl, input logic [3:0] f, input logic [15:0] vb, input int lanes);
+        logic isk, big;
+        logic [15:0] lb;
+        isk = f == FMT_KULISCH;
+        big = !isk && vl > 16'(lanes);
+        lb = f == FMT_INT8 ? 16'(lanes) : (f == FMT_FP32 ? 16'(4 * lanes) : 16'(2 * lanes));
+        cut_of = {!isk && vl > 16'(2 * lanes), isk ? vl == 16'd1 : !big,
+                  isk ? RN_W'(1) : (big ? RN_W'(lanes) : RN_W'(vl)), big ? VBW'(lb) : VBW'(vb)};
+    endfunction
     function automatic logic [SIDE_W-1:0] side_of(input logic [31:0] d);
         logic [3:0]  f;
         logic [15:0] vl, kw, vb, vb3;
-        logic        isk, bF, bK;
+        logic        isk;
         f = d[31:28];
         vl = d[15:0];
         kw = 16'(d[24:16]);
         isk = f == FMT_KULISCH;
-        bF = !isk && vl > 16'(FLANES);
-        bK = !isk && vl > 16'(KLANES);
         vb = isk ? 16'd2 + kw : (f == FMT_INT8 ? vl : (f == FMT_FP32 ? {vl[13:0], 2'b0} : {vl[14:0], 1'b0}));
         vb3 = isk ? 16'd5 + kw
             : (f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1}));
-        side_of = {f == FMT_INT8 ? 2'd0 : (f == FMT_FP32 ? 2'd2 : 2'd1),
-                   !isk && vl > 16'(2 * KLANES), !isk && vl > 16'(2 * FLANES),
-                   isk ? vl == 16'd1 : !bK, isk ? vl == 16'd1 : !bF, bK, bF,
-                   isk ? RN_W'(1) : RN_W'(vl), vb3, vb};
+        if (TWO_CUTS != 0) side_of = SIDE_W'({cut_of(vl, f, vb, KLANES), cut_of(vl, f, vb, FLANES), VBW'(vb3)});
+        else side_of = SIDE_W'({cut_of(vl, f, vb, FLANES), VBW'(vb3)});
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
     logic [PORTS*WPL*SIDE_W-1:0] fb_side;
@@ -683,11 +693,20 @@ module prism_node #(
     // DATA walk.
     logic [7:0]  groups_left;
     logic [15:0] vals_left;
+    // The Kulisch walk's values left in its group: its own register, so
+    // vals_left's loads are the group's entry and D_RUN's runs only (five
+    // sources put a second level behind the frame buffer's word: 7.00).
+    logic [15:0] kw_vals;
     logic [3:0]  g_fmt;
     logic [32:0] pos;
     logic [RB-1:0] clr_slot;
     logic [15:0] clr_left;
     logic [15:0] k_left;             // Kulisch walk: bytes of the integer left
+    // k_left > 64, kept with it: the walk's chunk (at most 64 bytes) is a
+    // select, not a compare, in front of the view's next offset (the
+    // compare, the select and the add were 6.50 levels into the frame
+    // buffer's read address).
+    logic        k_big;
     // The Kulisch walk's value check, two cycles behind the walk (kv*):
     // stage 1 the chunk's bytes (the registered view wv_q) to nonzero
     // flags, stage 2 the value's OR (kv_nz) and, at its last chunk, the
@@ -717,9 +736,9 @@ module prism_node #(
         for (int i = 0; i < 64; i++) kv2_b[i] <= 7'(i) < kv1_n && wv_q[8*i +: 8] != 0;
         // Stage 1: a chunk of the integer is walked this cycle (its view is in wv_q next cycle).
         kv1_v <= !rst && st[D_KWALK] && bp == 2'd0 && k_left != 0;
-        kv1_n <= k_left > 16'd64 ? 7'd64 : 7'(k_left);
+        kv1_n <= k_big ? 7'd64 : 7'(k_left);
         kv1_first <= k_left == {7'b0, g_kw} + 16'd1;
-        kv1_last <= k_left <= 16'd64;
+        kv1_last <= !k_big;
         kv1_state <= k_state;
         kv2_first <= kv1_first;
         kv2_last <= kv1_last;
@@ -1152,6 +1171,15 @@ module prism_node #(
     logic [2:0]  pl_nf;
     logic [19:0] pl_cont;
     logic        pl_wait;            // the queue will reach base + a_i without another frame
+    logic        pl_wait_ok;         // pl_wait is this cycle's (no pop or install in the last two cycles)
+    // The lookahead's wait from registers: the held table compares the
+    // least coverage with pw_m (min(pq8, the vector's end), registered) as
+    // it registers the least (hd_ge_x), so pl_wait is an AND of registers;
+    // its compares were 7.00-7.25 levels into st. The answer is this
+    // cycle's once pq has not moved for two cycles (pl_wait_ok); A_PLAN
+    // waits for that before it decides the lookahead needs another frame.
+    logic [32:0] pw_m;
+    logic        hd_ge_x;
     logic        pl_end;             // base + a_i is the vector's end
     generate
         if (AUTO_ENABLE != 0) begin : g_auto
@@ -1211,6 +1239,8 @@ module prism_node #(
             // register: from base + a_i, an add and a compare came before
             // the wait's, 9.50 levels into st); pq8 = pq + LOOK.
             logic [32:0] pq, pq8;
+            logic        pq_lt_q;    // pq < the vector's end, a cycle late
+            logic [1:0]  pw_pop;     // pq moved (a pop or an install) one and two cycles ago
             always_ff @(posedge clk)
                 if (rst || st[C_INSTALL]) begin
                     pq <= '0;
@@ -1274,11 +1304,17 @@ module prism_node #(
                 // register) or base's: base is below pq + LOOK, and at or
                 // above the vector's end only where pq is too. (From
                 // ready_now, the table's compare and select came first.)
-                pl_wait = pq < {1'b0, ctx_vlen} && (hd_least >= pq8 || hd_least >= {1'b0, ctx_vlen});
+                pl_wait = pq_lt_q && hd_ge_x;
             end
+            always_ff @(posedge clk) begin
+                pw_m <= pq8 < {1'b0, ctx_vlen} ? pq8 : {1'b0, ctx_vlen};
+                pq_lt_q <= pq < {1'b0, ctx_vlen};
+                pw_pop <= {pw_pop[0], rst || st[C_INSTALL] || pl_pop};
+            end
+            assign pl_wait_ok = pw_pop == 2'b00;
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
-                if (!rst && ctx_auto && pl_wait != (pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen})))
+                if (!rst && ctx_auto && pl_wait_ok && pl_wait != (pq < {1'b0, ctx_vlen} && (ready_now >= pq + 33'(LOOK) || ready_now >= {1'b0, ctx_vlen})))
                     $error("prism_node: pl_wait is not the lookahead's wait from ready_now");
             // The queue's head is the value the planner decides.
             always_ff @(posedge clk)
@@ -1413,6 +1449,8 @@ module prism_node #(
             assign pl_nf = '0;
             assign pl_cont = '0;
             assign pl_wait = 1'b0;
+            assign pl_wait_ok = 1'b1;
+            assign pw_m = '0;
             assign pl_end = 1'b0;
         end
     endgenerate
@@ -1565,7 +1603,7 @@ module prism_node #(
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
             assign unused = ^{em2_on, em2_desc, em2_d, em2_f, em2_v, em2_w, em2_off, au_acc, au_acck, au_accf, a_count, a_f, a_open,
-                              a_bytes, a_used, ctx_budget, hz_hit[1], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb, ro_n};
+                              a_bytes, a_used, ctx_budget, hz_hit[1], pl_nf, pl_cont, pl_wait, pl_pop, af_nu, af_nb, ro_n, hd_ge_x};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -2005,18 +2043,13 @@ module prism_node #(
     logic [15:0]     ge_b, ge_b3;
     logic            ge_last, ge_more;
     always_comb begin
-        logic [15:0]     s_vb, s_vb3;
-        logic [RN_W-1:0] s_nb;
-        logic            s_bF, s_bK, s_lF, s_lK, s_mF, s_mK, big;
-        logic [1:0]      s_code;
-        {s_code, s_mK, s_mF, s_lK, s_lF, s_bK, s_bF, s_nb, s_vb3, s_vb} = dside;
+        logic [CUT_W-1:0] c;
+        logic [VBW-1:0]   b;
         ge_d = `PN_B32(dwin, 0);
-        big = ctx_kulisch ? s_bK : s_bF;
-        ge_n = big ? RN_W'(run_lanes) : s_nb;
-        ge_b = !big ? s_vb : (s_code == 2'd0 ? run_lanes : (s_code == 2'd2 ? {run_lanes[13:0], 2'b0} : {run_lanes[14:0], 1'b0}));
-        ge_b3 = s_vb3;
-        ge_last = ctx_kulisch ? s_lK : s_lF;
-        ge_more = ctx_kulisch ? s_mK : s_mF;
+        c = TWO_CUTS != 0 && ctx_kulisch ? dside[VBW + CUT_W * TWO_CUTS +: CUT_W] : dside[VBW +: CUT_W];
+        {ge_more, ge_last, ge_n, b} = c;
+        ge_b = 16'(b);
+        ge_b3 = 16'(dside[VBW-1:0]);
     end
 `ifndef SYNTHESIS
     // The figures as the descriptor gives them (ge_* before they were
@@ -2044,7 +2077,7 @@ module prism_node #(
             rl = !big;
         end
         if (!rst && ((st[D_OP] && dop_go && dop_acc && !rx_walk) || (st[D_DESC] && groups_left != 0))
-            && (ge_n != rn || ge_b != rb || ge_b3 != rb3 || ge_last != rl
+            && (ge_n != rn || ge_b != rb || (rl && ge_b3 != rb3) || ge_last != rl
                 || ge_more != (f != FMT_KULISCH && vl > 2 * run_lanes)))
             $error("prism_node: the ingress-decoded run figures (%0d, %0d, %0d, %0d) of descriptor %h are not its own (%0d, %0d, %0d, %0d)",
                    ge_n, ge_b, ge_b3, ge_last, ge_d, rn, rb, rb3, rl);
@@ -2130,7 +2163,8 @@ module prism_node #(
         .a_en(!rst && st[D_OP] && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
         .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
-        .m_ready(ready_now), .m_least(hd_least), .cmp_e(rc_e), .m_gt_base(hd_gt_base), .m_ge_e(hd_ge_e)
+        .m_ready(ready_now), .m_least(hd_least), .cmp_e(rc_e), .m_gt_base(hd_gt_base), .m_ge_e(hd_ge_e),
+        .cmp_x(pw_m), .m_ge_x(hd_ge_x)
     );
 `ifndef SYNTHESIS
     // The table checks that an admission decides on a quiet row; readiness
@@ -2268,7 +2302,7 @@ module prism_node #(
     always_comb begin
         logic [15:0] n;
         off_n = off;
-        n = k_left > 16'd64 ? 16'd64 : k_left;
+        n = k_big ? 16'd64 : k_left;
         (* parallel_case *) case (1'b1)
             st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_n = DATA_BODY;
             // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
@@ -2288,7 +2322,7 @@ module prism_node #(
                 if (bp == 2'd2) off_n = off + kd_skip;
                 else if (bp != 2'd0) ;
                 else if (k_left != 0) off_n = off + n;
-                else if (vals_left != 0) off_n = off + 16'd1;
+                else if (kw_vals != 0) off_n = off + 16'd1;
                 else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
             st[D_OP]: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
             st[D_DESC]: if (groups_left != 0) off_n = off + 16'd4;
@@ -2310,6 +2344,9 @@ module prism_node #(
                                   || (rq_last && rq_b3 != rq_b + 16'd3)))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes (+3: %0d), last %0d) is not its run (%0d, %0d, %0d)",
                    rq_n, rq_b, rq_b3, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
+    always_ff @(posedge clk)
+        if (!rst && st[D_KWALK] && k_big != (k_left > 16'd64))
+            $error("prism_node: the walk's k_big %0d is not k_left (%0d) > 64", k_big, k_left);
     always_ff @(posedge clk)
         if (!rst && st[D_RUN] && g_fmt != FMT_KULISCH && rq_more != (vals_left > 2 * run_lanes))
             $error("prism_node: D_RUN's rq_more %0d is not vals_left (%0d) > 2 x %0d", rq_more, vals_left, run_lanes);
@@ -2367,7 +2404,8 @@ module prism_node #(
                     // Kulisch values are checked by the walk; nothing else needs it.
                     groups_left <= d_groups;
                     k_left <= '0;
-                    vals_left <= '0;
+                    k_big <= 1'b0;
+                    kw_vals <= '0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_CHK a cycle later, when the contributor's row is registered.
                     if (rx_walk) st <= oh(D_KWALK);
@@ -2581,19 +2619,21 @@ module prism_node #(
                     g_kw <= d[24:16];
                     if (d[31:28] == FMT_KULISCH) begin
                         if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
-                        vals_left <= d[15:0];
+                        kw_vals <= d[15:0];
                     end
                     kd_skip <= d[31:28] == FMT_KULISCH ? 16'd4 : 16'd4 + ((times_width(d[15:0], d[31:28]) + 16'd3) & ~16'd3);
                     bp <= 2'd2;
                 end else if (bp == 2'd2) bp <= 2'd0;
                 else if (k_left != 0) begin
                     logic [15:0] n;
-                    n = k_left > 16'd64 ? 16'd64 : k_left;
+                    n = k_big ? 16'd64 : k_left;
                     k_left <= k_left - n;
-                    if (k_left == n) vals_left <= vals_left - 16'd1;
-                end else if (vals_left != 0) begin
+                    k_big <= k_left > 16'd128;
+                    if (k_left == n) kw_vals <= kw_vals - 16'd1;
+                end else if (kw_vals != 0) begin
                     k_state <= win[7:0];
                     k_left <= {7'b0, g_kw} + 16'd1;
+                    k_big <= g_kw >= 9'd64;
                 end else if (off[1:0] != 0) begin
                     // Aligned to the next descriptor (off_n).
                 end else if (groups_left == 0) begin
@@ -2664,7 +2704,7 @@ module prism_node #(
                 end else if (pl_end && a_i != 0) begin
                     // The vector's end closes the packet.
                     if (tx_idle) start_emit();
-                end else if (!pl_wait) st <= oh(DONE);   // the lookahead needs another frame
+                end else if (pl_wait_ok && !pl_wait) st <= oh(DONE);   // the lookahead needs another frame
             end
             st[A_FIT]: if (AUTO_ENABLE != 0) begin
                 pd_nu <= af_nu;
