@@ -17,7 +17,7 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 22] = [
+const SWITCH_SV: [&str; 21] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -25,7 +25,6 @@ const SWITCH_SV: [&str; 22] = [
     "sv/prism_kulisch_lane_pipe.sv",
     "sv/prism_kulisch_round_pipe.sv",
     "sv/prism_lane_track.sv",
-    "sv/prism_run_window.sv",
     "sv/prism_ram_sdp.sv",
     "sv/prism_ring.sv",
     "sv/prism_auto_store.sv",
@@ -43,8 +42,8 @@ const SWITCH_SV: [&str; 22] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 23] = {
-    let mut all = [""; 23];
+const SWITCH_FP32_SV: [&str; 22] = {
+    let mut all = [""; 22];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];

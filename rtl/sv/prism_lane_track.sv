@@ -21,6 +21,12 @@
 // (on `sland`) and leaves the entries there, so one OR over the entries
 // answers a query for both kinds (two trackers' answers and an OR of them
 // were 7.50 levels into egress's hit register).
+//
+// With QSHIFT > 0 a query not in QEND is a window of 2^QSHIFT slots, or
+// 2^(QSHIFT+1) when its q_n is not 0 (never empty): "a run starts inside
+// it" is a test of the difference's high bits, not a compare with a
+// length (prism_node's D_RUN asks so a cycle ahead; a compare with the
+// window's length and a pick of two queries were 8.25 levels).
 
 `default_nettype none
 
@@ -31,7 +37,8 @@ module prism_lane_track #(
     parameter int Q = 1,         // queries
     parameter int QW = NW,       // query length bits
     parameter int SHORT = 0,     // the second kind's latency (0: none)
-    parameter int QEND = 0       // bit i: query i comes with its end (q_end)
+    parameter int QEND = 0,      // bit i: query i comes with its end (q_end)
+    parameter int QSHIFT = 0     // > 0: the other queries are power-of-two windows (above)
 ) (
     input  wire logic            clk,
     input  wire logic            rst,
@@ -65,6 +72,8 @@ module prism_lane_track #(
         if (NW > RB || QW > RB) $error("prism_lane_track: runs and queries must be shorter than the ring");
         if (SHORT < 0 || SHORT > LATENCY || (LATENCY == 0 && SHORT != 0))
             $error("prism_lane_track: SHORT must be 0 or 1 to LATENCY");
+        if (QSHIFT < 0 || (QSHIFT > 0 && (1 << NW) + (1 << (QSHIFT + 1)) > (1 << RB)))
+            $error("prism_lane_track: a run and a window of 2^(QSHIFT+1) slots must fit the ring together");
     end
 
     generate
@@ -93,17 +102,23 @@ module prism_lane_track #(
             logic [LATENCY*RB-1:0] t_end;
             logic [LATENCY-1:0]    t_wrap;
             logic [LATENCY-1:0]    t_short;
-            logic [LATENCY-1:0]    t_nz;       // the run has slots
+            logic [LATENCY-1:0]    t_q;        // in flight and with slots: what a query sees
             always_ff @(posedge clk) begin
                 logic [RB:0] e;
                 e = {1'b0, push_slot} + (RB + 1)'(push_n);
-                if (rst) t_v <= '0;
-                else
+                if (rst) begin
+                    t_v <= '0;
+                    t_q <= '0;
+                end else
                     for (int i = 0; i < LATENCY; i++)
-                        if (i == 0) t_v[i] <= push;
-                        else t_v[i] <= t_v[i-1] && !(SHORT != 0 && t_short[i-1] && i >= SHORT);
+                        if (i == 0) begin
+                            t_v[i] <= push;
+                            t_q[i] <= push && push_n != 0;
+                        end else begin
+                            t_v[i] <= t_v[i-1] && !(SHORT != 0 && t_short[i-1] && i >= SHORT);
+                            t_q[i] <= t_q[i-1] && !(SHORT != 0 && t_short[i-1] && i >= SHORT);
+                        end
                 t_short <= SHORT == 0 ? '0 : LATENCY'({t_short, push_short});
-                t_nz <= LATENCY'({t_nz, push_n != 0});
                 t_slot <= (LATENCY*RB)'({t_slot, push_slot});
                 t_n <= (LATENCY*NW)'({t_n, push_n});
                 t_end <= (LATENCY*RB)'({t_end, e[RB-1:0]});
@@ -123,10 +138,11 @@ module prism_lane_track #(
                 for (int q = 0; q < Q; q++) begin
                     logic [RB-1:0] s, d_out, t, te, qe;
                     logic [QW-1:0] n;
-                    logic          ge, lt, in_run, qwrap, starts_in;
+                    logic          ge, lt, in_run, qwrap, starts_in, win;
                     s = q_slot[q*RB +: RB];
                     n = q_n[q*QW +: QW];
                     {qwrap, qe} = q_end[q*(RB+1) +: RB+1];
+                    win = QSHIFT > 0 && QEND[q] == 0;
                     q_hit[q] = 1'b0;
                     for (int e = 0; e < LATENCY; e++) begin
                         t = t_slot[e*RB +: RB];
@@ -138,8 +154,9 @@ module prism_lane_track #(
                         // Run e starts inside the query: t in [s, qe), or (t - s) mod 2^RB below n.
                         d_out = t - s;
                         if (QEND[q] != 0) starts_in = qwrap ? t >= s || t < qe : t >= s && t < qe;
+                        else if (win) starts_in = d_out >> (QSHIFT + 1) == '0 && (!d_out[QSHIFT] || n != 0);
                         else starts_in = d_out < RB'(n);
-                        if (t_v[e] && t_nz[e] && n != 0 && (in_run || starts_in))
+                        if (t_q[e] && (win || n != 0) && (in_run || starts_in))
                             q_hit[q] = 1'b1;
                     end
                 end
@@ -148,11 +165,14 @@ module prism_lane_track #(
             always_ff @(posedge clk)
                 for (int q = 0; q < Q; q++) begin
                     logic h;
+                    logic [RB:0] qn;
+                    qn = QSHIFT > 0 && QEND[q] == 0 ? (RB + 1)'(1) << (q_n[q*QW +: QW] != 0 ? QSHIFT + 1 : QSHIFT)
+                                                   : (RB + 1)'(q_n[q*QW +: QW]);
                     h = 1'b0;
                     for (int e = 0; e < LATENCY; e++)
-                        if (t_v[e] && q_n[q*QW +: QW] != 0 && t_n[e*NW +: NW] != 0
+                        if (t_v[e] && qn != 0 && t_n[e*NW +: NW] != 0
                             && (RB'(q_slot[q*RB +: RB] - t_slot[e*RB +: RB]) < RB'(t_n[e*NW +: NW])
-                                || RB'(t_slot[e*RB +: RB] - q_slot[q*RB +: RB]) < RB'(q_n[q*QW +: QW])))
+                                || (RB + 1)'(RB'(t_slot[e*RB +: RB] - q_slot[q*RB +: RB])) < qn))
                             h = 1'b1;
                     if (!rst && h != q_hit[q]) $error("prism_lane_track: query %0d's answer %0d is not the subtract's", q, q_hit[q]);
                     if (!rst && QEND[q] != 0 && q_n[q*QW +: QW] != 0

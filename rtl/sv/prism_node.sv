@@ -374,12 +374,22 @@ module prism_node #(
     // (Its bits, low first: vb3, then a cut's bytes, values, last, more;
     // the word's bits 27-25 are reserved in a descriptor.)
     /* verilator lint_off UNUSEDSIGNAL */
+    // v values' bytes in format f (a native value: INT8 1, FP32 4, FP16
+    // and BF16 2): a shift, not a multiply (a 16-bit multiply by the width
+    // was several levels on the run's paths). One value's is the width.
+    function automatic logic [15:0] times_width(input logic [15:0] v, input logic [3:0] f);
+        times_width = f == FMT_INT8 ? v : (f == FMT_FP32 ? {v[13:0], 2'b0} : {v[14:0], 1'b0});
+    endfunction
+    // The group's bytes + 3 (vw3 of a count and a format).
+    function automatic logic [15:0] times_width3(input logic [15:0] v, input logic [3:0] f);
+        times_width3 = f == FMT_INT8 ? v + 16'd3 : (f == FMT_FP32 ? {v[13:0], 2'b11} : {v[14:0] + 15'd1, 1'b1});
+    endfunction
     function automatic logic [CUT_W-1:0] cut_of(input logic [15:0] vl, input logic [3:0] f, input logic [15:0] vb, input int lanes);
         logic isk, big;
         logic [15:0] lb;
         isk = f == FMT_KULISCH;
         big = !isk && vl > 16'(lanes);
-        lb = f == FMT_INT8 ? 16'(lanes) : (f == FMT_FP32 ? 16'(4 * lanes) : 16'(2 * lanes));
+        lb = times_width(16'(lanes), f);
         cut_of = {!isk && vl > 16'(2 * lanes), isk ? vl == 16'd1 : !big,
                   isk ? RN_W'(1) : (big ? RN_W'(lanes) : RN_W'(vl)), big ? VBW'(lb) : VBW'(vb)};
     endfunction
@@ -391,9 +401,8 @@ module prism_node #(
         vl = d[15:0];
         kw = 16'(d[24:16]);
         isk = f == FMT_KULISCH;
-        vb = isk ? 16'd2 + kw : (f == FMT_INT8 ? vl : (f == FMT_FP32 ? {vl[13:0], 2'b0} : {vl[14:0], 1'b0}));
-        vb3 = isk ? 16'd5 + kw
-            : (f == FMT_INT8 ? vl + 16'd3 : (f == FMT_FP32 ? {vl[13:0], 2'b11} : {vl[14:0] + 15'd1, 1'b1}));
+        vb = isk ? 16'd2 + kw : times_width(vl, f);
+        vb3 = isk ? 16'd5 + kw : times_width3(vl, f);
         if (TWO_CUTS != 0) side_of = SIDE_W'({cut_of(vl, f, vb, KLANES), cut_of(vl, f, vb, FLANES), VBW'(vb3)});
         else side_of = SIDE_W'({cut_of(vl, f, vb, FLANES), VBW'(vb3)});
     endfunction
@@ -1456,12 +1465,6 @@ module prism_node #(
     endgenerate
 
     /* verilator lint_off UNUSEDSIGNAL */
-    // v values' bytes in format f (a native value: INT8 1, FP32 4, FP16
-    // and BF16 2): a shift, not a multiply (a 16-bit multiply by the width
-    // was several levels on the run's paths). One value's is the width.
-    function automatic logic [15:0] times_width(input logic [15:0] v, input logic [3:0] f);
-        times_width = f == FMT_INT8 ? v : (f == FMT_FP32 ? {v[13:0], 2'b0} : {v[14:0], 1'b0});
-    endfunction
     function automatic logic [15:0] pad4(input logic [16:0] b);
         pad4 = {14'b0, 2'(3'd4 - {1'b0, b[1:0]})};
     endfunction
@@ -2207,9 +2210,10 @@ module prism_node #(
     assign hz_end = {au_qend, eb_qend};
     // D_RUN's own query is against the lanes' runs only, and a run's read
     // and its sums' write are both CV_LAT after its dispatch, so its window
-    // is RING_LAT + the lanes' latency from the dispatches (r_win, both
-    // lane kinds in one window); the egress reads' windows run from a dispatch to its
-    // write (l_track: a run is in flight from its dispatch).
+    // is RING_LAT + the lanes' latency from the dispatches (r_win: a
+    // prism_lane_track of power-of-two windows, both lane kinds in it);
+    // the egress reads' windows run from a dispatch to its write
+    // (l_track: a run is in flight from its dispatch).
     //
     // That query is made a cycle ahead and registered (run_hold_q): asked
     // in the run's cycle, its answer went through D_RUN's decisions into
@@ -2277,11 +2281,14 @@ module prism_node #(
         .q_slot(hz_slot), .q_n(hz_n), .q_end(hz_end), .q_hit(hz_hit), .busy(lanes_busy)
     );
     // The window is FLANES slots while a run holds, else 2 x FLANES.
-    prism_run_window #(.LONG(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
-                       .QSHIFT($clog2(FLANES)), .Q(1)) r_win (
+    /* verilator lint_off PINCONNECTEMPTY */
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
+                       .Q(1), .QW(1), .QSHIFT($clog2(FLANES))) r_win (
         .clk, .rst, .push(f_push || k_push), .push_short(k_push), .push_slot(lane_slot), .push_n(rq_n),
-        .q_slot(hq_s), .q_dbl(!run_hold), .q_hit(r_hit0)
+        .land(), .land_slot(), .land_n(), .sland(), .sland_slot(), .sland_n(),
+        .q_slot(hq_s), .q_n(!run_hold), .q_end('0), .q_hit(r_hit0), .busy()
     );
+    /* verilator lint_on PINCONNECTEMPTY */
 `ifndef SYNTHESIS
     // F_LAT (K_LAT) is the lanes' latency: their valid comes out with the run.
     always_ff @(posedge clk)
