@@ -68,6 +68,15 @@ jobs_max=${TIMING_JOBS:-2}
 case "$jobs_max" in
     ''|*[!0-9]*|0) echo "TIMING_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2 ;;
 esac
+# no_space DIR: says so when DIR's file system is (nearly) full, the usual
+# reason for a netlist cut short.
+no_space() {
+    local avail
+    avail=$(df -Pk "$1" | awk 'NR == 2 { print $4 }')
+    if [ "${avail:-0}" -lt 262144 ]; then
+        echo "error: $(df -Ph "$1" | awk 'NR == 2 { print $4 }') left on the file system of $1 (TMPDIR): free disk space and run again"
+    fi
+}
 # One module: its row in $tmp/$m/row; exit 0 within budget, 1 over, 2 when Yosys fails.
 check_one() {
     local m=$1 dir=$tmp/$1
@@ -108,16 +117,25 @@ check_one() {
     done
     local start; start=$(date +%s)
     if ! yosys -q -p "read_verilog -sv $files $dir/$m.sv; $chp synth_xilinx -family xcup -flatten -top $m; write_json $dir/$m.json" > "$dir/yosys.log" 2>&1; then
-        { tail -20 "$dir/yosys.log"; echo "yosys failed on $m"; } > "$dir/row"
+        { tail -20 "$dir/yosys.log"; no_space "$dir"; echo "yosys failed on $m"; } > "$dir/row"
         echo "timing: $m: yosys failed" >&2
         return 2
     fi
     local rc=0
-    python3 "$depth" --max "$budget" "$dir/$m.json" > "$dir/depth" || rc=$?
+    python3 "$depth" --max "$budget" "$dir/$m.json" > "$dir/depth" 2>&1 || rc=$?
     if [ -n "${TIMING_KEEP:-}" ]; then
         mkdir -p "$TIMING_KEEP"
         cp "$dir/$m.json" "$TIMING_KEEP/"
         python3 "$depth" --paths 40 "$dir/$m.json" > "$TIMING_KEEP/$m.depth" || true
+    fi
+    # The netlist is read: drop it (tens to hundreds of MB a module, two
+    # modules at a time beside a test build; CI's machine ran out of disk
+    # with them kept until the end, 2026-12-06).
+    rm -f "$dir/$m.json"
+    if ! grep -q 'deepest path' "$dir/depth"; then
+        { tail -20 "$dir/depth"; no_space "$dir"; echo "logic-depth failed on $m"; } > "$dir/row"
+        echo "timing: $m: logic-depth failed" >&2
+        return 2
     fi
     local levels dist luts ffs carry verdict=ok
     levels=$(sed -n 's/.*deepest path \([0-9.]*\) levels.*/\1/p' "$dir/depth")
@@ -163,7 +181,7 @@ for m in $modules; do
         exit 1
     fi
     cat "$tmp/$m/row"
-    if grep -q "yosys failed on $m" "$tmp/$m/row"; then
+    if grep -qE "(yosys|logic-depth) failed on $m" "$tmp/$m/row"; then
         exit 1
     fi
     grep -q '\[ok, ' "$tmp/$m/row" || fail=1

@@ -79,6 +79,21 @@ run_step() {
 }
 
 # step_summary: one line with every step's time against its limit.
+# disk_free: the space left where the build writes (target/) and where the
+# timing check writes (TMPDIR), one line; with --need GB, a warning when
+# either has less.
+disk_free() {
+    local need=${2:-0} t=${TMPDIR:-/tmp} line=""
+    mkdir -p target
+    for d in target "$t"; do
+        line="$line $(df -Ph "$d" | awk 'NR == 2 { print $4 }') free under $d,"
+        if [ "$need" -gt 0 ] && [ "$(df -Pk "$d" | awk 'NR == 2 { print $4 }')" -lt $((need * 1048576)) ]; then
+            echo "warning: under $need GB free under $d; a clean run needs about that much (disk full fails the build or the timing check)" >&2
+        fi
+    done
+    echo "disk:${line%,}" >&2
+}
+
 step_summary() {
     [ ${#STEP_TIMES[@]} -eq 0 ] || echo "steps: ${STEP_TIMES[*]}"
 }

@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
 need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosys python3
+# No incremental caches: CI builds once from clean, and they were a quarter
+# GB more on a machine that has run out of disk (2026-12-06).
+export CARGO_INCREMENTAL=0
+disk_free --need 4
 log_dir=$(mktemp -d)
 trap '{ [ -z "${timing_pid:-}" ] || kill "$timing_pid" 2>/dev/null || true; }; rm -rf "$log_dir"' EXIT
 status=0
@@ -46,6 +50,7 @@ run_step 1500 "$log_dir/clippy.log" env PRISM_RTL_NO_MODELS=1 cargo clippy --wor
 log "cargo test --workspace --no-fail-fast"
 run_step "${PRISM_TEST_TIMEOUT:-1800}" "$log_dir/test.log" cargo test --workspace --locked --no-fail-fast || status=1
 sweep_leftovers || status=1
+disk_free
 # The crate graph without DPDK (issue 29): pkg-config finds no libdpdk here,
 # so dpdk-sys's build script would fail if anything pulled it in. The libraries
 # below the DPDK binding are tested (pktgen's jobs and verification through
@@ -89,5 +94,6 @@ log "timing: exit ${timing_rc}, $((SECONDS - timing_start)) s since it started"
 binaries=$(grep -cE '^ +(Running|Doc-tests) ' "$log_dir/test.log" || true)
 cat "$log_dir/test.log" "$log_dir/emu.log" | awk -v bins="$binaries" '/^(test result:|avx512-emu:)/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
      END { printf "total: %d passed, %d failed, %d skipped, in %d test binaries\n", p, f, s, bins }'
+disk_free
 step_summary
 exit "$status"
