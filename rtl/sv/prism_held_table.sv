@@ -7,7 +7,7 @@
 // it covers up to, the bytes it holds, and MAX_HELD held packets (packet ID,
 // body CRC-32C, first and end element, bytes).
 //
-// Lookup: `l_stream` is looked up every cycle and the contributor's row is
+// Lookup: a stream is looked up every cycle and the contributor's row is
 // registered (m_found, m_lep .. m_bytes, and the held packets: those by
 // the registered read of a distributed RAM a slot), so a decision a cycle
 // later reads registers. m_count (how many are held) is that row's, a
@@ -16,13 +16,26 @@
 // (it is the same packet) and m_overlap (one overlaps the frame) are
 // registers a cycle after it: that row against q_*. q_pid is compared
 // with every slot's ID in the lookup's cycle (beside the row's match), so
-// it must be the frame's from the cycle l_stream is.
+// it must be the frame's from the cycle the lookup picks its stream.
+//
+// The lookup is pipelined across the node's own pick of the stream: the
+// node names NCAND candidate streams (its frame buffers', l_cand) and, a
+// cycle ahead, the two it may pick (l_ia, l_ib); the table registers every
+// candidate's match with every row, then those two candidates' matches and
+// row indices, and l_pick (the node's choice, a register) selects one: the
+// row's read address is a 2:1 select of registers, not a 16-bit compare
+// and an OR behind one (6.25 levels in the whole switch). The matches are
+// two cycles behind the candidates and the rows: an install (then the
+// node's C_CLEAR, RING / FLANES cycles) and a buffer's stream written on
+// its first beat (its verdict 17 cycles after its last) are not seen by a
+// lookup for two cycles, and no decision reads a lookup that soon after
+// (l_stream, the picked stream, is for the simulation's check of that).
 //
 // Writes (the node's engine gives at most one a cycle): `i_en` installs a
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
 // `r_en` releases the packets wholly below `r_end` (the window moved
 // there); `a_en` admits the frame on q_* into the registered row (its first
-// free held slot) and counts its bytes `a_len`; the row (l_stream and the
+// free held slot) and counts its bytes `a_len`; the row (the stream and the
 // table) must be the same as in the cycle before a_en, since the held
 // registers' write enables are registered a cycle ahead (wsel_q; checked
 // in simulation; the node's D_CHK -> D_OP gives it). A release and an
@@ -44,7 +57,9 @@
 module prism_held_table #(
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_HELD = 16,
-    parameter int CI_W = $clog2(MAX_CONTRIB + 1)
+    parameter int CI_W = $clog2(MAX_CONTRIB + 1),
+    parameter int NCAND = 8,
+    parameter int CA_W = NCAND > 1 ? $clog2(NCAND) : 1
 ) (
     input  wire logic                      clk,
     input  wire logic                      rst,
@@ -56,7 +71,11 @@ module prism_held_table #(
     input  wire logic [MAX_CONTRIB*16-1:0] i_pep,
     input  wire logic [MAX_CONTRIB*16-1:0] i_port,
     input  wire logic [MAX_CONTRIB*48-1:0] i_mac,
-    // lookup, registered
+    // lookup, pipelined (above), its row registered
+    input  wire logic [NCAND*16-1:0]       l_cand,
+    input  wire logic [CA_W-1:0]           l_ia,
+    input  wire logic [CA_W-1:0]           l_ib,
+    input  wire logic                      l_pick,
     input  wire logic [15:0]               l_stream,
     output logic                           m_found,
     output logic [15:0]                    m_lep,
@@ -79,6 +98,13 @@ module prism_held_table #(
     input  wire logic [15:0]               a_len,
     input  wire logic                      r_en,
     input  wire logic [32:0]               r_end,
+    // Registers: an admission (a_may) or a release (r_may) may come in
+    // this cycle (a_en and r_en only then). m_quiet, m_bytes_exact and
+    // m_settled drop on these, not on a_en and r_en, which are the
+    // decisions' last results (the release's, behind egress's req_free,
+    // into m_quiet was 7.00 levels).
+    input  wire logic                      a_may,
+    input  wire logic                      r_may,
     output logic                           m_quiet,
     output logic                           m_bytes_exact,
     output logic                           m_settled,
@@ -105,6 +131,7 @@ module prism_held_table #(
         if (MAX_CONTRIB < 2) $error("prism_held_table: MAX_CONTRIB must be at least 2");
         if (MAX_HELD < 2) $error("prism_held_table: MAX_HELD must be at least 2");
         if (2 ** CI_W <= MAX_CONTRIB) $error("prism_held_table: CI_W must hold MAX_CONTRIB");
+        if (NCAND < 2 || 2 ** CA_W < NCAND) $error("prism_held_table: NCAND must be at least 2 and CA_W hold its indices");
     end
 
     // Registers, every one read and written at constant indices (a row or
@@ -154,13 +181,44 @@ module prism_held_table #(
     logic [HW-1:0] free;
     logic [MAX_HELD-1:0] fsel;
     logic [MAX_CONTRIB*MAX_HELD-1:0] wsel, wsel_q;
-    always_comb begin
-        idx = '0;
-        for (int i = 0; i < MAX_CONTRIB; i++) begin
-            hit_c[i] = CI_W'(i) < n && c_stream[i] == l_stream;
-            if (hit_c[i]) idx = idx | CR_W'(i);
+    // Every candidate against every row (cm_q, candidate j's matches at
+    // [MAX_CONTRIB*j +: MAX_CONTRIB]), then the two candidates' matches and
+    // row indices (a_*, b_*), each a register; l_pick picks one.
+    // Each candidate's entry: its matches and their row index.
+    localparam int CM_W = MAX_CONTRIB + CR_W;
+    logic [NCAND*CM_W-1:0] cm_q;
+    logic [MAX_CONTRIB-1:0] a_hit, b_hit;
+    logic [CR_W-1:0] a_idx, b_idx;
+    always_ff @(posedge clk) begin
+        for (int j = 0; j < NCAND; j++) begin
+            logic [MAX_CONTRIB-1:0] h;
+            logic [CR_W-1:0] r;
+            r = '0;
+            for (int i = 0; i < MAX_CONTRIB; i++) begin
+                h[i] = CI_W'(i) < n && c_stream[i] == l_cand[16*j +: 16];
+                if (h[i]) r = r | CR_W'(i);
+            end
+            cm_q[CM_W * j +: CM_W] <= {r, h};
         end
+        {a_idx, a_hit} <= cm_q[CM_W * l_ia +: CM_W];
+        {b_idx, b_hit} <= cm_q[CM_W * l_ib +: CM_W];
     end
+    assign hit_c = l_pick ? a_hit : b_hit;
+    assign idx = l_pick ? a_idx : b_idx;
+`ifndef SYNTHESIS
+    // The pipelined lookup against l_stream looked up directly: a mismatch
+    // (an install or a buffer's stream under two cycles old) is flagged
+    // with the row it gave (lk_stale, the cycle the row is registered);
+    // the node checks that no decision reads such a row.
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic lk_stale;   // read by prism_node's check
+    /* verilator lint_on UNUSEDSIGNAL */
+    always_ff @(posedge clk) begin
+        logic [MAX_CONTRIB-1:0] d;
+        for (int i = 0; i < MAX_CONTRIB; i++) d[i] = CI_W'(i) < n && c_stream[i] == l_stream;
+        lk_stale <= d != hit_c;
+    end
+`endif
     // The held packets' digest, first and end elements: a memory a slot,
     // row c at address c, read at the looked-up row (its registered read
     // is the row's register) and written by an admission at its slot. As
@@ -515,12 +573,15 @@ module prism_held_table #(
     // after every release (c_out written in r + 3, c_held in r + 4, the row
     // in r + 5). Settled: readiness has every admission.
     logic rv4;
+    logic            ain_q;
+    logic [CR_W-1:0] ain_row;
+    logic [31:0]     ain_v;
     always_ff @(posedge clk) begin
         rv4 <= !rst && rv3;
-        m_quiet <= !(rst || i_en || inst_q || a_en || r_en || rv1 || rv2 || cv1 || cv2 || cv3);
+        m_quiet <= !(rst || i_en || inst_q || a_may || r_may || rv1 || rv2 || cv1 || cv2 || cv3);
         // (An install zeroes c_in and c_out; c_held and the row's m_bytes follow two cycles later: inst_q.)
-        m_bytes_exact <= !(rst || i_en || inst_q || r_en || rv1 || rv2 || rv3 || rv4);
-        m_settled <= !(rst || a_en || cv1 || cv2 || cv3 || cv4);
+        m_bytes_exact <= !(rst || i_en || inst_q || r_may || rv1 || rv2 || rv3 || rv4);
+        m_settled <= !(rst || a_may || cv1 || cv2 || cv3 || cv4);
         for (int c = 0; c < MAX_CONTRIB; c++) c_held[c] <= c_in[c] - c_out[c];
     end
 
@@ -548,12 +609,20 @@ module prism_held_table #(
             if (cv3)
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (cv_row3 == CR_W'(c)) c_covered[c] <= cv_val;
-            if (a_en) begin
-                h_valid <= h_valid | wsel_q;
+            if (ain_q)
                 for (int c = 0; c < MAX_CONTRIB; c++)
-                    if (row_q == CR_W'(c)) c_in[c] <= t_in + {16'b0, a_len};
-            end
+                    if (ain_row == CR_W'(c)) c_in[c] <= ain_v;
+            if (a_en) h_valid <= h_valid | wsel_q;
         end
+    end
+    // An admission's bytes go into its contributor's c_in a cycle after
+    // a_en (with a_en behind the node's decision, the add's enable into
+    // c_in was 6.25 levels): c_held and the row's m_bytes follow, all
+    // before m_quiet rises again (a_may, then cv1 .. cv3).
+    always_ff @(posedge clk) begin
+        ain_q <= !rst && !i_en && a_en;
+        ain_row <= row_q;
+        ain_v <= t_in + {16'b0, a_len};
     end
     // An admission's slot, one-hot over every row's slots, from the row
     // and its first free slot, registered, so each held register's write
@@ -581,6 +650,8 @@ module prism_held_table #(
         if (!rst) begin
             if (32'(i_en) + 32'(r_en) + 32'(a_en) > 1) $error("prism_held_table: more than one write in a cycle");
             if (a_en && !m_quiet) $error("prism_held_table: an admission decided on a row that is not the table");
+            if (a_en && !a_may) $error("prism_held_table: an admission without a_may");
+            if (r_en && !r_may) $error("prism_held_table: a release without r_may");
             if (a_en && wsel_q != wsel) $error("prism_held_table: an admission's row or free slot changed since the cycle before");
             if (i_en && (rv1 || rv2 || rv3 || rv4 || cv1 || cv2 || cv3)) $error("prism_held_table: an install while a release or a coverage is under way");
         end

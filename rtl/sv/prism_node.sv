@@ -1150,6 +1150,40 @@ module prism_node #(
     logic [15:0] ge_w, ge_wp, e_left;
     logic        em_last;
     logic        e_desc;             // the group's descriptor is written
+    // The value's ring slot (base + e_k) and the one after, registers
+    // counted with e_k (base does not move in A_EMIT), and the slot A_EMIT
+    // reads a cycle ahead (e_rd: base + e_k + 1 after a descriptor, else
+    // base + e_k), a register too, from the emission's own steps: the ring's
+    // egress slot is then a select of registers by registers. (As an add
+    // behind e_desc into the ring's flags, 6.25 levels; as a select of
+    // e_slot and e_slot1 by e_desc and e_end, 6.50 across the ring's row
+    // and flag selects.)
+    logic [RB-1:0] e_slot, e_slot1;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [RB-1:0] e_rd;             // (AUTO's reads: none without AUTO_ENABLE)
+    /* verilator lint_on UNUSEDSIGNAL */
+    always_ff @(posedge clk)
+        if (st_emit) begin
+            if (!e_end && e_desc) begin
+                e_slot <= e_slot + RB'(1);
+                e_slot1 <= e_slot1 + RB'(1);
+            end
+            // The next cycle's value: after a descriptor its group's first
+            // (e_k + 1 with e_desc set); after a group's last value the next
+            // descriptor's or the end's (e_k + 1, e_desc clear); after any
+            // other value the next (e_k + 2).
+            if (!e_end) e_rd <= !e_desc || em_last ? e_slot1 : e_slot1 + RB'(1);
+        end else begin
+            e_slot <= RB'(base);
+            e_slot1 <= RB'(base + 33'd1);
+            e_rd <= RB'(base);
+        end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st_emit && (e_slot != RB'(base + {17'b0, e_k}) || e_slot1 != RB'(base + {17'b0, e_k} + 33'd1)
+                                || e_rd != RB'(base + {17'b0, e_k} + {32'b0, e_desc && !e_end})))
+            $error("prism_node: e_slot or e_rd is not base + e_k (+ 1 after a descriptor) in A_EMIT");
+`endif
 
     // AUTO's reads of the ring (its egress run, which the builder does not
     // use in an AUTO context): the rounder's LOOK slots from ro_ptr, or in
@@ -1267,6 +1301,24 @@ module prism_node #(
             // it in phase 0 were 8.00 levels into ro_n.)
             logic [33:0] ro_av_q;
             logic [32:0] ro_ptr_n;
+            // ro_ptr < rr_lim as a register: this cycle's ro_ptr against
+            // rr_lim's next value (ready_now = max(hd_least, base) outside
+            // D_DESC and D_RUN), the compares side by side and the select
+            // last. After a read (ro_go) it is a cycle behind ro_ptr's move,
+            // and then the read itself is in flight (ro_v or ro_fv), so
+            // ro_pend is as from the compare. (Behind the compare of the
+            // two, ro_pend into CONTROL's wait, ctl_idle_q, was 6.25 levels;
+            // with ro_ptr's next value beside it, 6.50.)
+            logic        ro_lt_q;
+            always_ff @(posedge clk)
+                if (rst || st[C_INSTALL]) ro_lt_q <= 1'b0;
+                else if (!st[D_DESC] && !st[D_RUN]) ro_lt_q <= ro_ptr < hd_least || ro_ptr < base;
+                else ro_lt_q <= ro_ptr < rr_lim;
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ro_pend != (ro_v != 0 || ro_fv != 0 || w_en_q || (ctx_valid && ctx_auto && ro_ptr < rr_lim)))
+                    $error("prism_node: ro_pend from ro_lt_q is not ro_pend from ro_ptr < rr_lim");
+`endif
             always_ff @(posedge clk) begin
                 logic [33:0] a0, a1;
                 a0 = {1'b0, rr_lim} - {1'b0, ro_ptr};
@@ -1287,7 +1339,7 @@ module prism_node #(
                 if (none) ro_nc = '0;
                 // Emission has the ring's AUTO port; hz_hit[1] is the query on the rounder's slots.
                 ro_go = ro_ph == 2'd3 && ctx_valid && ctx_auto && !st_emit && ro_n != 0 && !ro_hit;
-                ro_pend = ro_v != 0 || ro_fv != 0 || w_en_q || (ctx_valid && ctx_auto && ro_ptr < rr_lim);
+                ro_pend = ro_v != 0 || ro_fv != 0 || w_en_q || (ctx_valid && ctx_auto && ro_lt_q);
             end
             // A_EMIT reads a cycle ahead: the slot of the value emitted next
             // cycle (after a value, the next value; after a descriptor, its
@@ -1295,18 +1347,16 @@ module prism_node #(
             // comes with that value's registers (em2_*). Otherwise the store
             // is the producer's: a position once its LOOK values (fewer at
             // the vector's end) are in the store, while the queue has room.
-            logic [15:0] e_k_next;
             logic        e_val_next;
             always_comb begin
-                e_k_next = e_k + 16'(e_desc && !e_end);
                 e_val_next = !e_end && (!e_desc || !em_last);
                 au_qslot = RB'(ro_ptr);
                 au_qend = {ro_ptr_n[RB] ^ ro_ptr[RB], ro_ptr_n[RB-1:0]};
                 au_qn = ro_ph == 2'd2 ? ro_n : '0;
-                au_slot = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(ro_ptr);
+                au_slot = st_emit ? e_rd : RB'(ro_ptr);
                 au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
                 pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pr_ok_q;
-                rs_ra = st_emit ? RB'(base + {17'b0, e_k_next}) : RB'(pp);
+                rs_ra = st_emit ? e_rd : RB'(pp);
                 // The queue's head comes without another frame once
                 // readiness covers its window. ready_now is max(hd_least,
                 // base), so each compare with it is the least coverage's (a
@@ -1968,7 +2018,7 @@ module prism_node #(
 `ifndef SYNTHESIS
     always_ff @(posedge clk) begin
         if (!rst && st[D_CHK] && base_wel != base + {1'b0, ctx_wel}) $error("prism_node: base_wel behind base in D_CHK");
-        if (!rst && st[C_APPLY] && {dq_gen, dq_gen_old, dq_done} != {ctx_gen != f_gen, f_gen < ctx_gen, base >= {1'b0, ctx_vlen}})
+        if (!rst && st[C_APPLY] && {dq_nokey, dq_gen, dq_gen_old, dq_done} != {!ctx_key_match, ctx_gen != f_gen, f_gen < ctx_gen, base >= {1'b0, ctx_vlen}})
             $error("prism_node: C_APPLY's registered generation and base compares are behind");
     end
 `endif
@@ -2018,9 +2068,13 @@ module prism_node #(
         else if (dq_kbad) dop_r = DR_FORMAT_NOT_ALLOWED;
         // The window and the contributor's held packets.
         // (hd_hit, hd_same, hd_overlap: the table's registers, a cycle after its row, as dq_*.)
+        // A hit's reason does not wait for hd_same (the table's OR over its
+        // slots): a duplicate is not counted as a refusal (data_op), and
+        // only that count's enable is behind hd_same (the reason's value
+        // behind it too was 7.00 levels).
         else if (hd_hit) begin
-            if (hd_same) dop_dup = 1'b1;
-            else dop_r = DR_CHANGED_RETRANSMIT;
+            dop_r = DR_CHANGED_RETRANSMIT;
+            dop_dup = hd_same;
         end
         else if (dq_below) dop_r = DR_BELOW_WINDOW;
         else if (dq_beyond) dop_r = DR_BEYOND_WINDOW;
@@ -2143,7 +2197,7 @@ module prism_node #(
                 st <= oh(D_RUN);
             end
         end
-        if (dop_r != 8'hFF) count_why(CG_REJECTED, dop_r);
+        if (dop_r != 8'hFF && !dop_dup) count_why(CG_REJECTED, dop_r);
     endtask
 
     logic [MAX_CONTRIB*16-1:0] i_stream, i_lep, i_pep, i_port;
@@ -2156,15 +2210,24 @@ module prism_node #(
             i_port[16*i +: 16] = st_port[i];
             i_mac[48*i +: 48] = s_mac[i];
         end
-    prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W)) held (
+    // The table's lookup is pipelined across rx_stream's pick: every
+    // buffer's stream, the two it may pick (a cycle ahead), and the pick.
+    logic [NB*16-1:0] l_cand;
+    logic             fin_q;
+    always_comb for (int b = 0; b < NB; b++) l_cand[16*b +: 16] = b_sid[b];
+    always_ff @(posedge clk) fin_q <= fin;
+    prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W), .NCAND(NB), .CA_W(NBW)) held (
         .clk, .rst,
         .i_en(!rst && st[C_INSTALL]), .i_n(CI_W'(contribs)),
         .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
+        .l_cand, .l_ia(buf_nxt), .l_ib(buf_cur), .l_pick(fin_q),
         .l_stream(rx_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
         .q_pid(rx_pid), .q_crc(rx_crc), .q_first({1'b0, f_first}), .q_end(f_end), .base,
         .m_hit(hd_hit), .m_same(hd_same), .m_overlap(hd_overlap), .m_count(hd_count),
         .a_en(!rst && st[D_OP] && dop_acc), .a_len(rx_len),
         .r_en(rel_go), .r_end(rel_e),
+        // (A release only in D_READY, or at the end of an AUTO packet's emission.)
+        .a_may(st[D_OP]), .r_may(st[D_READY] || (st_emit && e_end)),
         .m_quiet(hd_quiet), .m_bytes_exact(hd_bexact), .m_settled(hd_settled),
         .m_ready(ready_now), .m_least(hd_least), .cmp_e(rc_e), .m_gt_base(hd_gt_base), .m_ge_e(hd_ge_e),
         .cmp_x(pw_m), .m_ge_x(hd_ge_x)
@@ -2174,6 +2237,16 @@ module prism_node #(
     // read before it has settled is lower than the truth (coverage only
     // grows), which the AUTO rounder's limit (rr_lim) may take: D_READY
     // waits for hd_settled.
+    // D_OP decides on the row looked up two cycles before (through D_CHK's
+    // registers, and the table's m_hit/m_same) and admits into the one of
+    // the cycle before: neither may be a lookup the pipeline had not caught
+    // up with (an install or a buffer's stream two cycles old).
+    logic lk_stale_q;
+    always_ff @(posedge clk) begin
+        lk_stale_q <= held.lk_stale;
+        if (!rst && st[D_OP] && (lk_stale_q || held.lk_stale))
+            $error("prism_node: D_OP reads a held-table row looked up before its stream or the table was in the lookup's pipeline");
+    end
 `endif
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
@@ -2188,7 +2261,7 @@ module prism_node #(
         .clk, .rst,
         .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
         .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
-        .one_clear(st_emit && !e_end && e_desc), .one_slot(RB'(base + {17'b0, e_k})),
+        .one_clear(st_emit && !e_end && e_desc), .one_slot(e_slot),
         .clr_en(st[C_CLEAR]), .clr_slot,
         .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
         .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
@@ -2306,35 +2379,47 @@ module prism_node #(
     // process (the frame buffer's read is registered, so the read is given
     // off_n). A state whose next state does not read the view sets it to
     // DATA_BODY, where DISPATCH reads a frame's header and first descriptor.
+    // D_RUN's next offset is worked out beside the other states' and
+    // selected last (inside the case, its add was the first of 6.25 levels
+    // into the frame buffer's read address).
+    logic [15:0] off_o, off_r;
+    always_comb begin
+        off_r = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
+        off_n = st[D_RUN] && !run_hold_q ? off_r : off_o;
+    end
     always_comb begin
         logic [15:0] n;
-        off_n = off;
+        off_o = off;
         n = k_big ? 16'd64 : k_left;
         (* parallel_case *) case (1'b1)
-            st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_n = DATA_BODY;
+            st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_o = DATA_BODY;
             // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
             // RESULT frame's first descriptor is there); PREWALK moves the
             // view to its records in its first cycle (pw_seek), so no
             // offset depends on the header read in DISPATCH.
             st[PREWALK]:
-                if (pw_seek) off_n = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
-                else if (bp == 2'd2 && !pw_bad_q) off_n = off + pw_step;
+                if (pw_seek) off_o = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
+                else if (bp == 2'd2 && !pw_bad_q) off_o = off + pw_step;
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
-            st[C_APPLY]: off_n = 16'd84;
-            st[C_BIND]: if (bp == 2'd3 && !bd_bad_q) off_n = off + BINDING_LEN;
+            st[C_APPLY]: off_o = 16'd84;
+            st[C_BIND]: if (bp == 2'd3 && !bd_bad_q) off_o = off + BINDING_LEN;
             // A descriptor takes three cycles (bp: its view registered, its
             // step worked out from wv_q into kd_skip, the step): the step
             // from the view in one cycle was the switch's deepest path.
             st[D_KWALK]:
-                if (bp == 2'd2) off_n = off + kd_skip;
+                if (bp == 2'd2) off_o = off + kd_skip;
                 else if (bp != 2'd0) ;
-                else if (k_left != 0) off_n = off + n;
-                else if (kw_vals != 0) off_n = off + 16'd1;
-                else if (off[1:0] != 0) off_n = (off + 16'd3) & ~16'd3;
-            st[D_OP]: if (dop_acc) off_n = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
-            st[D_DESC]: if (groups_left != 0) off_n = off + 16'd4;
-            st[D_RUN]:
-                if (!run_hold) off_n = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
+                else if (k_left != 0) off_o = off + n;
+                else if (kw_vals != 0) off_o = off + 16'd1;
+                else if (off[1:0] != 0) off_o = (off + 16'd3) & ~16'd3;
+            // D_OP moves past the first descriptor whether or not the frame
+            // is admitted (not behind dop_acc): a refused frame goes to
+            // DONE and an INEXACT's wait stays in D_OP, neither reading the
+            // view; D_CHK (D_OP's other wait) puts it back on DATA_BODY.
+            st[D_OP]: off_o = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
+            st[D_CHK]: off_o = DATA_BODY;
+            st[D_DESC]: if (groups_left != 0) off_o = off + 16'd4;
+            // (D_RUN: off_r, above.)
             default: ;
         endcase
     end
@@ -2489,11 +2574,12 @@ module prism_node #(
                         end
                     end
                     CMD_COMMIT, CMD_COMPLETE, CMD_RELEASE, CMD_ABORT: begin
-                        if (!ctx_key_match) ack_status <= ACK_BAD_STATE;
-                        // The 48-bit generation compares and base's are
-                        // the DATA checks' registers (registered every
-                        // cycle; their inputs are stable here): in this
-                        // cycle they were 7.50 levels.
+                        if (dq_nokey) ack_status <= ACK_BAD_STATE;
+                        // The key's 96-bit compare, the 48-bit generation
+                        // compares and base's are the DATA checks'
+                        // registers (registered every cycle; their inputs
+                        // are stable here): in this cycle the generation's
+                        // were 7.50 levels, the key's 6.25 into ctx_valid.
                         else if (dq_gen) ack_status <= dq_gen_old ? ACK_STALE_GENERATION : ACK_BAD_STATE;
                         else if (f_cmd == CMD_COMMIT && !ctx_active) ctx_active <= 1'b1;
                         else if (f_cmd == CMD_COMPLETE && ctx_active && (ctx_failed || dq_done)) begin
