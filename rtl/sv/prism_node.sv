@@ -726,7 +726,9 @@ module prism_node #(
     logic        kv1_v, kv1_first, kv1_last, kv2_v, kv2_first, kv2_last, kv_nz;
     logic [6:0]  kv1_n;
     logic [7:0]  kv1_state, kv2_state;
-    logic [63:0] kv2_b;
+    // The chunk's nonzero bytes ORed by fours (registered: the OR over 64
+    // flags in stage 2, then the verdict, was 6.25 levels into st's enable).
+    logic [15:0] kv2_b;
     logic        kv_bad;              // stage 2's verdict: the value is malformed
     logic [1:0]  bp;                  // C_BIND's, PREWALK's and D_KWALK's phase (see there)
     logic [15:0] kd_skip;             // the Kulisch walk's step over a descriptor (and its group, if native)
@@ -742,7 +744,12 @@ module prism_node #(
             kv2_v <= kv1_v;
             if (kv2_v) kv_nz <= |kv2_b || (!kv2_first && kv_nz);
         end
-        for (int i = 0; i < 64; i++) kv2_b[i] <= 7'(i) < kv1_n && wv_q[8*i +: 8] != 0;
+        for (int g = 0; g < 16; g++) begin
+            logic b;
+            b = 1'b0;
+            for (int i = 4 * g; i < 4 * g + 4; i++) b = b || (7'(i) < kv1_n && wv_q[8*i +: 8] != 0);
+            kv2_b[g] <= b;
+        end
         // Stage 1: a chunk of the integer is walked this cycle (its view is in wv_q next cycle).
         kv1_v <= !rst && st[D_KWALK] && bp == 2'd0 && k_left != 0;
         kv1_n <= k_big ? 7'd64 : 7'(k_left);
@@ -1403,12 +1410,16 @@ module prism_node #(
             // Whether pp's window is in the store, registered from pp's and
             // ro_done's next values (the compares in pr_go, then the plan's
             // credit count, were 8.75 levels): each compare is of registers
-            // (pp and pp + 1 kept side by side), pr_go picking after them.
+            // (pp and pp + 1 kept side by side; ro_done's next value, w_end_q
+            // or ro_done, each compared), pr_go and w_en_q picking after
+            // them (the select of ro_done's next value before the compares
+            // was 6.50 levels).
             always_ff @(posedge clk) begin
-                logic [32:0] rd_n;
-                rd_n = w_en_q ? w_end_q : ro_done;
+                logic in_w, in_r;
+                in_w = (pr_go ? w_end_q >= pp9 : w_end_q >= pp8) || w_end_q >= {1'b0, ctx_vlen};
+                in_r = (pr_go ? ro_done >= pp9 : ro_done >= pp8) || ro_done >= {1'b0, ctx_vlen};
                 pr_ok_q <= !rst && !st[C_INSTALL] && (pr_go ? pp1 < {1'b0, ctx_vlen} : pp < {1'b0, ctx_vlen})
-                           && ((pr_go ? rd_n >= pp9 : rd_n >= pp8) || rd_n >= {1'b0, ctx_vlen});
+                           && (w_en_q ? in_w : in_r);
             end
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
