@@ -78,12 +78,11 @@ run_step() {
     return "$rc"
 }
 
-# step_summary: one line with every step's time against its limit.
-# disk_free: the space left where the build writes (target/) and where the
-# timing check writes (TMPDIR), one line; with --need GB, a warning when
-# either has less.
+# disk_free [GB]: the space left where the build writes (target/) and where
+# the timing check writes (TMPDIR), one line; with GB, a warning when either
+# has less.
 disk_free() {
-    local need=${2:-0} t=${TMPDIR:-/tmp} line=""
+    local need=${1:-0} t=${TMPDIR:-/tmp} line=""
     mkdir -p target
     for d in target "$t"; do
         line="$line $(df -Ph "$d" | awk 'NR == 2 { print $4 }') free under $d,"
@@ -94,6 +93,7 @@ disk_free() {
     echo "disk:${line%,}" >&2
 }
 
+# step_summary: one line with every step's time against its limit.
 step_summary() {
     [ ${#STEP_TIMES[@]} -eq 0 ] || echo "steps: ${STEP_TIMES[*]}"
 }

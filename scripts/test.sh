@@ -10,7 +10,7 @@ need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosy
 # No incremental caches: CI builds once from clean, and they were a quarter
 # GB more on a machine that has run out of disk (2026-12-06).
 export CARGO_INCREMENTAL=0
-disk_free --need 4
+disk_free 4
 log_dir=$(mktemp -d)
 trap '{ [ -z "${timing_pid:-}" ] || kill "$timing_pid" 2>/dev/null || true; }; rm -rf "$log_dir"' EXIT
 status=0

@@ -181,10 +181,9 @@ module prism_held_table #(
     logic [HW-1:0] free;
     logic [MAX_HELD-1:0] fsel;
     logic [MAX_CONTRIB*MAX_HELD-1:0] wsel, wsel_q;
-    // Every candidate against every row (cm_q, candidate j's matches at
-    // [MAX_CONTRIB*j +: MAX_CONTRIB]), then the two candidates' matches and
-    // row indices (a_*, b_*), each a register; l_pick picks one.
-    // Each candidate's entry: its matches and their row index.
+    // Every candidate against every row (cm_q: candidate j's entry, its
+    // matches and their row index, at [CM_W*j +: CM_W]), then the two
+    // candidates' entries (a_*, b_*), each a register; l_pick picks one.
     localparam int CM_W = MAX_CONTRIB + CR_W;
     logic [NCAND*CM_W-1:0] cm_q;
     logic [MAX_CONTRIB-1:0] a_hit, b_hit;
