@@ -210,13 +210,27 @@ module prism_egress #(
     (* mem2reg *) logic        rq_contig [RQ];
     logic [FB:0] rq_lines [RQ];      // lines of the slot's values built so far
     logic        sp_busy;            // a beat in some sender's pipeline or FIFO
+    // No slot valid, a register: worked out from the toggles' next values
+    // (tx_idle from the toggles' compares was 6.25 levels into the
+    // engine's state).
+    logic        rq_none_q;
+    always_ff @(posedge clk) begin
+        logic none;
+        none = 1'b1;
+        for (int s = 0; s < RQ; s++) begin
+            logic rq_n, rt_n;
+            rq_n = req_en && rq_w == 1'(s) ? !rq_tog[s] : rq_tog[s];
+            rt_n = rq_valid[s] && rq_built[s] && rq_pdone[s] == '1 ? !rt_tog[s] : rt_tog[s];
+            if (rq_n != rt_n) none = 1'b0;
+        end
+        rq_none_q <= rst || none;
+    end
     always_comb begin
-        tx_idle = !req_en;
+        tx_idle = !req_en && rq_none_q;
         for (int s = 0; s < RQ; s++) begin
             rq_valid[s] = rq_tog[s] != rt_tog[s];
             rq_built[s] = bt_tog[s] != rt_tog[s];
             rq_pdone[s] = pd_tog[s] ^ {PORTS{rt_tog[s]}};
-            if (rq_valid[s]) tx_idle = 1'b0;
         end
         // A request not yet taken goes into rq_w: the next one into the other slot.
         req_free = !rq_valid[rq_w ^ req_en];
@@ -686,6 +700,14 @@ module prism_egress #(
         end
     end
 
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+        logic any;
+        any = 1'b0;
+        for (int s = 0; s < RQ; s++) any = any || rq_valid[s];
+        if (!rst && rq_none_q == any) $error("prism_egress: rq_none_q %0d is not every slot free", rq_none_q);
+    end
+`endif
     always_ff @(posedge clk) begin
         if (rst) begin
             for (int s = 0; s < RQ; s++) begin

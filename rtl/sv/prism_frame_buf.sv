@@ -9,13 +9,13 @@
 // (free_en, free_buf); s_axis_tready is low while the port's next buffer is
 // busy. Buffer {port, slot} is `busy` bit {port, slot}.
 //
-// Banks. NBANK (the power of two at or above NBANK_VIEW, the lines a view
-// from any offset spans) copies of every line: copy k of line l is in bank
-// (l - k) mod NBANK of its port (row {k, slot, l / NBANK}), so a beat writes
-// every bank once. A view from line L reads copy L mod NBANK, where bank j
-// holds line L + j: the NBANK_VIEW lines are in distinct banks and already
-// in order, the line rotation done by the read addresses. Only the
-// NBANK_VIEW banks a view reads are built. Every port has banks of its own:
+// Banks. NBANK_VIEW banks (the lines a view from any offset spans), each a
+// copy of every line: bank j keeps line l at row {slot, (l - j) mod
+// FB_LINES}, so a beat writes every bank once. A view from line L reads row
+// {slot, L} of every bank, where bank j holds line L + j: the lines are in
+// distinct banks and already in order, and the read address is the view's
+// line itself, the same in every bank (no add between the engine's next
+// offset and the memories). Every port has banks of its own:
 // the ports write a beat each in the same cycle, and a block RAM has one
 // write port.
 //
@@ -84,9 +84,7 @@ module prism_frame_buf #(
     localparam int LS = $clog2(LB);
     localparam int FB = $clog2(FB_LINES);
     localparam int NBANK_VIEW = (VIEW_BYTES + LB - 2) / LB + 1;   // lines a view from any offset spans
-    localparam int NBANK = 2 ** $clog2(NBANK_VIEW);
-    localparam int SB = $clog2(NBANK);
-    localparam int ROWS = BPP * FB_LINES;                 // a bank's rows: NBANK copies of BPP buffers' FB_LINES / NBANK lines
+    localparam int ROWS = BPP * FB_LINES;                 // a bank's rows: BPP buffers' FB_LINES lines
     localparam int RW = $clog2(ROWS);
     localparam int CB = NBANK_VIEW * LB;                  // bytes in the banks a view reads
 
@@ -95,7 +93,6 @@ module prism_frame_buf #(
         if (PORTS < 1) $error("prism_frame_buf: PORTS must be at least 1");
         if (BPP < 2 || 2 ** BW != BPP) $error("prism_frame_buf: BPP must be a power of two, at least 2");
         if (LINES < 2 || FB_LINES < LINES || 2 ** FB != FB_LINES) $error("prism_frame_buf: FB_LINES must be a power of two, at least LINES (at least 2)");
-        if (FB_LINES < 2 * NBANK) $error("prism_frame_buf: FB_LINES must be at least twice the view's banks");
         if (VIEW_BYTES < 2 || VIEW_BYTES > (FB_LINES - 1) * LB) $error("prism_frame_buf: VIEW_BYTES must be 2 bytes to (FB_LINES - 1) lines");
         if (SIDE_W < 0) $error("prism_frame_buf: SIDE_W must be at least 0");
         if (FB + LS > 16) $error("prism_frame_buf: a buffer must be addressable by 16-bit byte offsets");
@@ -138,28 +135,16 @@ module prism_frame_buf #(
     end
 
     // ---------------------------------------------------------------- banks
-    // NBANK copies of every line, copy k of line l in bank (l - k) mod NBANK
-    // (row {k, slot, l / NBANK}); a beat writes each bank once, its own
-    // copy of the line. The read of a view from line L = rd_off / LB reads
-    // copy L mod NBANK: bank j holds line L + j there (row {L mod NBANK,
-    // slot, (L + j) / NBANK}), so the line rotation is in the read address,
-    // not after the read. Only the NBANK_VIEW banks a view spans are kept
-    // (a line's copies in the other banks are never read).
+    // Bank j's row of line l is {slot, l - j}: the subtraction on the write
+    // side (from the beat counter, a register), none on the read side.
     logic [PW-1:0] r_port;
     logic [BW-1:0] r_slot;
     logic [FB-1:0] r_line;
+    logic [RW-1:0] r_row;
     assign r_port = rd_buf[NBW-1:BW];
     assign r_slot = rd_buf[BW-1:0];
     assign r_line = rd_off[LS +: FB];
-    logic [RW-1:0] r_row [NBANK_VIEW];
-    /* verilator lint_off UNUSEDSIGNAL */
-    always_comb
-        for (int j = 0; j < NBANK_VIEW; j++) begin
-            logic [FB-1:0] l;              // line L + j (its bank is j: only its row is used)
-            l = r_line + FB'(j);
-            r_row[j] = {r_line[SB-1:0], r_slot, l[FB-1:SB]};
-        end
-    /* verilator lint_on UNUSEDSIGNAL */
+    assign r_row = {r_slot, r_line};
 
     logic [DATA_W-1:0] q [PORTS][NBANK_VIEW];
     localparam int WPL = DATA_W / 32;                     // words a line
@@ -172,19 +157,19 @@ module prism_frame_buf #(
             assign w_on = take[gp] && $signed(32'(beat[gp])) < LINES;
             assign w_line = FB'(beat[gp]);
             for (gb = 0; gb < NBANK_VIEW; gb++) begin : g_bank
-                logic [SB-1:0] w_copy;
-                assign w_copy = w_line[SB-1:0] - SB'(gb);
+                logic [FB-1:0] w_m;         // line w_line - gb: the row bank gb keeps w_line at
+                assign w_m = w_line - FB'(gb);
                 prism_ram_sdp #(.W(DATA_W), .DEPTH(ROWS), .STYLE(STYLE)) ram (
-                    .clk, .we(w_on), .waddr({w_copy, slot[gp], w_line[FB-1:SB]}), .wdata(s_axis_tdata[DATA_W*gp +: DATA_W]),
-                    .re(rd_en), .raddr(r_row[gb]), .orst(1'b0), .rdata(q[gp][gb])
+                    .clk, .we(w_on), .waddr({slot[gp], w_m}), .wdata(s_axis_tdata[DATA_W*gp +: DATA_W]),
+                    .re(rd_en), .raddr(r_row), .orst(1'b0), .rdata(q[gp][gb])
                 );
             end
             // The side bits, addressed as bank 0 (the line m_word is in).
             if (SIDE_W > 0) begin : g_side
                 prism_ram_sdp #(.W(WPL * SIDE_W), .DEPTH(ROWS), .STYLE(STYLE)) side_ram (
-                    .clk, .we(w_on), .waddr({w_line[SB-1:0], slot[gp], w_line[FB-1:SB]}),
+                    .clk, .we(w_on), .waddr({slot[gp], w_line}),
                     .wdata(s_axis_tside[WPL*SIDE_W*gp +: WPL*SIDE_W]),
-                    .re(rd_en), .raddr(r_row[0]), .orst(1'b0), .rdata(qs[gp])
+                    .re(rd_en), .raddr(r_row), .orst(1'b0), .rdata(qs[gp])
                 );
             end else begin : g_no_side
                 assign qs[gp] = '0;
@@ -221,12 +206,31 @@ module prism_frame_buf #(
     assign m_word = q0[32 * q_sh[LS-1:2] +: 32];
     generate
         if (SIDE_W > 0) begin : g_mside
-            logic [WPL*SIDE_W-1:0] qs0;
+            // An AND-OR by the port and word, decoded one-hot with the
+            // read (as a select by q_port and q_sh, ABC built 4 levels
+            // behind the memories, 6.50 into the engine's run figures).
+            logic [PORTS*WPL-1:0] q_w1h;
+            always_ff @(posedge clk)
+                if (rd_en)
+                    for (int p = 0; p < PORTS; p++)
+                        for (int w = 0; w < WPL; w++)
+                            q_w1h[WPL*p + w] <= r_port == PW'(p) && rd_off[LS-1:2] == (LS-2)'(w);
             always_comb begin
-                qs0 = qs[0];
-                for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) qs0 = qs[p];
+                m_side = '0;
+                for (int p = 0; p < PORTS; p++)
+                    for (int w = 0; w < WPL; w++)
+                        m_side = m_side | ({SIDE_W{q_w1h[WPL*p + w]}} & qs[p][SIDE_W*w +: SIDE_W]);
             end
-            assign m_side = qs0[SIDE_W * q_sh[LS-1:2] +: SIDE_W];
+`ifndef SYNTHESIS
+            logic [WPL*SIDE_W-1:0] qs_ref;
+            always_comb begin
+                qs_ref = qs[0];
+                for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) qs_ref = qs[p];
+            end
+            always_ff @(posedge clk)
+                if (!rst && m_side != qs_ref[SIDE_W * q_sh[LS-1:2] +: SIDE_W])
+                    $error("prism_frame_buf: m_side is not the side bits of the read's port and word");
+`endif
         end else begin : g_no_mside
             assign m_side = '0;
         end

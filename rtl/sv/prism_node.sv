@@ -716,6 +716,12 @@ module prism_node #(
     // compare, the select and the add were 6.50 levels into the frame
     // buffer's read address).
     logic        k_big;
+    // groups_left, k_left and kw_vals other than zero, kept with them (the
+    // view's next offset is selected by them: their compares were a level
+    // or two in front of the select). gl_nz is written where D_DESC's
+    // groups are counted (D_OP, D_DESC) only: D_DESC reads it, and D_OP
+    // comes before it in every frame.
+    logic        gl_nz, kl_nz, kw_nz;
     // The Kulisch walk's value check, two cycles behind the walk (kv*):
     // stage 1 the chunk's bytes (the registered view wv_q) to nonzero
     // flags, stage 2 the value's OR (kv_nz) and, at its last chunk, the
@@ -1067,12 +1073,26 @@ module prism_node #(
                     : f_cmd == CMD_STAGE ? bi == f_bcount
                     : f_cmd == CMD_CAPS_RESPONSE ? off >= pw_lim : 1'b1;
     end
+    // A hole's end past 2^32 (he2 > 2^32): the add's carry and its low
+    // bits not all zero, the zero test made without the carries (a + b is 0
+    // mod 2^32 when every bit's carry in, a ^ b, is the bit below's carry
+    // out, a | b): after the add, the 32-bit zero test was 6.50 levels.
+    logic h_zero;
+    always_comb begin
+        logic [31:0] ha, hb;
+        ha = `PN_B32(wv_q, 0);
+        hb = `PN_B32(wv_q, 4);
+        h_zero = ha[0] == hb[0] && ((ha[30:0] | hb[30:0]) == (ha[31:1] ^ hb[31:1]));
+    end
     always_ff @(posedge clk) begin
         logic [32:0] hf, he2;
         hf = {1'b0, `PN_B32(wv_q, 0)};
         he2 = hf + {1'b0, `PN_B32(wv_q, 4)};
         pw_he2_q <= he2;
-        if (f_class == CLASS_PROGRESS) pw_bad_q <= `PN_B32(wv_q, 4) == 0 || hf < pos || he2 > 33'h1_0000_0000;
+`ifndef SYNTHESIS
+        if (!rst && h_zero != (he2[31:0] == 0)) $error("prism_node: h_zero %0d is not %0d + %0d == 0 mod 2^32", h_zero, hf, he2 - hf);
+`endif
+        if (f_class == CLASS_PROGRESS) pw_bad_q <= `PN_B32(wv_q, 4) == 0 || hf < pos || (he2[32] && !h_zero);
         else if (f_cmd == CMD_STAGE) pw_bad_q <= (wv_q[7:0] & DIR_RESERVED) != 0;
         else pw_bad_q <= wv_q[8*7 +: 8] != 0;
     end
@@ -2025,6 +2045,10 @@ module prism_node #(
     // The window's end, a register: base and the context are as they were
     // a cycle before D_CHK, too (the add before the compare was 7.75 levels).
     logic [32:0] base_wel;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [33:0] dq_bsum;           // only its sign is used
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign dq_bsum = {2'b0, ct_bytes} + {18'b0, rx_len} + ~{2'b0, ctx_wby};
     always_ff @(posedge clk) base_wel <= base + {1'b0, ctx_wel};
 `ifndef SYNTHESIS
     always_ff @(posedge clk) begin
@@ -2052,9 +2076,18 @@ module prism_node #(
         dq_below <= {1'b0, f_first} < base;
         dq_beyond <= f_end > base_wel;
         dq_ints <= hd_count >= ctx_wint;
-        dq_bytes <= ct_bytes + {16'b0, rx_len} > ctx_wby;
+        // ct_bytes + rx_len > ctx_wby as one three-operand sum's sign
+        // (ct_bytes + rx_len - ctx_wby - 1 >= 0): a carry-save row and one
+        // carry chain, not an add's chain and then a compare's (7.00 levels
+        // in the FP32-only build).
+        dq_bytes <= !dq_bsum[33];
         dq_bexact <= hd_bexact;
     end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st[D_OP] && dq_bytes != (34'(ct_bytes) + 34'(rx_len) > 34'(ctx_wby)))
+            $error("prism_node: dq_bytes is not the contributor's bytes and the frame's over the window's");
+`endif
     logic [7:0] dop_r;
     logic       dop_go, dop_inexact, dop_dup, dop_acc;
     always_comb begin
@@ -2198,6 +2231,7 @@ module prism_node #(
             if (rx_walk) begin
                 // The Kulisch walk moved the view: read the first descriptor again (off_n).
                 groups_left <= f_groups;
+                gl_nz <= f_groups != 0;
                 st <= oh(D_DESC);
             end else begin
                 // The view is on the first descriptor already, and has been
@@ -2205,6 +2239,7 @@ module prism_node #(
                 // descriptor, entered in this cycle (D_OP's group_enter).
                 // Straight to the lanes (off_n past it).
                 groups_left <= f_groups - 8'd1;
+                gl_nz <= f_groups != 8'd1;
                 st <= oh(D_RUN);
             end
         end
@@ -2390,50 +2425,94 @@ module prism_node #(
     // process (the frame buffer's read is registered, so the read is given
     // off_n). A state whose next state does not read the view sets it to
     // DATA_BODY, where DISPATCH reads a frame's header and first descriptor.
-    // D_RUN's next offset is worked out beside the other states' and
-    // selected last (inside the case, its add was the first of 6.25 levels
-    // into the frame buffer's read address).
-    logic [15:0] off_o, off_r;
+    // Every candidate is worked out side by side and picked by an AND-OR
+    // whose selects are one state bit and registers (gl_nz, kl_nz, kw_nz
+    // stand for the counts' compares with zero): as a case over the
+    // one-hot state, ABC built cascaded 32:1 selects behind the adds (6.75
+    // levels with every feature, 8.25 in the FP32-only build, into the
+    // frame buffer's read address). off_ref below is the case, checked
+    // against it in simulation.
+    logic [15:0] o_seek, o_pw, o_bd, o_kd, o_kn, o_k1, o_ka, o_dd, o_r3, o_rb;
+    logic s_body, s_body4, s_seek, s_pw, s_84, s_bd, s_kd, s_kn, s_k1, s_ka, s_dd, s_r3, s_rb, s_hold;
     always_comb begin
-        off_r = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
-        off_n = st[D_RUN] && !run_hold_q ? off_r : off_o;
+        o_seek = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
+        o_pw = off + pw_step;
+        o_bd = off + BINDING_LEN;
+        o_kd = off + kd_skip;
+        o_kn = off + (k_big ? 16'd64 : k_left);
+        o_k1 = off + 16'd1;
+        o_ka = (off + 16'd3) & ~16'd3;
+        o_dd = off + 16'd4;
+        o_r3 = (off + rq_b3) & ~16'd3;
+        o_rb = off + rq_b;
+        s_body = st[IDLE] || st[D_READY] || st[A_PLAN] || st[A_FIT] || st[A_REC] || st[A_EMIT] || st[DONE]
+                 || st[D_CHK] || (st[D_OP] && rx_walk);
+        s_body4 = st[D_OP] && !rx_walk;
+        s_seek = st[PREWALK] && pw_seek;
+        s_pw = st[PREWALK] && !pw_seek && bp == 2'd2 && !pw_bad_q;
+        s_84 = st[C_APPLY];
+        s_bd = st[C_BIND] && bp == 2'd3 && !bd_bad_q;
+        s_kd = st[D_KWALK] && bp == 2'd2;
+        s_kn = st[D_KWALK] && bp == 2'd0 && kl_nz;
+        s_k1 = st[D_KWALK] && bp == 2'd0 && !kl_nz && kw_nz;
+        s_ka = st[D_KWALK] && bp == 2'd0 && !kl_nz && !kw_nz && off[1:0] != 0;
+        s_dd = st[D_DESC] && gl_nz;
+        s_r3 = st[D_RUN] && !run_hold_q && rq_last;
+        s_rb = st[D_RUN] && !run_hold_q && !rq_last;
+        // Every other case keeps the offset: the states that never move it,
+        // and the listed ones when their conditions do not hold.
+        s_hold = st[DISPATCH] || st[ROUTE] || st[C_TXN] || st[C_BIND_END] || st[C_INSTALL] || st[C_CLEAR] || st[C_REPLY]
+                 || (st[PREWALK] && !pw_seek && !(bp == 2'd2 && !pw_bad_q))
+                 || (st[C_BIND] && !(bp == 2'd3 && !bd_bad_q))
+                 || (st[D_KWALK] && (bp == 2'd1 || bp == 2'd3 || (bp == 2'd0 && !kl_nz && !kw_nz && off[1:0] == 0)))
+                 || (st[D_DESC] && !gl_nz)
+                 || (st[D_RUN] && run_hold_q);
+        off_n = ({16{s_body}} & DATA_BODY) | ({16{s_body4}} & (DATA_BODY + 16'd4)) | ({16{s_84}} & 16'd84)
+              | ({16{s_seek}} & o_seek) | ({16{s_pw}} & o_pw) | ({16{s_bd}} & o_bd)
+              | ({16{s_kd}} & o_kd) | ({16{s_kn}} & o_kn) | ({16{s_k1}} & o_k1) | ({16{s_ka}} & o_ka)
+              | ({16{s_dd}} & o_dd) | ({16{s_r3}} & o_r3) | ({16{s_rb}} & o_rb) | ({16{s_hold}} & off);
     end
+`ifndef SYNTHESIS
+    // The reference: the same offsets as a case over the state.
+    logic [15:0] off_ref;
     always_comb begin
-        logic [15:0] n;
-        off_o = off;
-        n = k_big ? 16'd64 : k_left;
+        off_ref = off;
         (* parallel_case *) case (1'b1)
-            st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_o = DATA_BODY;
+            st[IDLE], st[D_READY], st[A_PLAN], st[A_FIT], st[A_REC], st[A_EMIT], st[DONE]: off_ref = DATA_BODY;
             // DISPATCH stays at DATA_BODY whatever the frame (a DATA or
             // RESULT frame's first descriptor is there); PREWALK moves the
             // view to its records in its first cycle (pw_seek), so no
             // offset depends on the header read in DISPATCH.
             st[PREWALK]:
-                if (pw_seek) off_o = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
-                else if (bp == 2'd2 && !pw_bad_q) off_o = off + pw_step;
+                if (pw_seek) off_ref = f_class == CLASS_PROGRESS ? PROGRESS_HOLES : (f_cmd == CMD_STAGE ? 16'd84 : CONTROL_BODY);
+                else if (bp == 2'd2 && !pw_bad_q) off_ref = off + pw_step;
             // C_BIND's first binding (C_APPLY's other next state, C_REPLY, does not read the view).
-            st[C_APPLY]: off_o = 16'd84;
-            st[C_BIND]: if (bp == 2'd3 && !bd_bad_q) off_o = off + BINDING_LEN;
+            st[C_APPLY]: off_ref = 16'd84;
+            st[C_BIND]: if (bp == 2'd3 && !bd_bad_q) off_ref = off + BINDING_LEN;
             // A descriptor takes three cycles (bp: its view registered, its
             // step worked out from wv_q into kd_skip, the step): the step
             // from the view in one cycle was the switch's deepest path.
             st[D_KWALK]:
-                if (bp == 2'd2) off_o = off + kd_skip;
+                if (bp == 2'd2) off_ref = off + kd_skip;
                 else if (bp != 2'd0) ;
-                else if (k_left != 0) off_o = off + n;
-                else if (kw_vals != 0) off_o = off + 16'd1;
-                else if (off[1:0] != 0) off_o = (off + 16'd3) & ~16'd3;
+                else if (k_left != 0) off_ref = off + (k_left > 16'd64 ? 16'd64 : k_left);
+                else if (kw_vals != 0) off_ref = off + 16'd1;
+                else if (off[1:0] != 0) off_ref = (off + 16'd3) & ~16'd3;
             // D_OP moves past the first descriptor whether or not the frame
             // is admitted (not behind dop_acc): a refused frame goes to
             // DONE and an INEXACT's wait stays in D_OP, neither reading the
             // view; D_CHK (D_OP's other wait) puts it back on DATA_BODY.
-            st[D_OP]: off_o = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
-            st[D_CHK]: off_o = DATA_BODY;
-            st[D_DESC]: if (groups_left != 0) off_o = off + 16'd4;
-            // (D_RUN: off_r, above.)
+            st[D_OP]: off_ref = rx_walk ? DATA_BODY : DATA_BODY + 16'd4;
+            st[D_CHK]: off_ref = DATA_BODY;
+            st[D_DESC]: if (groups_left != 0) off_ref = off + 16'd4;
+            st[D_RUN]: if (!run_hold_q) off_ref = rq_last ? (off + rq_b3) & ~16'd3 : off + rq_b;
             default: ;
         endcase
     end
+    always_ff @(posedge clk)
+        if (!rst && $countones(st) == 1 && off_n != off_ref)
+            $error("prism_node: the view's next offset %0d is not the case's %0d (state %b)", off_n, off_ref, st);
+`endif
     always_ff @(posedge clk) off <= off_n;
 `ifndef SYNTHESIS
     // Every cycle that enters a group (group_enter) reads its descriptor
@@ -2447,9 +2526,14 @@ module prism_node #(
                                   || (rq_last && rq_b3 != rq_b + 16'd3)))
             $error("prism_node: D_RUN's registered run (%0d values, %0d bytes (+3: %0d), last %0d) is not its run (%0d, %0d, %0d)",
                    rq_n, rq_b, rq_b3, rq_last, run_n, run_bytes, vals_left == 16'(run_n));
-    always_ff @(posedge clk)
+    always_ff @(posedge clk) begin
         if (!rst && st[D_KWALK] && k_big != (k_left > 16'd64))
             $error("prism_node: the walk's k_big %0d is not k_left (%0d) > 64", k_big, k_left);
+        if (!rst && st[D_KWALK] && (kl_nz != (k_left != 0) || kw_nz != (kw_vals != 0)))
+            $error("prism_node: the walk's kl_nz %0d or kw_nz %0d is not k_left (%0d) or kw_vals (%0d) other than zero", kl_nz, kw_nz, k_left, kw_vals);
+        if (!rst && st[D_DESC] && gl_nz != (groups_left != 0))
+            $error("prism_node: gl_nz %0d is not groups_left (%0d) other than zero", gl_nz, groups_left);
+    end
     always_ff @(posedge clk)
         if (!rst && st[D_RUN] && g_fmt != FMT_KULISCH && rq_more != (vals_left > 2 * run_lanes))
             $error("prism_node: D_RUN's rq_more %0d is not vals_left (%0d) > 2 x %0d", rq_more, vals_left, run_lanes);
@@ -2507,8 +2591,10 @@ module prism_node #(
                     // Kulisch values are checked by the walk; nothing else needs it.
                     groups_left <= d_groups;
                     k_left <= '0;
+                    kl_nz <= 1'b0;
                     k_big <= 1'b0;
                     kw_vals <= '0;
+                    kw_nz <= 1'b0;
                     // Without Kulisch groups (the validator's word) there is nothing to walk.
                     // D_CHK a cycle later, when the contributor's row is registered.
                     if (rx_walk) st <= oh(D_KWALK);
@@ -2724,6 +2810,7 @@ module prism_node #(
                     if (d[31:28] == FMT_KULISCH) begin
                         if (!ctx_kulisch || d[24:16] != ctx_kwf) k_bad <= 1'b1;
                         kw_vals <= d[15:0];
+                        kw_nz <= d[15:0] != 0;
                     end
                     kd_skip <= d[31:28] == FMT_KULISCH ? 16'd4 : 16'd4 + ((times_width(d[15:0], d[31:28]) + 16'd3) & ~16'd3);
                     bp <= 2'd2;
@@ -2732,11 +2819,16 @@ module prism_node #(
                     logic [15:0] n;
                     n = k_big ? 16'd64 : k_left;
                     k_left <= k_left - n;
+                    kl_nz <= k_big;
                     k_big <= k_left > 16'd128;
-                    if (k_left == n) kw_vals <= kw_vals - 16'd1;
+                    if (k_left == n) begin
+                        kw_vals <= kw_vals - 16'd1;
+                        kw_nz <= kw_vals != 16'd1;
+                    end
                 end else if (kw_vals != 0) begin
                     k_state <= win[7:0];
                     k_left <= {7'b0, g_kw} + 16'd1;
+                    kl_nz <= 1'b1;
                     k_big <= g_kw >= 9'd64;
                 end else if (off[1:0] != 0) begin
                     // Aligned to the next descriptor (off_n).
@@ -2779,6 +2871,7 @@ module prism_node #(
                 if (groups_left == 0) st <= oh(D_READY);
                 else begin
                     groups_left <= groups_left - 8'd1;
+                    gl_nz <= groups_left != 8'd1;
                     st <= oh(D_RUN);
                 end
             end
