@@ -17,7 +17,7 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 21] = [
+const SWITCH_SV: [&str; 22] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -31,6 +31,7 @@ const SWITCH_SV: [&str; 21] = [
     "sv/prism_auto_plan.sv",
     "sv/prism_auto_body.sv",
     "sv/prism_held_table.sv",
+    "sv/prism_mux4.sv",
     "sv/prism_frame_buf.sv",
     "sv/prism_crc32c_512.sv",
     "sv/prism_txn_table.sv",
@@ -42,8 +43,8 @@ const SWITCH_SV: [&str; 21] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 22] = {
-    let mut all = [""; 22];
+const SWITCH_FP32_SV: [&str; 23] = {
+    let mut all = [""; 23];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];

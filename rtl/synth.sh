@@ -37,7 +37,7 @@ for m in $modules; do
     if [ "$m" = prism_node ]; then
         libs="read_verilog -sv -lib"
         for u in prism_fp32_add_pipe prism_lane_track prism_kulisch_lane_pipe prism_kulisch_round_pipe prism_crc32c_512 \
-                 prism_ring prism_auto_store prism_auto_plan prism_auto_body prism_held_table prism_frame_buf \
+                 prism_ring prism_auto_store prism_auto_plan prism_auto_body prism_held_table prism_frame_buf prism_mux4 \
                  prism_txn_table prism_egress; do
             inline_pkg "sv/$u.sv" "$tmp/lib_$u.sv"
             libs="$libs $tmp/lib_$u.sv"

@@ -85,7 +85,8 @@ check_one() {
     # The modules it instantiates, synthesised with it (their memories inferred).
     local deps=""
     case "$m" in
-        prism_ring|prism_frame_buf|prism_auto_store|prism_held_table) deps="sv/prism_ram_sdp.sv" ;;
+        prism_ring|prism_auto_store|prism_held_table) deps="sv/prism_ram_sdp.sv" ;;
+        prism_frame_buf) deps="sv/prism_ram_sdp.sv sv/prism_mux4.sv" ;;
         # A port's whole validation: the two checkers composed with their verdict FIFOs.
         prism_rx_validate) deps="prism_rx_check prism_group_walk" ;;
         # The egress with its roundings (prism_kulisch_round_pipe, a lane each).

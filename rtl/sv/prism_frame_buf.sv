@@ -95,6 +95,7 @@ module prism_frame_buf #(
         if (LINES < 2 || FB_LINES < LINES || 2 ** FB != FB_LINES) $error("prism_frame_buf: FB_LINES must be a power of two, at least LINES (at least 2)");
         if (VIEW_BYTES < 2 || VIEW_BYTES > (FB_LINES - 1) * LB) $error("prism_frame_buf: VIEW_BYTES must be 2 bytes to (FB_LINES - 1) lines");
         if (SIDE_W < 0) $error("prism_frame_buf: SIDE_W must be at least 0");
+        if (DATA_W != 512) $error("prism_frame_buf: DATA_W must be 512 (the word select is two 4:1 steps)");
         if (FB + LS > 16) $error("prism_frame_buf: a buffer must be addressable by 16-bit byte offsets");
     end
 
@@ -195,46 +196,51 @@ module prism_frame_buf #(
                 for (int b = 0; b < NBANK_VIEW; b++) cat[DATA_W*b +: DATA_W] = q[p][b];
     end
     assign m_head = cat[2*DATA_W-1:0];
-    // A 4-byte aligned word is in the view's first line (bank 0): its
-    // select is 2.5 levels, where the view's byte shift is 5.5 (the
-    // engine's descriptors are aligned, and its run figures follow one).
-    logic [DATA_W-1:0] q0;
-    always_comb begin
-        q0 = q[0][0];
-        for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) q0 = q[p][0];
-    end
-    assign m_word = q0[32 * q_sh[LS-1:2] +: 32];
+    // A 4-byte aligned word is in the view's first line (bank 0), its side
+    // bits beside it (the engine's descriptors are aligned, and its run
+    // figures follow one). Both are selected together, by q_sh[5:2] in two
+    // prism_mux4 steps, then by the port: as one select inside this
+    // module, ABC built 4 to 5 levels behind the memories (6.50 into the
+    // engine's run figures, 6.75 into its descriptor's).
+    localparam int WW = 32 + SW1;              // a word and its side bits
+    logic [WW-1:0] ws2 [PORTS];
     generate
-        if (SIDE_W > 0) begin : g_mside
-            // An AND-OR by the port and word, decoded one-hot with the
-            // read (as a select by q_port and q_sh, ABC built 4 levels
-            // behind the memories, 6.50 into the engine's run figures).
-            logic [PORTS*WPL-1:0] q_w1h;
-            always_ff @(posedge clk)
-                if (rd_en)
-                    for (int p = 0; p < PORTS; p++)
-                        for (int w = 0; w < WPL; w++)
-                            q_w1h[WPL*p + w] <= r_port == PW'(p) && rd_off[LS-1:2] == (LS-2)'(w);
-            always_comb begin
-                m_side = '0;
-                for (int p = 0; p < PORTS; p++)
-                    for (int w = 0; w < WPL; w++)
-                        m_side = m_side | ({SIDE_W{q_w1h[WPL*p + w]}} & qs[p][SIDE_W*w +: SIDE_W]);
+        for (gp = 0; gp < PORTS; gp++) begin : g_wsel
+            logic [WPL*WW-1:0] s0;              // the port's line 0, each word with its side bits
+            logic [4*WW-1:0]   s1;              // each four words' word by q_sh[3:2]
+            always_comb
+                for (int w = 0; w < WPL; w++) s0[WW*w +: WW] = {qs[gp][SW1*w +: SW1], q[gp][0][32*w +: 32]};
+            for (gb = 0; gb < 4; gb++) begin : g_s1
+                prism_mux4 #(.W(WW)) m1 (.d(s0[4*WW*gb +: 4*WW]), .s(q_sh[3:2]), .y(s1[WW*gb +: WW]));
             end
-`ifndef SYNTHESIS
-            logic [WPL*SIDE_W-1:0] qs_ref;
-            always_comb begin
-                qs_ref = qs[0];
-                for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) qs_ref = qs[p];
-            end
-            always_ff @(posedge clk)
-                if (!rst && m_side != qs_ref[SIDE_W * q_sh[LS-1:2] +: SIDE_W])
-                    $error("prism_frame_buf: m_side is not the side bits of the read's port and word");
-`endif
-        end else begin : g_no_mside
-            assign m_side = '0;
+            prism_mux4 #(.W(WW)) m2 (.d(s1), .s(q_sh[5:4]), .y(ws2[gp]));
         end
     endgenerate
+    logic [WW-1:0] wq;
+    always_comb begin
+        wq = ws2[0];
+        for (int p = 1; p < PORTS; p++) if (q_port == PW'(p)) wq = ws2[p];
+    end
+    assign m_word = wq[31:0];
+    assign m_side = SIDE_W > 0 ? wq[WW-1:32] : '0;
+`ifndef SYNTHESIS
+    // The reference: the port's line 0 and side bits, then the word.
+    logic [DATA_W-1:0] q0_ref;
+    logic [WPL*SW1-1:0] qs_ref;
+    always_comb begin
+        q0_ref = q[0][0];
+        qs_ref = qs[0];
+        for (int p = 1; p < PORTS; p++)
+            if (q_port == PW'(p)) begin
+                q0_ref = q[p][0];
+                qs_ref = qs[p];
+            end
+    end
+    always_ff @(posedge clk)
+        if (!rst && (m_word != q0_ref[32 * q_sh[LS-1:2] +: 32]
+                     || (SIDE_W > 0 && m_side != qs_ref[SW1 * q_sh[LS-1:2] +: SW1])))
+            $error("prism_frame_buf: m_word or m_side is not the word of the read's port and offset");
+`endif
     // View byte i = cat byte q_sh + i, the shift in 4:1 steps (a LUT6
     // each): stage k takes bits 2k+1 and 2k of q_sh from the top, shifting
     // down by 0 to 3 times its step, and keeps only VIEW_BYTES + step - 1

@@ -1434,13 +1434,20 @@ module prism_node #(
             // or ro_done, each compared), pr_go and w_en_q picking after
             // them (the select of ro_done's next value before the compares
             // was 6.50 levels).
-            always_ff @(posedge clk) begin
-                logic in_w, in_r;
-                in_w = (pr_go ? w_end_q >= pp9 : w_end_q >= pp8) || w_end_q >= {1'b0, ctx_vlen};
-                in_r = (pr_go ? ro_done >= pp9 : ro_done >= pp8) || ro_done >= {1'b0, ctx_vlen};
-                pr_ok_q <= !rst && !st[C_INSTALL] && (pr_go ? pp1 < {1'b0, ctx_vlen} : pp < {1'b0, ctx_vlen})
-                           && (w_en_q ? in_w : in_r);
+            // The four outcomes are whole before the select, a prism_mux4
+            // of its own (inside the node's process, ABC put the compares'
+            // chains and the select in one path of 6.75 to 7.00 levels).
+            logic ok_gw, ok_gr, ok_nw, ok_nr, pr_ok_n;
+            always_comb begin
+                logic live;
+                live = !rst && !st[C_INSTALL];
+                ok_gw = live && pp1 < {1'b0, ctx_vlen} && (w_end_q >= pp9 || w_end_q >= {1'b0, ctx_vlen});
+                ok_gr = live && pp1 < {1'b0, ctx_vlen} && (ro_done >= pp9 || ro_done >= {1'b0, ctx_vlen});
+                ok_nw = live && pp < {1'b0, ctx_vlen} && (w_end_q >= pp8 || w_end_q >= {1'b0, ctx_vlen});
+                ok_nr = live && pp < {1'b0, ctx_vlen} && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
             end
+            prism_mux4 #(.W(1)) pr_ok_sel (.d({ok_gw, ok_gr, ok_nw, ok_nr}), .s({pr_go, w_en_q}), .y(pr_ok_n));
+            always_ff @(posedge clk) pr_ok_q <= pr_ok_n;
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
                 if (!rst && ctx_valid && ctx_auto && !st[C_INSTALL]
