@@ -1435,19 +1435,49 @@ module prism_node #(
             // them (the select of ro_done's next value before the compares
             // was 6.50 levels).
             // The four outcomes are whole before the select, a prism_mux4
-            // of its own (inside the node's process, ABC put the compares'
-            // chains and the select in one path of 6.75 to 7.00 levels).
+            // of its own, each one compare and flags: the compares with
+            // the value count are registers kept with their operands (pp_lt
+            // and pp1_lt with pp and pp1, rd_ge with ro_done, we_ge with
+            // w_end_q; ctx_vlen changes only in C_INSTALL, where they are
+            // set afresh). With three compares a candidate, ABC put two
+            // compares' chains and the select in one path of 6.50 to 7.00.
             logic ok_gw, ok_gr, ok_nw, ok_nr, pr_ok_n;
+            logic pp_lt, pp1_lt, rd_ge, we_ge;
+            logic [32:0] pp2;
             always_comb begin
-                logic live;
-                live = !rst && !st[C_INSTALL];
-                ok_gw = live && pp1 < {1'b0, ctx_vlen} && (w_end_q >= pp9 || w_end_q >= {1'b0, ctx_vlen});
-                ok_gr = live && pp1 < {1'b0, ctx_vlen} && (ro_done >= pp9 || ro_done >= {1'b0, ctx_vlen});
-                ok_nw = live && pp < {1'b0, ctx_vlen} && (w_end_q >= pp8 || w_end_q >= {1'b0, ctx_vlen});
-                ok_nr = live && pp < {1'b0, ctx_vlen} && (ro_done >= pp8 || ro_done >= {1'b0, ctx_vlen});
+                ok_gw = pp1_lt && (w_end_q >= pp9 || we_ge);
+                ok_gr = pp1_lt && (ro_done >= pp9 || rd_ge);
+                ok_nw = pp_lt && (w_end_q >= pp8 || we_ge);
+                ok_nr = pp_lt && (ro_done >= pp8 || rd_ge);
             end
+            always_ff @(posedge clk) begin
+                we_ge <= w_end >= {1'b0, ctx_vlen};
+                if (rst || st[C_INSTALL]) begin
+                    pp2 <= 33'd2;
+                    pp_lt <= x_vlen != 0;
+                    pp1_lt <= x_vlen > 32'd1;
+                    rd_ge <= x_vlen == 0;
+                end else begin
+                    if (pr_go) begin
+                        pp2 <= pp2 + 33'd1;
+                        pp_lt <= pp1_lt;
+                        pp1_lt <= pp2 < {1'b0, ctx_vlen};
+                    end
+                    if (w_en_q) rd_ge <= we_ge;
+                end
+            end
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ctx_valid && !st[C_INSTALL]
+                    && (pp_lt != (pp < {1'b0, ctx_vlen}) || pp1_lt != (pp1 < {1'b0, ctx_vlen}) || pp2 != pp + 33'd2
+                        || rd_ge != (ro_done >= {1'b0, ctx_vlen}) || (w_en_q && we_ge != (w_end_q >= {1'b0, ctx_vlen}))))
+                    $error("prism_node: the plan's window flags (%0d %0d %0d %0d) are not their compares", pp_lt, pp1_lt, rd_ge, we_ge);
+`endif
             prism_mux4 #(.W(1)) pr_ok_sel (.d({ok_gw, ok_gr, ok_nw, ok_nr}), .s({pr_go, w_en_q}), .y(pr_ok_n));
-            always_ff @(posedge clk) pr_ok_q <= pr_ok_n;
+            // (Reset and C_INSTALL as the register's reset, off the D path.)
+            always_ff @(posedge clk)
+                if (rst || st[C_INSTALL]) pr_ok_q <= 1'b0;
+                else pr_ok_q <= pr_ok_n;
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
                 if (!rst && ctx_valid && ctx_auto && !st[C_INSTALL]
