@@ -284,7 +284,19 @@ module prism_auto_plan #(
     logic [QB:0]   wp, rp, held;         // held: queued and in flight
     logic          pop;
     assign pop = m_valid && m_ready;
-    assign m_valid = wp != rp;
+    // m_valid a register, from the pointers' next values (wp != rp was two
+    // levels in front of the engine's state, 6.75 in the switch).
+    logic          mv_q;
+    assign m_valid = mv_q;
+    always_ff @(posedge clk)
+        if (rst) mv_q <= 1'b0;
+        // (A push leaves entries; a pop without one empties the queue
+        // when one was left: a compare of registers, picked by pop.)
+        else mv_q <= pop ? de || wp != rp + (QB + 1)'(1) : de || mv_q;
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && mv_q != (wp != rp)) $error("prism_auto_plan: m_valid %0d is not a queue that holds entries", mv_q);
+`endif
     assign {m_nf, m_cont} = q[rp[QB-1:0]];
     always_ff @(posedge clk) if (de) q[wp[QB-1:0]] <= {e_nf, e_cont};
     always_ff @(posedge clk) begin

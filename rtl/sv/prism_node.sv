@@ -1444,12 +1444,47 @@ module prism_node #(
             logic ok_gw, ok_gr, ok_nw, ok_nr, pr_ok_n;
             logic pp_lt, pp1_lt, rd_ge, we_ge;
             logic [32:0] pp2;
+            // The window compares are registers too (c_r8: ro_done >= pp8,
+            // c_w9: w_end_q >= pp9, ...), each from its operands' next
+            // values: ro_done's is w_end_q or itself, pp8's pp9 or itself,
+            // so most are last cycle's flags, picked; the rest compare
+            // registers (pp10, and the two sources of w_end) and pick
+            // after. The c_w* are read only when w_en_q (never the cycle
+            // after C_INSTALL, so they need no reset value).
+            logic c_r8, c_r9, c_w8, c_w9, c_r8_n, c_r9_n, c_w8_n, c_w9_n;
+            logic [32:0] pp10;
             always_comb begin
-                ok_gw = pp1_lt && (w_end_q >= pp9 || we_ge);
-                ok_gr = pp1_lt && (ro_done >= pp9 || rd_ge);
-                ok_nw = pp_lt && (w_end_q >= pp8 || we_ge);
-                ok_nr = pp_lt && (ro_done >= pp8 || rd_ge);
+                ok_gw = pp1_lt && (c_w9 || we_ge);
+                ok_gr = pp1_lt && (c_r9 || rd_ge);
+                ok_nw = pp_lt && (c_w8 || we_ge);
+                ok_nr = pp_lt && (c_r8 || rd_ge);
             end
+            prism_mux4 #(.W(1)) c_r8_sel (.d({c_w9, c_w8, c_r9, c_r8}), .s({w_en_q, pr_go}), .y(c_r8_n));
+            prism_mux4 #(.W(1)) c_r9_sel (.d({w_end_q >= pp10, c_w9, ro_done >= pp10, c_r9}), .s({w_en_q, pr_go}), .y(c_r9_n));
+            prism_mux4 #(.W(1)) c_w8_sel (.d({ro_e[RL-1] >= pp9, ro_e[EG_LAT-1] >= pp9, ro_e[RL-1] >= pp8, ro_e[EG_LAT-1] >= pp8}),
+                                          .s({pr_go, ctx_kulisch}), .y(c_w8_n));
+            prism_mux4 #(.W(1)) c_w9_sel (.d({ro_e[RL-1] >= pp10, ro_e[EG_LAT-1] >= pp10, ro_e[RL-1] >= pp9, ro_e[EG_LAT-1] >= pp9}),
+                                          .s({pr_go, ctx_kulisch}), .y(c_w9_n));
+            always_ff @(posedge clk) begin
+                c_w8 <= c_w8_n;
+                c_w9 <= c_w9_n;
+                if (rst || st[C_INSTALL]) begin
+                    c_r8 <= 1'b0;          // ro_done 0, below pp8 = LOOK
+                    c_r9 <= 1'b0;
+                    pp10 <= 33'(LOOK + 2);
+                end else begin
+                    c_r8 <= c_r8_n;
+                    c_r9 <= c_r9_n;
+                    if (pr_go) pp10 <= pp10 + 33'd1;
+                end
+            end
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ctx_valid && !st[C_INSTALL]
+                    && (c_r8 != (ro_done >= pp8) || c_r9 != (ro_done >= pp9) || pp10 != pp9 + 33'd1
+                        || (w_en_q && (c_w8 != (w_end_q >= pp8) || c_w9 != (w_end_q >= pp9)))))
+                    $error("prism_node: the plan's window compares (%0d %0d %0d %0d) are not their compares", c_r8, c_r9, c_w8, c_w9);
+`endif
             always_ff @(posedge clk) begin
                 we_ge <= w_end >= {1'b0, ctx_vlen};
                 if (rst || st[C_INSTALL]) begin
