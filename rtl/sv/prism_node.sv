@@ -1301,7 +1301,7 @@ module prism_node #(
             // (pr_go) as its window is read from rs, which the plan gets the
             // cycle after.
             logic [32:0] pp, pp8;    // pp8 = pp + LOOK
-            logic [32:0] pp1, pp9;   // pp + 1, pp + LOOK + 1
+            logic [32:0] pp9;        // pp + LOOK + 1
             logic        pr_ok_q;    // pp's window is in the store (below)
             logic        pr_go, pl_ready;
             logic [$clog2(LOOK+1)-1:0] pr_n;
@@ -1430,14 +1430,14 @@ module prism_node #(
             // Whether pp's window is in the store, registered from pp's and
             // ro_done's next values (the compares in pr_go, then the plan's
             // credit count, were 8.75 levels): each compare is of registers
-            // (pp and pp + 1 kept side by side; ro_done's next value, w_end_q
+            // (pp_lt and pp1_lt kept with pp; ro_done's next value, w_end_q
             // or ro_done, each compared), pr_go and w_en_q picking after
             // them (the select of ro_done's next value before the compares
             // was 6.50 levels).
             // The four outcomes are whole before the select, a prism_mux4
             // of its own, each one compare and flags: the compares with
             // the value count are registers kept with their operands (pp_lt
-            // and pp1_lt with pp and pp1, rd_ge with ro_done, we_ge with
+            // and pp1_lt with pp, rd_ge with ro_done, we_ge with
             // w_end_q; ctx_vlen changes only in C_INSTALL, where they are
             // set afresh). With three compares a candidate, ABC put two
             // compares' chains and the select in one path of 6.50 to 7.00.
@@ -1504,7 +1504,7 @@ module prism_node #(
 `ifndef SYNTHESIS
             always_ff @(posedge clk)
                 if (!rst && ctx_valid && !st[C_INSTALL]
-                    && (pp_lt != (pp < {1'b0, ctx_vlen}) || pp1_lt != (pp1 < {1'b0, ctx_vlen}) || pp2 != pp + 33'd2
+                    && (pp_lt != (pp < {1'b0, ctx_vlen}) || pp1_lt != (pp + 33'd1 < {1'b0, ctx_vlen}) || pp2 != pp + 33'd2
                         || rd_ge != (ro_done >= {1'b0, ctx_vlen}) || (w_en_q && we_ge != (w_end_q >= {1'b0, ctx_vlen}))))
                     $error("prism_node: the plan's window flags (%0d %0d %0d %0d) are not their compares", pp_lt, pp1_lt, rd_ge, we_ge);
 `endif
@@ -1523,12 +1523,10 @@ module prism_node #(
                 pr_n <= pp8 > {1'b0, ctx_vlen} ? $clog2(LOOK+1)'({1'b0, ctx_vlen} - pp) : $clog2(LOOK+1)'(LOOK);
                 if (rst || st[C_INSTALL]) begin
                     pp <= '0;
-                    pp1 <= 33'd1;
                     pp8 <= 33'(LOOK);
                     pp9 <= 33'(LOOK + 1);
                 end else if (pr_go) begin
                     pp <= pp + 33'd1;
-                    pp1 <= pp1 + 33'd1;
                     pp8 <= pp8 + 33'd1;
                     pp9 <= pp9 + 33'd1;
                 end
