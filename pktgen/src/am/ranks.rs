@@ -103,11 +103,14 @@ struct Pace {
     /// Frames the pace has counted as sent: `sent_data` plus the forgiven debt.
     paced: u64,
     burst: u64,
+    /// The pace refused a frame since `begin_pass`: the pass stopped on
+    /// the pace, not on the window.
+    held: bool,
 }
 
 impl Pace {
     fn new(rate_pps: Option<f64>, data_start: Instant, burst: u64) -> Pace {
-        Pace { rate_pps, data_start, sent_data: 0, paced: 0, burst: burst.max(1) }
+        Pace { rate_pps, data_start, sent_data: 0, paced: 0, burst: burst.max(1), held: false }
     }
     /// Frames due by `now` since the start.
     fn due(&self, now: Instant, pps: f64) -> u64 {
@@ -117,18 +120,27 @@ impl Pace {
         let Some(pps) = self.rate_pps else { return true };
         let due = self.due(now, pps);
         self.paced = self.paced.max(due.saturating_sub(self.burst));
-        self.paced < due
+        let ok = self.paced < due;
+        self.held |= !ok;
+        ok
+    }
+    fn begin_pass(&mut self) {
+        self.held = false;
     }
     fn sent(&mut self) {
         self.sent_data += 1;
         self.paced += 1;
     }
-    /// How long the run may wait for frames: until its next DATA frame is
-    /// due when the pace is what holds it (at most 1 ms), else 1 ms (the
-    /// window holds it, and only frames from the switch can open it).
+    /// How long the run may wait for frames after a pass that sent
+    /// nothing: until its next DATA frame is due when the pace held the
+    /// pass (at most 1 ms), else 1 ms (the window holds it, and only frames
+    /// from the switch can open it). It asks what held the pass, not
+    /// whether the pace allows a frame now: a frame that fell due between
+    /// the two would otherwise wait the whole millisecond for a RESULT that
+    /// needs it (every 50% load level lost 1 ms in most operations so).
     fn until_next(&mut self, now: Instant) -> Duration {
         let most = Duration::from_millis(1);
-        let Some(pps) = self.rate_pps.filter(|_| !self.allows(now)) else { return most };
+        let Some(pps) = self.rate_pps.filter(|_| self.held) else { return most };
         let due = self.data_start + Duration::from_secs_f64(self.paced as f64 / pps);
         // At least a nanosecond: `due` is rounded to one, and a zero wait on
         // a simulated link would never move its clock to the next frame.
@@ -365,6 +377,7 @@ pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive
         }
         let mut moved = false;
         let mut sent_any = false;
+        pace.begin_pass();
         for op in ops.iter_mut() {
             let sending = op.as_mut().send(s, &mut pace, &mut out)?;
             sent_any |= sending.any;
@@ -459,6 +472,21 @@ mod tests {
         assert_eq!(send_due(&mut p, t0 + Duration::from_nanos(1_001_500)), 1);
         assert_eq!(send_due(&mut p, t0 + Duration::from_nanos(1_003_500)), 2);
         assert!(p.until_next(t0 + Duration::from_nanos(1_003_500)) <= Duration::from_micros(1));
+    }
+
+    #[test]
+    fn a_frame_due_after_the_pass_is_waited_for_by_the_pace_not_the_window() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(Some(1_000_000.0), t0, 4);
+        p.begin_pass();
+        assert_eq!(send_due(&mut p, t0), 1);
+        // The pass ended on the pace; by the time the loop asks how long to
+        // wait, the next frame is due: no wait for frames from the switch.
+        let later = t0 + Duration::from_nanos(1_500);
+        assert!(p.until_next(later) <= Duration::from_nanos(1), "{:?}", p.until_next(later));
+        // A pass the pace did not hold (the window did) waits for the switch.
+        p.begin_pass();
+        assert_eq!(p.until_next(later), Duration::from_millis(1));
     }
 
     #[test]
