@@ -73,7 +73,10 @@ fn side_json(s: &Side, operations: u32) -> Value {
 fn machine() -> Vec<(String, String)> {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     let cpu = read("/proc/cpuinfo").lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("?").trim().to_string();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    // The machine's, from /proc/cpuinfo: available_parallelism is this
+    // thread's affinity, and the memif rig's EAL has pinned it to one CPU
+    // by the time a report is written (reports read "1 logical cores").
+    let cores = read("/proc/cpuinfo").lines().filter(|l| l.starts_with("processor")).count();
     let mem = read("/proc/meminfo").lines().next().unwrap_or("").split_whitespace().nth(1).and_then(|k| k.parse::<u64>().ok()).map_or("?".into(), |k| format!("{:.1} GiB", k as f64 / 1048576.0));
     let cmd = |c: &str, a: &[&str]| std::process::Command::new(c).args(a).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).filter(|s| !s.is_empty()).unwrap_or("?".into());
     vec![
