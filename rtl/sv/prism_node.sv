@@ -2201,6 +2201,12 @@ module prism_node #(
         end
         else dop_acc = 1'b1;
     end
+`ifndef SYNTHESIS
+    // data_op tests dop_acc before dop_dup: they must exclude each other.
+    always_ff @(posedge clk)
+        if (!rst && st[D_OP] && dop_acc && dop_dup)
+            $error("prism_node: a DATA frame both accepted and a duplicate");
+`endif
     // A group entered: its descriptor is the frame buffer's aligned word
     // (dwin) in D_OP (the view has been on the first descriptor since
     // DISPATCH) and in D_DESC. D_RUN's first run of it (ge_*) is selected
@@ -2293,7 +2299,10 @@ module prism_node #(
                 send_result(33'd0, 33'd0, 1'b1);
             end
         end
-        else if (dop_dup) count(CNT_DATA_DUPLICATES);
+        // dop_acc before dop_dup (they exclude each other: a duplicate is a
+        // hit, an accepted frame no hit), so pos's and the state's enables
+        // do not wait for hd_same, the held table's OR over its slots (in
+        // the FP32-only build hd_same -> dop_dup -> pos was 6.25 levels).
         else if (dop_acc) begin
             count(CNT_DATA_APPLIED);
             // The held table admits it (its a_en).
@@ -2313,6 +2322,7 @@ module prism_node #(
                 st <= oh(D_RUN);
             end
         end
+        else if (dop_dup) count(CNT_DATA_DUPLICATES);
         if (dop_r != 8'hFF && !dop_dup) count_why(CG_REJECTED, dop_r);
     endtask
 
