@@ -199,6 +199,9 @@ pub struct Side {
     /// The interruptions of the switch's polling core, measured on it just
     /// before the switch started (memif runs).
     pub noise: Option<crate::noise::Noise>,
+    /// What pktgen's and the switch's busy threads lost to other tasks on
+    /// their CPUs over the operations, and which tasks ran (memif runs).
+    pub run_queue: Option<crate::runqueue::RunQueue>,
 }
 
 /// `prism-bench switch`'s in-process figure for a scenario's case.
@@ -240,6 +243,7 @@ impl Side {
             data_frames: 0,
             in_process: None,
             noise: None,
+            run_queue: None,
         }
     }
 
@@ -563,7 +567,18 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             // Reserved under the rig's lock: runs reach the one switch in generation order.
             let first_gen = reserve_generations(sc.operations);
             let before = r.residence()?;
+            let switch_pid = r.switch.pid();
+            let (snap0, pg0, t0) = (crate::runqueue::Snapshot::take(), crate::runqueue::SchedStat::this_thread(), std::time::Instant::now());
             run_side(sc, &mut sw, &mut r.link, first_gen, progress);
+            let (seconds, pg1, snap1) = (t0.elapsed().as_secs_f64(), crate::runqueue::SchedStat::this_thread(), crate::runqueue::Snapshot::take());
+            let poller = switch_pid.and_then(|p| Some((p, snap1.busiest_of(p)?)));
+            let ours: Vec<u32> = [Some(std::process::id()), switch_pid].into_iter().flatten().collect();
+            sw.run_queue = Some(crate::runqueue::RunQueue {
+                seconds,
+                pktgen: pg1.zip(pg0).map(|(a, b)| a.since(&b)),
+                switch_poller: poller.and_then(|(p, t)| Some(snap1.thread(p, t)?.since(&snap0.thread(p, t)?))),
+                others: snap1.others_since(&snap0, &ours, 3),
+            });
             let [mut res, mut wait, mut engine] = r.residence()?;
             for (h, b) in [(&mut res, &before[0]), (&mut wait, &before[1]), (&mut engine, &before[2])] {
                 h.subtract(b).map_err(|e| BenchError::Histogram { what: "residence histogram", detail: format!("{e:?}") })?;

@@ -14,6 +14,7 @@ pub mod latency;
 pub mod loads;
 pub mod noise;
 pub mod report;
+pub mod runqueue;
 pub mod switch_throughput;
 
 pub use error::BenchError;

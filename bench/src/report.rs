@@ -267,6 +267,10 @@ fn residence_split(s: &Side) -> String {
         }
         md += "\n\n";
     }
+    if let Some(q) = &s.run_queue {
+        md += &q.describe();
+        md += "\n\n";
+    }
     md
 }
 
@@ -300,6 +304,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
             None => json!(null),
         },
         "software_core_noise": o.software.noise.as_ref().map(crate::noise::Noise::to_json),
+        "software_run_queue": o.software.run_queue.as_ref().map(crate::runqueue::RunQueue::to_json),
         "machine": machine().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
     });
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()).map_err(BenchError::file(dir.join("summary.json")))?;

@@ -102,6 +102,19 @@ fn short_scenario_through_both_switches() {
             let noise = &summary["software_core_noise"];
             assert!(noise["seconds"].as_f64().unwrap() >= 1.0 && noise["gaps_per_s"].as_f64().is_some(), "{noise}");
             assert!(md.contains("The switch's polling core, probed just before"), "{md}");
+            // What the busy threads lost to other tasks: both read (their
+            // run times move at the scheduler's ticks, so a run this short
+            // may read 0), report.md gives summary.json's figures.
+            let rq = &summary["software_run_queue"];
+            for who in ["pktgen", "switch_poller"] {
+                assert!(rq[who]["run_ns"].as_u64().is_some() && rq[who]["timeslices"].as_u64().is_some(), "{who}'s schedstat in {rq}");
+            }
+            assert!(rq["seconds"].as_f64().is_some_and(|s| s > 0.0), "{rq}");
+            let wait_ms = |who: &str| rq[who]["wait_ns"].as_u64().unwrap() as f64 / 1e6;
+            assert!(
+                md.contains(&format!("pktgen's thread {:.2} ms, the switch's polling thread {:.2} ms", wait_ms("pktgen"), wait_ms("switch_poller"))),
+                "report.md's run-queue wait is summary.json's ({rq}):\n{md}"
+            );
             // The real binary's split: one sample per range (the frame that completes it).
             let ranges = want / paths;
             assert_eq!(summary["software"]["residence_engine_ns"]["p50"].as_u64().map(|v| v > 0), Some(true));
