@@ -171,6 +171,10 @@ fn config(files: &[PathBuf], includes: &[&Path], opt: u32) -> cc::Build {
         .define("VM_TRACE_VCD", "0")
         .opt_level(opt)
         .flag_if_supported("-std=c++17")
+        // As Verilator's own verilated.mk builds its output: its C++ of the
+        // node's simulation checks compares unsigned words with int
+        // constants, dozens of warnings in every build of the model.
+        .flag_if_supported("-Wno-sign-compare")
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-unused-but-set-variable");
     for i in includes {
