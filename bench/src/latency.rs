@@ -567,17 +567,24 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             // Reserved under the rig's lock: runs reach the one switch in generation order.
             let first_gen = reserve_generations(sc.operations);
             let before = r.residence()?;
+            // The busy threads' run-queue wait and who else ran, over the
+            // operations (the poller's and the others' from the two /proc
+            // walks bracketing them, a few ms each).
             let switch_pid = r.switch.pid();
-            let (snap0, pg0, t0) = (crate::runqueue::Snapshot::take(), crate::runqueue::SchedStat::this_thread(), std::time::Instant::now());
+            let snap0 = crate::runqueue::Snapshot::take();
+            let (pg0, t0) = (crate::runqueue::SchedStat::this_thread(), std::time::Instant::now());
             run_side(sc, &mut sw, &mut r.link, first_gen, progress);
-            let (seconds, pg1, snap1) = (t0.elapsed().as_secs_f64(), crate::runqueue::SchedStat::this_thread(), crate::runqueue::Snapshot::take());
-            let poller = switch_pid.and_then(|p| Some((p, snap1.busiest_of(p)?)));
-            let ours: Vec<u32> = [Some(std::process::id()), switch_pid].into_iter().flatten().collect();
+            let (seconds, pg1) = (t0.elapsed().as_secs_f64(), crate::runqueue::SchedStat::this_thread());
+            let snap1 = crate::runqueue::Snapshot::take();
+            let poller = switch_pid.and_then(|p| Some((p, snap1.busiest_since(&snap0, p)?)));
+            // SAFETY: gettid has no arguments and cannot fail.
+            let pktgen_tid = unsafe { libc::gettid() } as u32;
+            let measured: Vec<(u32, u32)> = [Some((std::process::id(), pktgen_tid)), poller].into_iter().flatten().collect();
             sw.run_queue = Some(crate::runqueue::RunQueue {
                 seconds,
                 pktgen: pg1.zip(pg0).map(|(a, b)| a.since(&b)),
                 switch_poller: poller.and_then(|(p, t)| Some(snap1.thread(p, t)?.since(&snap0.thread(p, t)?))),
-                others: snap1.others_since(&snap0, &ours, 3),
+                others: snap1.others_since(&snap0, &measured, 3),
             });
             let [mut res, mut wait, mut engine] = r.residence()?;
             for (h, b) in [(&mut res, &before[0]), (&mut wait, &before[1]), (&mut engine, &before[2])] {
