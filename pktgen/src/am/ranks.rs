@@ -276,6 +276,15 @@ impl Operation {
             .max()
     }
 
+    /// The earliest retransmission or probe timer of the ranks' streams
+    /// (pace clock, ns): with feedback, the loop must not wait past it.
+    fn next_deadline(&self) -> Option<u64> {
+        match self.flow {
+            Flow::Feedback => self.ranks.iter().filter_map(|k| k.stream.deadline()).min(),
+            Flow::Window { .. } => None,
+        }
+    }
+
     /// Every receiver has every element (or learnt the result is inexact)
     /// and, with feedback, every rank's DATA is sent and acknowledged.
     pub fn done(&self) -> bool {
@@ -388,6 +397,10 @@ pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive
         // full timeout for silence after each burst held every window turn
         // for 1 ms: 13k DATA/s through a switch that does 1.5M.)
         let mut wait = if sent_any { Duration::ZERO } else { pace.until_next(s.now()) };
+        // A stream's timer cuts the wait short: a retransmission is due
+        // then, not after the wait for frames (up to 1 ms later).
+        let deadline = ops.iter_mut().filter_map(|o| o.as_mut().next_deadline()).min();
+        wait = until_deadline(wait, deadline, pace.clock_ns(s.now()));
         loop {
             let rx = s.recv(wait)?;
             wait = Duration::ZERO;
@@ -434,6 +447,15 @@ pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive
         }
     }
     Ok(Outcome { data_start, end: s.now(), last_result, ignored, timed_out, latency })
+}
+
+/// `wait`, or less when a timer falls due sooner (`deadline` and `clock`
+/// in the pace's ns; at least 1 ns, as `Pace::until_next`).
+fn until_deadline(wait: Duration, deadline: Option<u64>, clock: u64) -> Duration {
+    match deadline {
+        Some(d) => wait.min(Duration::from_nanos(d.saturating_sub(clock).max(1))),
+        None => wait,
+    }
 }
 
 fn status<O: AsMut<Operation>>(ops: &mut [O], s: &Session<'_>, pace: &Pace, now: Instant) -> Status {
@@ -487,6 +509,16 @@ mod tests {
         // A pass the pace did not hold (the window did) waits for the switch.
         p.begin_pass();
         assert_eq!(p.until_next(later), Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_streams_timer_cuts_the_wait_for_frames_short() {
+        let ms = Duration::from_millis(1);
+        assert_eq!(until_deadline(ms, None, 5_000), ms);
+        assert_eq!(until_deadline(ms, Some(5_300), 5_000), Duration::from_nanos(300));
+        assert_eq!(until_deadline(ms, Some(4_000), 5_000), Duration::from_nanos(1), "a timer already due: go at once");
+        assert_eq!(until_deadline(Duration::ZERO, Some(9_000), 5_000), Duration::ZERO);
+        assert_eq!(until_deadline(ms, Some(5_000 + 2_000_000), 5_000), ms);
     }
 
     #[test]
