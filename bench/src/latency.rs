@@ -577,9 +577,7 @@ pub fn run_software(sc: &Scenario, software: &Software, progress: bool) -> Resul
             let (seconds, pg1) = (t0.elapsed().as_secs_f64(), crate::runqueue::SchedStat::this_thread());
             let snap1 = crate::runqueue::Snapshot::take();
             let poller = switch_pid.and_then(|p| Some((p, snap1.busiest_since(&snap0, p)?)));
-            // SAFETY: gettid has no arguments and cannot fail.
-            let pktgen_tid = unsafe { libc::gettid() } as u32;
-            let measured: Vec<(u32, u32)> = [Some((std::process::id(), pktgen_tid)), poller].into_iter().flatten().collect();
+            let measured: Vec<(u32, u32)> = [Some((std::process::id(), crate::runqueue::SchedStat::this_tid())), poller].into_iter().flatten().collect();
             sw.run_queue = Some(crate::runqueue::RunQueue {
                 seconds,
                 pktgen: pg1.zip(pg0).map(|(a, b)| a.since(&b)),

@@ -88,19 +88,14 @@ pub fn run(sc: &Scenario, scenario_text: &str, mode: &Software, levels: &[Level]
     std::fs::create_dir_all(dir).map_err(BenchError::file(dir))?;
     let frames = latency::write_scenario_pcap(sc, &dir.join("scenario.pcap"))?;
     let max_sc = Scenario { rate_pps: None, ..sc.clone() };
-    if !quiet {
-        eprintln!(
-            "{}: measuring the software switch's sustained rate ({} operations at full window rate{})",
-            sc.name,
-            sc.operations,
-            if *mode == Software::Memif { ", after as many to warm up" } else { "" }
-        );
-    }
-    // Twice: the first pass starts the rig and warms the switch (its first
-    // operations ran at half the rate of later ones: 424k against 642k to
-    // 1.04M DATA/s on one machine), the second is the rate.
-    // (Only the memif rig outlives a run: the other paths start afresh each time.)
+    // Twice on memif: the first pass starts the rig and warms the switch
+    // (its first operations ran at half the rate of later ones: 424k
+    // against 642k to 1.04M DATA/s on one machine), the second is the
+    // rate. The other paths start afresh each run: once.
     let warm = *mode == Software::Memif;
+    if !quiet {
+        eprintln!("{}: measuring the software switch's sustained rate ({} operations at full window rate{})", sc.name, sc.operations, if warm { ", after as many to warm up" } else { "" });
+    }
     let passes: &[&str] = if warm { &["warm-up", "measured"] } else { &["measured"] };
     let mut sustained = 0.0;
     for pass in passes {

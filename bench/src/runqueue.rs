@@ -8,10 +8,10 @@
 //! thread, a timer, another process (not the hypervisor, whose steal the
 //! guest's scheduler does not see; `noise` catches that). The kernel moves
 //! a running thread's counters at its ticks and switches, so a run of a
-//! few milliseconds may read 0. On the 2-CPU VMs
-//! these reports are made on, a kernel thread (kdamond.0, the host's DAMON
-//! pageout) ran up to 8 ms at a time on pktgen's CPU: wire-to-wire tails of
-//! near a millisecond that neither switch caused.
+//! few milliseconds may read 0. On the 2-CPU VMs these reports are made
+//! on, a kernel thread (kdamond.0, the host's DAMON pageout) ran up to 8 ms
+//! at a time on pktgen's CPU: wire-to-wire tails of near a millisecond that
+//! neither switch caused.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -36,6 +36,12 @@ impl SchedStat {
 
     fn read(path: &Path) -> Option<SchedStat> {
         SchedStat::parse(&std::fs::read_to_string(path).ok()?)
+    }
+
+    /// The calling thread's ID (the `tid` of a `Snapshot`).
+    pub fn this_tid() -> u32 {
+        // SAFETY: gettid has no arguments and cannot fail.
+        unsafe { libc::gettid() as u32 }
     }
 
     /// The calling thread's.
@@ -76,11 +82,12 @@ impl Snapshot {
 
     /// The thread of `pid` that ran longest since `before` (a polling thread spins).
     pub fn busiest_since(&self, before: &Snapshot, pid: u32) -> Option<u32> {
-        self.threads.iter().filter(|((p, _), _)| *p == pid).max_by_key(|(k, (_, st))| self.ran_since(before, k, st)).map(|((_, tid), _)| *tid)
+        self.threads.keys().filter(|(p, _)| *p == pid).max_by_key(|k| self.ran_since(before, k)).map(|(_, tid)| *tid)
     }
 
-    /// A thread's run time since `before` (all of it if it is new there).
-    fn ran_since(&self, before: &Snapshot, k: &(u32, u32), st: &SchedStat) -> u64 {
+    /// A thread's run time since `before` (all of it if it is new there; 0 if gone).
+    fn ran_since(&self, before: &Snapshot, k: &(u32, u32)) -> u64 {
+        let Some((_, st)) = self.threads.get(k) else { return 0 };
         before.threads.get(k).map_or(st.run_ns, |(_, b)| st.run_ns.saturating_sub(b.run_ns))
     }
 
@@ -94,8 +101,7 @@ impl Snapshot {
     /// `before` and `self`, most first: (name, ns on a CPU). Threads that
     /// ended in between are not in `self`, so not counted.
     pub fn others_since(&self, before: &Snapshot, measured: &[(u32, u32)], top: usize) -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> =
-            self.threads.iter().filter(|(k, _)| !measured.contains(k)).map(|(k, (name, st))| (name.clone(), self.ran_since(before, k, st))).filter(|(_, ns)| *ns > 0).collect();
+        let mut v: Vec<(String, u64)> = self.threads.iter().filter(|(k, _)| !measured.contains(k)).map(|(k, (name, _))| (name.clone(), self.ran_since(before, k))).filter(|(_, ns)| *ns > 0).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         v.truncate(top);
         v
@@ -178,7 +184,7 @@ mod tests {
         let before = Snapshot::take();
         let s2 = stop.clone();
         let spinner = std::thread::spawn(move || {
-            let me = gettid();
+            let me = SchedStat::this_tid();
             while !s2.load(std::sync::atomic::Ordering::Relaxed) {
                 std::hint::spin_loop();
             }
@@ -193,7 +199,7 @@ mod tests {
         assert!(spun.run_ns > 0, "{spun:?}");
         // (Other tests may run beside this one: the busiest ran at least as long.)
         let busiest = snap.busiest_since(&before, pid).expect("a busiest thread");
-        assert!(snap.ran_since(&before, &(pid, busiest), &snap.thread(pid, busiest).expect("it")) >= spun.run_ns);
+        assert!(snap.ran_since(&before, &(pid, busiest)) >= spun.run_ns);
     }
 
     fn snap(rows: &[(u32, u32, &str, u64)]) -> Snapshot {
@@ -212,10 +218,5 @@ mod tests {
         let b2 = snap(&[(1, 1, "a", 0), (1, 2, "b", 1_000)]);
         let a2 = snap(&[(1, 1, "a", 500), (1, 2, "b", 1_100)]);
         assert_eq!(a2.busiest_since(&b2, 1), Some(1));
-    }
-
-    fn gettid() -> u32 {
-        // SAFETY: gettid has no arguments and cannot fail.
-        unsafe { libc::gettid() as u32 }
     }
 }
