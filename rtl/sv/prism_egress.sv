@@ -17,9 +17,11 @@
 // beat's length, the builder's first counts) is worked out as it is taken.
 //
 // The builder. It reads an FP32 RESULT's values out of the ring, a line
-// (LANES values) a cycle, and clears the ring slots it reads: the read is
-// eg_slot with eg_qn slots when eg_go is high, the clears eg_clear, all
-// from its registers. A line waits while a slot of it has a sum in flight.
+// (LANES values) a cycle: the read is eg_slot with eg_qn slots when eg_go
+// is high, and eg_lap, the lap of the line's first slot's element (the
+// request's base is an element; the ring tells a slot at rest by its lap,
+// so nothing clears what the builder reads), all from its registers. A
+// line waits while a slot of it has a sum in flight.
 // The node answers the query eg_slot, eg_hqn (the line and the next one)
 // with eg_hit, which is registered here and used a cycle later: no sum
 // for a request's slots starts after the request (the engine requests a
@@ -125,7 +127,7 @@ module prism_egress #(
     output logic [$clog2(RING):0]  eg_hqe,        // the query's end, eg_slot + eg_hqn, and its wrap past the ring's end
     input  wire logic              eg_hit,        // one has a sum in flight
     output logic                   eg_go,         // the line is read this cycle
-    output logic [DATA_W/32-1:0]   eg_clear,
+    output logic                   eg_lap,        // eg_slot's element's lap (bit RB of the element)
     input  wire logic [DATA_W-1:0] eg_acc,        // value j at [32j +: 32]
     /* verilator lint_off UNUSEDSIGNAL */
     input  wire logic [DATA_W/32*(KULISCH_ENABLE != 0 ? KW : 1)-1:0] eg_acck,
@@ -201,7 +203,7 @@ module prism_egress #(
     (* mem2reg *) logic        rq_last0 [RQ], rq_last1 [RQ];
     (* mem2reg *) logic [15:0] rq_left0 [RQ], rq_left1 [RQ];
     (* mem2reg *) logic [4:0]  rq_nn0 [RQ], rq_nn1 [RQ];
-    (* mem2reg *) logic [RB-1:0] rq_slot1 [RQ];
+    (* mem2reg *) logic [RB:0] rq_slot1 [RQ];    // with its lap
     // Slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1): the
     // builder's hazard query counts, ready before the builder needs them.
     (* mem2reg *) logic [5:0]  rq_hq0 [RQ], rq_hq1 [RQ];
@@ -268,7 +270,7 @@ module prism_egress #(
                 rq_last0[rq_w] <= req_count <= 16'd1;
                 rq_left0[rq_w] <= req_count - 16'd1;
                 rq_nn0[rq_w] <= req_count <= 16'd1 ? 5'd0 : (req_count >= 16'd17 ? 5'd16 : cm1);
-                rq_slot1[rq_w] <= RB'(req_base) + RB'(1);
+                rq_slot1[rq_w] <= (RB + 1)'(req_base) + (RB + 1)'(1);
                 rq_last1[rq_w] <= req_count <= 16'd17;
                 rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
                 rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
@@ -288,7 +290,7 @@ module prism_egress #(
     // lines, and RESULTs of consecutive ranges, go a line a cycle.
     logic        bl_s;
     logic        cv, nv, nq, hv;     // cur, nx, nx in the query, hit_r answers for cur
-    logic [RB-1:0] cur_slot, nx_slot;
+    logic [RB:0]   cur_slot, nx_slot;  // with their lap (bit RB)
     logic [4:0]  cur_n, nx_n, nx_nn;
     logic        cur_last, nx_last;
     logic [15:0] nx_left;
@@ -306,7 +308,7 @@ module prism_egress #(
     logic        bl_act, bl_fp, bl_go, o_rdy;
     logic        o;                  // the other slot
     logic [LANES-1:0] cur_in;        // value j is in the line
-    logic [LANES-1:0] bl_has;        // value j of the line is read (and its slot cleared)
+    logic [LANES-1:0] bl_has;        // value j of the line is read
     logic [DATA_W-1:0] bl_vals;
     always_comb begin
         o = !bl_s;
@@ -318,12 +320,12 @@ module prism_egress #(
         for (int j = 0; j < LANES; j++) cur_in[j] = cur_n > 5'(j);
         bl_has = bl_go ? cur_in : '0;
     end
-    assign eg_slot = cur_slot;
+    assign eg_slot = RB'(cur_slot);
+    assign eg_lap = cur_slot[RB];
     assign eg_qn = RN_W'(cur_n);
     assign eg_hqn = RN_W'(hq);
     assign eg_hqe = hq_e;
     assign eg_go = bl_go;
-    assign eg_clear = bl_has;
 
     // The ring's egress read takes EG_LAT cycles: an FP32 line is written
     // (and counted in rq_lines) EG_LAT cycles after the builder reads its
@@ -451,7 +453,7 @@ module prism_egress #(
 
     // nx as line 0 (1) of the request in slot r.
     task automatic load_nx0(input logic r);
-        nx_slot <= RB'(rq_base[r]);
+        nx_slot <= (RB + 1)'(rq_base[r]);
         nx_n <= 5'd1;
         nx_last <= rq_last0[r];
         nx_left <= rq_left0[r];
@@ -492,7 +494,7 @@ module prism_egress #(
                     bl_s <= o;
                 end else if (bl_fp) begin
                     // Line 0 of the request, line 1 after it.
-                    cur_slot <= RB'(rq_base[bl_s]);
+                    cur_slot <= (RB + 1)'(rq_base[bl_s]);
                     hq_e <= {1'b0, RB'(rq_base[bl_s])} + (RB + 1)'(rq_hq0[bl_s]);
                     cur_n <= 5'd1;
                     cur_n1 <= 6'd2;
@@ -519,10 +521,10 @@ module prism_egress #(
                     nv <= nv && !rq_last0[o];
                     nq <= nv && !rq_last0[o];
                     hq <= rq_hq0[o];
-                    hq_e <= {1'b0, nx_slot} + (RB + 1)'(rq_hq0[o]);
+                    hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(rq_hq0[o]);
                 end else if (!nx_last) begin
                     // The line after nx.
-                    nx_slot <= nx_slot + RB'(nx_n);
+                    nx_slot <= nx_slot + (RB + 1)'(nx_n);
                     nx_n <= nx_nn;
                     nx_last <= nx_left <= 16'd16;
                     nx_left <= nx_left - 16'(nx_nn);
@@ -532,14 +534,14 @@ module prism_egress #(
                     nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'd32 ? 6'd32 : {2'b01, nx_left[3:0]});
                     nx_n1 <= nx_nn[4] ? 6'd17 : 6'(nx_nn[3:0]) + 6'd1;
                     hq <= nx_hq;
-                    hq_e <= {1'b0, nx_slot} + (RB + 1)'(nx_hq);
+                    hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_hq);
                 end else begin
                     // nx is the RESULT's last line: line 0 of the next request after it.
                     load_nx0(o);
                     nv <= o_rdy;
                     nq <= o_rdy && rq_contig[o];
                     hq <= o_rdy && rq_contig[o] ? nx_n1 : 6'(nx_n);
-                    hq_e <= {1'b0, nx_slot} + (o_rdy && rq_contig[o] ? (RB + 1)'(nx_n1) : (RB + 1)'(nx_n));
+                    hq_e <= {1'b0, RB'(nx_slot)} + (o_rdy && rq_contig[o] ? (RB + 1)'(nx_n1) : (RB + 1)'(nx_n));
                 end
             end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
@@ -547,7 +549,7 @@ module prism_egress #(
                 nv <= 1'b1;
                 nq <= rq_contig[o];
                 hq <= rq_contig[o] ? cur_n1 : 6'(cur_n);
-                hq_e <= {1'b0, cur_slot} + (rq_contig[o] ? (RB + 1)'(cur_n1) : (RB + 1)'(cur_n));
+                hq_e <= {1'b0, RB'(cur_slot)} + (rq_contig[o] ? (RB + 1)'(cur_n1) : (RB + 1)'(cur_n));
             end
             if (lw_en) rq_lines[lw_s] <= {1'b0, lw_line} + 1'b1;
             // Retire a slot every port has sent.

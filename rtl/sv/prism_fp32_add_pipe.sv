@@ -7,9 +7,9 @@
 // LATENCY enabled cycles later on `sum` (with `s_valid` carried alongside
 // as `m_valid`). Same bits as the combinational prism_fp32_add (the tests
 // compare both against the CPU's f32 add). `a_rest` reads `a` as -0 (the
-// ring's slot at rest: prism_ring's flag, which comes a level or two after
-// its register), applied as stage 0's register set/reset, so neither the
-// flag nor a mask is in front of stage 1's compares.
+// ring's slot at rest: prism_ring's lap tag against the read's lap, a
+// level after its register), applied as stage 0's register set/reset, so
+// neither the tag's compare nor a mask is in front of stage 1's compares.
 //
 // Stages (each ends in a register):
 //  0 the operands as given (a_rest applied)

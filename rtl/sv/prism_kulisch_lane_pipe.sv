@@ -43,7 +43,7 @@ module prism_kulisch_lane_pipe #(
     input  wire logic          s_valid,
     input  wire logic [KW-1:0] acc,
     input  wire logic [4:0]    flags,
-    // The slot is at rest (prism_ring's flag): acc and flags read as 0,
+    // The slot is at rest (prism_ring's lap tag): acc and flags read as 0,
     // whatever they hold. Applied as the first stage's register reset, so
     // the ring needs no LUT a bit to mask them.
     input  wire logic          acc_rest,

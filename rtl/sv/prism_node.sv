@@ -543,6 +543,7 @@ module prism_node #(
     logic [FLANES-1:0]    lane_rest;       // a lane's slot is at rest (its words read as -0 and 0)
     logic [KW-1:0] kint;
     logic [RB-1:0] lane_slot;
+    logic          lane_lap;         // lane_slot's element's lap (prism_ring's tags)
     logic [32*FLANES-1:0] wv_q;      // the run's view, registered at dispatch
     logic [3:0]    vq_w;             // with its values' width,
     logic [8:0]    vq_kw;            // and its Kulisch integer's bytes (its first slot: lr_slot0)
@@ -556,6 +557,7 @@ module prism_node #(
     logic [14:0]   lane_cp [FLANES];
     logic [3:0]    cv_fmt0, cv_fmt1, cv_fmt2;
     logic [RB-1:0] lr_slot0, lr_slot1, lr_slot;
+    logic          lr_lap0, lr_lap1, lr_lap;
     logic [RN_W-1:0] lr_n0, lr_n1, lr_n;
     logic          f_push_q0, k_push_q0, f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q0, kisk_q1, kisk_q2;
     logic [7:0]    kst_q1, kst_q2;
@@ -589,6 +591,7 @@ module prism_node #(
     logic [HQ-1:0]      hz_hit;
     logic          f_push, k_push, f_land, k_land, lanes_busy;
     logic [RB-1:0] f_land_slot, k_land_slot;
+    logic          f_land_lap, k_land_lap;
     logic [RN_W-1:0] f_land_n, k_land_n;
     logic          run_hold;         // D_RUN waits: a slot of its run has a sum in flight
     logic          f_mv0, k_mv0;     // lane 0's m_valid (the latency checks)
@@ -634,6 +637,9 @@ module prism_node #(
         lr_slot0 <= lane_slot;
         lr_slot1 <= lr_slot0;
         lr_slot <= lr_slot1;
+        lr_lap0 <= lane_lap;
+        lr_lap1 <= lr_lap0;
+        lr_lap <= lr_lap1;
         cv_fmt0 <= g_fmt;
         cv_fmt1 <= cv_fmt0;
         cv_fmt2 <= cv_fmt1;
@@ -802,10 +808,10 @@ module prism_node #(
     logic                eg_cross, eg_valid;
     // The builder's read of the ring, and its hazard query.
     logic [RB-1:0] eb_slot;
+    logic          eb_lap;            // its element's lap (prism_ring's tags)
     logic [RN_W-1:0] eb_qn, eb_hqn;   // the line's slots; it and the next line's (the query)
     logic [RB:0]     eb_qend;         // the query's end and wrap
     logic        eb_go;
-    logic [LANES-1:0] eb_clear;
     // The roundings after the ring's egress read (prism_kulisch_round_pipe's
     // latency, checked in simulation, and prism_egress's register that puts
     // them into run order), in egress's builder and AUTO's store.
@@ -875,6 +881,7 @@ module prism_node #(
             lane_in[j] = raw;
         end
         lane_slot = RB'(pos);
+        lane_lap = pos[RB];
     end
 
     // ---------------------------------------------------------------- checks
@@ -1137,7 +1144,8 @@ module prism_node #(
     // every three cycles (A_PLAN, A_FIT, A_REC) from the choice prism_auto_plan
     // worked out ahead for its position (the eight-value lookahead, from
     // the rounded store), the packet's groups kept until it closes; then its
-    // body is written a value a cycle (ring slots cleared as read) by
+    // body is written a value a cycle (a slot read is at rest at its next
+    // lap: prism_ring's tags) by
     // prism_auto_body into obytes and handed to egress, which sends the same
     // bytes on every path.
     //
@@ -1177,39 +1185,35 @@ module prism_node #(
     logic [15:0] ge_w, ge_wp, e_left;
     logic        em_last;
     logic        e_desc;             // the group's descriptor is written
-    // The value's ring slot (base + e_k) and the one after, registers
-    // counted with e_k (base does not move in A_EMIT), and the slot A_EMIT
-    // reads a cycle ahead (e_rd: base + e_k + 1 after a descriptor, else
-    // base + e_k), a register too, from the emission's own steps: the ring's
-    // egress slot is then a select of registers by registers. (As an add
-    // behind e_desc into the ring's flags, 6.25 levels; as a select of
-    // e_slot and e_slot1 by e_desc and e_end, 6.50 across the ring's row
-    // and flag selects.)
-    logic [RB-1:0] e_slot, e_slot1;
+    // The slot after the value's (base + e_k + 1), a register counted with
+    // e_k (base does not move in A_EMIT), and the slot A_EMIT reads a cycle
+    // ahead (e_rd: base + e_k + 1 after a descriptor, else base + e_k), a
+    // register too, from the emission's own steps: the ring's egress slot
+    // is then a select of registers by registers. Both with their lap (bit
+    // RB: prism_ring's tags). (As an add behind e_desc into the ring's
+    // flags, 6.25 levels; as a select of two slots by e_desc and e_end,
+    // 6.50 across the ring's row and flag selects.)
+    logic [RB:0]   e_slot1;          // with its lap (bit RB)
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [RB-1:0] e_rd;             // (AUTO's reads: none without AUTO_ENABLE)
+    logic [RB:0]   e_rd;             // (AUTO's reads: none without AUTO_ENABLE)
     /* verilator lint_on UNUSEDSIGNAL */
     always_ff @(posedge clk)
         if (st_emit) begin
-            if (!e_end && e_desc) begin
-                e_slot <= e_slot + RB'(1);
-                e_slot1 <= e_slot1 + RB'(1);
-            end
+            if (!e_end && e_desc) e_slot1 <= e_slot1 + (RB + 1)'(1);
             // The next cycle's value: after a descriptor its group's first
             // (e_k + 1 with e_desc set); after a group's last value the next
             // descriptor's or the end's (e_k + 1, e_desc clear); after any
             // other value the next (e_k + 2).
-            if (!e_end) e_rd <= !e_desc || em_last ? e_slot1 : e_slot1 + RB'(1);
+            if (!e_end) e_rd <= !e_desc || em_last ? e_slot1 : e_slot1 + (RB + 1)'(1);
         end else begin
-            e_slot <= RB'(base);
-            e_slot1 <= RB'(base + 33'd1);
-            e_rd <= RB'(base);
+            e_slot1 <= (RB + 1)'(base + 33'd1);
+            e_rd <= (RB + 1)'(base);
         end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
-        if (!rst && st_emit && (e_slot != RB'(base + {17'b0, e_k}) || e_slot1 != RB'(base + {17'b0, e_k} + 33'd1)
-                                || e_rd != RB'(base + {17'b0, e_k} + {32'b0, e_desc && !e_end})))
-            $error("prism_node: e_slot or e_rd is not base + e_k (+ 1 after a descriptor) in A_EMIT");
+        if (!rst && st_emit && (e_slot1 != (RB + 1)'(base + {17'b0, e_k} + 33'd1)
+                                || e_rd != (RB + 1)'(base + {17'b0, e_k} + {32'b0, e_desc && !e_end})))
+            $error("prism_node: e_slot1 or e_rd is not base + e_k (+ 1 after a descriptor) in A_EMIT");
 `endif
 
     // AUTO's reads of the ring (its egress run, which the builder does not
@@ -1218,7 +1222,8 @@ module prism_node #(
     // its data comes EG_LAT cycles after the read, with the value's
     // registers em2_*, below, a cycle behind the emission's state; the body
     // writer's stages follow). au_* is the data, EG_LAT cycles after the read.
-    logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 1)
+    logic [RB-1:0] au_slot, au_qslot;
+    logic          au_lap;           // au_slot's element's lap (prism_ring's tags)   // the read's first slot, and the rounder's (hazard query 1)
     logic [RB:0]   au_qend;          // the rounder's query's end and wrap (its slot plus ro_n, in phase 2)
     logic [RN_W-1:0] au_qn;          // its count: ro_n in phase 2, else no query
     logic [RN_W-1:0] au_n;           // slots read (0: none)
@@ -1380,10 +1385,11 @@ module prism_node #(
                 au_qslot = RB'(ro_ptr);
                 au_qend = {ro_ptr_n[RB] ^ ro_ptr[RB], ro_ptr_n[RB-1:0]};
                 au_qn = ro_ph == 2'd2 ? ro_n : '0;
-                au_slot = st_emit ? e_rd : RB'(ro_ptr);
+                au_slot = st_emit ? RB'(e_rd) : RB'(ro_ptr);
+                au_lap = st_emit ? e_rd[RB] : ro_ptr[RB];
                 au_n = st_emit ? RN_W'(e_val_next) : (ro_go ? ro_n : '0);
                 pr_go = ctx_valid && ctx_auto && !st_emit && !st[C_INSTALL] && pl_ready && pr_ok_q;
-                rs_ra = st_emit ? e_rd : RB'(pp);
+                rs_ra = st_emit ? RB'(e_rd) : RB'(pp);
                 // The queue's head comes without another frame once
                 // readiness covers its window. ready_now is max(hd_least,
                 // base), so each compare with it is the least coverage's (a
@@ -1598,6 +1604,7 @@ module prism_node #(
 `endif
         end else begin : g_no_auto
             assign au_slot = '0;
+            assign au_lap = 1'b0;
             assign au_qslot = '0;
             assign au_qend = '0;
             assign au_qn = '0;
@@ -1781,7 +1788,7 @@ module prism_node #(
         .cbuf, .q_len, .obytes,
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
-        .eg_slot(eb_slot), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hqe(eb_qend), .eg_hit(hz_hit[0]), .eg_go(eb_go), .eg_clear(eb_clear),
+        .eg_slot(eb_slot), .eg_lap(eb_lap), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hqe(eb_qend), .eg_hit(hz_hit[0]), .eg_go(eb_go),
         .eg_acc, .eg_acck, .eg_accf, .eg_phase, .eg_cross, .eg_valid, .m_round_fp32(eg_round), .m_round_exact(eg_round_x),
         .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tlast, .m_axis_tready
     );
@@ -1966,7 +1973,8 @@ module prism_node #(
 
     // The next canonical RESULT packet, if every contributor covers it: handed
     // to egress (waiting for a free request slot), then released at once — the
-    // window moves on; the builder clears the slots as it reads them.
+    // window moves on; the slots it read are at rest at their next lap
+    // (prism_ring's tags), so nothing clears them.
     task automatic ready_check();
         if (ctx_auto) st <= hd_gt_base ? oh(A_PLAN) : oh(DONE);
         else if (rdy) begin
@@ -2377,20 +2385,22 @@ module prism_node #(
 
     // The ring. Its egress run is the builder's line, or AUTO's slots in an
     // AUTO context (the builder builds no RESULT there, and AUTO reads
-    // nothing in another context). Its clears: the builder's of the slots
-    // it reads, STAGE's fresh accumulator, AUTO's of the value it writes.
+    // nothing in another context). Every read and sum names its run's lap
+    // (the ring's tags say which slots are at rest); STAGE's fresh
+    // accumulator is its only clear.
     logic [RB-1:0]   eg_slot;
+    logic            eg_lap;
     logic [RN_W-1:0] eg_n;
     assign eg_slot = ctx_auto ? au_slot : eb_slot;
+    assign eg_lap = ctx_auto ? au_lap : eb_lap;
     assign eg_n = ctx_auto ? au_n : (eb_go ? eb_qn : '0);
     prism_ring #(.RING(RING), .KW(RKW), .KULISCH(KULISCH_ENABLE), .NBANK(FLANES), .EG(LANES)) ring (
         .clk, .rst,
-        .lane_slot(lr_slot), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
-        .eg_slot, .eg_n, .eg_clear(eb_clear), .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
-        .one_clear(st_emit && !e_end && e_desc), .one_slot(e_slot),
+        .lane_slot(lr_slot), .lane_lap(lr_lap), .lane_n(lr_n), .lane_acc, .lane_acck, .lane_accf, .lane_rest,
+        .eg_slot, .eg_lap, .eg_n, .eg_acc, .eg_acck, .eg_accf, .eg_k0, .eg_f0, .eg_phase, .eg_cross, .eg_valid,
         .clr_en(st[C_CLEAR]), .clr_slot,
-        .fw_en(f_land), .fw_slot(f_land_slot), .fw_n(f_land_n), .lane_sum,
-        .kw_en(k_land), .kw_slot(k_land_slot), .kw_n(k_land_n), .klane_sum, .klane_f
+        .fw_en(f_land), .fw_slot(f_land_slot), .fw_lap(f_land_lap), .fw_n(f_land_n), .lane_sum,
+        .kw_en(k_land), .kw_slot(k_land_slot), .kw_lap(k_land_lap), .kw_n(k_land_n), .klane_sum, .klane_f
     );
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
@@ -2479,6 +2489,25 @@ module prism_node #(
         .sland(k_land), .sland_slot(k_land_slot), .sland_n(k_land_n),
         .q_slot(hz_slot), .q_n(hz_n), .q_end(hz_end), .q_hit(hz_hit), .busy(lanes_busy)
     );
+    // A run's lap, from its push to its sums' write: the tracker's land
+    // is exactly its LATENCY (SHORT) after the push, so a shift register
+    // of one bit keeps it (prism_ring's tags; checked in simulation against
+    // the tracker's slot).
+    localparam int LAND_F = CV_LAT + RING_LAT + F_LAT;
+    localparam int LAND_K = CV_LAT + RING_LAT + K_LAT;
+    logic [LAND_F-1:0] lap_sr;
+    always_ff @(posedge clk) lap_sr <= {lap_sr[LAND_F-2:0], lane_lap};
+    assign f_land_lap = lap_sr[LAND_F-1];
+    assign k_land_lap = lap_sr[LAND_K-1];
+`ifndef SYNTHESIS
+    logic [RB-1:0] slot_sr [LAND_F];
+    always_ff @(posedge clk) begin
+        slot_sr[0] <= lane_slot;
+        for (int i = 1; i < LAND_F; i++) slot_sr[i] <= slot_sr[i-1];
+        if (!rst && f_land && slot_sr[LAND_F-1] != f_land_slot) $error("prism_node: the lap register is not the tracker's FP32 run");
+        if (!rst && k_land && slot_sr[LAND_K-1] != k_land_slot) $error("prism_node: the lap register is not the tracker's Kulisch run");
+    end
+`endif
     // The window is FLANES slots while a run holds, else 2 x FLANES.
     /* verilator lint_off PINCONNECTEMPTY */
     prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
@@ -3039,7 +3068,6 @@ module prism_node #(
                     e_left <= gr_c - 16'd1;
                     em_last <= gr_c == 16'd1;
                 end else begin
-                    // The ring's process clears the value's slot.
                     e_k <= e_k + 16'd1;
                     e_left <= e_left - 16'd1;
                     em_last <= e_left == 16'd1;

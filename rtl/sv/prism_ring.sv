@@ -37,20 +37,14 @@
 // sharing one copy by turns would cost the engine its rate. `*_n` is how
 // many slots of the run are used (0: no read).
 //
-// Writes. The lanes' sums are the memories' only writes: the `fw_n` FP32
+// Writes. The memories are written by the lanes' sums, the `fw_n` FP32
 // sums from `fw_slot` or the `kw_n` Kulisch sums from `kw_slot` (a context
-// runs one kind, so never both in a cycle), one word a bank. A clear does not
-// touch the memories: a flag a slot ("at rest", in flip-flops, ROWS of them
-// a bank beside the bank's memories, read beside them and registered with
-// them, in two steps: see the reads) says the slot is -0 (FP32) and a
-// Kulisch zero without flags, whatever its memory word holds; a sum written
-// takes the flag down. Changes, in this order within a cycle (a later change
-// to a slot wins): the egress run's slots marked in `eg_clear` (the builder
-// clears what it reads; these take effect a cycle late, which no reader
-// sees: see the rest flags), a fresh accumulator NBANK slots from
-// `clr_slot` (`clr_en`), `one_slot` (`one_clear`, AUTO's clear of the value
-// it just wrote), then the lanes' sums (their flags go down a cycle late,
-// which reads do not see: see the rest flags). Every flag is up after reset.
+// runs one kind, so never both in a cycle), one word a bank, and by a
+// STAGE's fresh accumulator (`clr_en`: the identity word in the NBANK
+// slots from `clr_slot`, while no sum is in flight). Every write names the
+// lap of its run's first slot (`fw_lap`, `kw_lap`; see the tags): no slot is
+// ever cleared after it is read. The memories hold no meaning after reset
+// until a STAGE's clear.
 //
 // prism_node never reads a slot in the cycle a sum for it is written
 // (prism_lane_track holds such reads), so a read never meets its own
@@ -76,6 +70,7 @@ module prism_ring #(
 
     // The lanes' run, in bank order (bank b at [b*WIDTH +: WIDTH]).
     input  wire logic [RB-1:0]         lane_slot,
+    input  wire logic                  lane_lap,      // lane_slot's element's lap (see the tags)
     input  wire logic [RN_W-1:0]       lane_n,
     output logic      [NBANK*32-1:0]   lane_acc,      // as stored: see lane_rest
     output logic      [NBANK*KW-1:0]   lane_acck,     // as stored: see lane_rest
@@ -84,8 +79,8 @@ module prism_ring #(
 
     // The egress run, in run order (value j, slot eg_slot + j, at [j*WIDTH +: WIDTH]).
     input  wire logic [RB-1:0]         eg_slot,
+    input  wire logic                  eg_lap,
     input  wire logic [RN_W-1:0]       eg_n,
-    input  wire logic [EG-1:0]         eg_clear,
     output logic      [EG*32-1:0]      eg_acc,
     output logic      [EG*KW-1:0]      eg_acck,       // block order (see above)
     output logic      [EG*5-1:0]       eg_accf,
@@ -95,19 +90,18 @@ module prism_ring #(
     output logic                       eg_cross,      // the run crosses into the next block
     output logic                       eg_valid,      // the outputs hold a read's data this cycle (its first)
 
-    input  wire logic                  one_clear,
-    input  wire logic [RB-1:0]         one_slot,
-
     input  wire logic                  clr_en,
     input  wire logic [RB-1:0]         clr_slot,
 
     // The lanes' sums, in bank order.
     input  wire logic                  fw_en,
     input  wire logic [RB-1:0]         fw_slot,
+    input  wire logic                  fw_lap,
     input  wire logic [RN_W-1:0]       fw_n,
     input  wire logic [NBANK*32-1:0]   lane_sum,
     input  wire logic                  kw_en,
     input  wire logic [RB-1:0]         kw_slot,
+    input  wire logic                  kw_lap,
     input  wire logic [RN_W-1:0]       kw_n,
     input  wire logic [NBANK*KW-1:0]   klane_sum,
     input  wire logic [NBANK*5-1:0]    klane_f
@@ -138,137 +132,74 @@ module prism_ring #(
     endfunction
 
     // ---------------------------------------------------------------- writes
+    // The lanes' sums, or (clr_en) the identity word in every bank at row
+    // clr_slot / NBANK, with each slot's lap tag (see the reads).
+    localparam logic [W-1:0] IDENTITY = W'(NEG_ZERO);   // -0, a Kulisch zero without flags
     logic [RB-1:0]   w_slot;
-    assign w_slot = fw_en ? fw_slot : kw_slot;
+    logic            w_lap;
+    assign w_slot = clr_en ? clr_slot : fw_en ? fw_slot : kw_slot;
+    assign w_lap = clr_en ? 1'b0 : fw_en ? fw_lap : kw_lap;
     logic [W-1:0]     w_word [NBANK];
-    logic [NBANK-1:0] w_en;
+    logic [NBANK-1:0] w_en, w_tag;
     logic [RW-1:0]    w_row [NBANK];
     always_comb
         for (int b = 0; b < NBANK; b++) begin
             w_word[b] = '0;
             w_word[b][31:0] = lane_sum[32*b +: 32];
             if (KULISCH != 0) w_word[b][W-1:32] = KWX'({klane_f[5*b +: 5], klane_sum[KW*b +: KW]});
-            // Each kind's run decoded by itself, then the one selected (not
-            // the slot selected first: the select would add a level before
-            // bank_in's compare, on the path into the flags).
-            w_en[b] = fw_en ? bank_in(fw_slot[SB-1:0], fw_n, SB'(b)) : kw_en && bank_in(kw_slot[SB-1:0], kw_n, SB'(b));
+            if (clr_en) w_word[b] = IDENTITY;
+            // Each kind's run decoded by itself, then the one selected.
+            w_en[b] = clr_en || (fw_en ? bank_in(fw_slot[SB-1:0], fw_n, SB'(b)) : kw_en && bank_in(kw_slot[SB-1:0], kw_n, SB'(b)));
             w_row[b] = bank_row(w_slot, SB'(b));
+            w_tag[b] = w_lap ^ bank_wraps(w_slot, SB'(b));
         end
 
-    // ---------------------------------------------------------------- rest flags
-    // A vector of ROWS flags a bank, beside its memories (bit r: the slot in
-    // row r). Each change is a one-hot row mask: a slot's row decoded once
-    // (s / NBANK, shared by the banks), rotated up by one in the banks below
-    // s mod NBANK (bank_row's +1 without its carry), so a flag's next value
-    // is a few gates of masks, not a row compare.
+    // ---------------------------------------------------------------- lap tags
+    // Slot s holds element e when e mod RING = s; e's lap is bit RB of e.
+    // Each slot keeps the lap of the element its word was last written for
+    // (a tag, a distributed RAM of ROWS x 1 a bank and reader beside the
+    // memories, written with them). A reader names its run's first slot and
+    // that slot's lap; a slot whose tag is another lap is at rest (reads
+    // as -0 and a Kulisch zero without flags): its word is a sum for an
+    // element RING before, whose RESULT has been read. So nothing clears a
+    // slot after its RESULT is read, and a slot's first add of a lap needs
+    // no clear ahead of it. A tag of the lap before last cannot be met: a
+    // reader's element is at most the window above the oldest RESULT being
+    // read (RING is the window plus two RESULT packets), every element of an
+    // operation below it was summed (coverage), and a STAGE writes the
+    // identity word with lap 0 into every slot (clr_en, RING / NBANK
+    // cycles). (Until session 62 a flag a slot in flip-flops, set by the
+    // RESULT builder's and AUTO's clears and taken down by sums: 4,096 flags
+    // and their selects, about 22k LUTs of the FP32-only ring's 25k.)
     function automatic logic bank_next(input logic [SB-1:0] s, input logic [SB-1:0] b);
         bank_next = b < s;                       // bank b's slot of a run from s mod NBANK is in the next row
     endfunction
-    function automatic logic [ROWS-1:0] row_mask(input logic [RB-1:0] s, input logic [SB-1:0] b);
-        logic [ROWS-1:0] d;
-        d = ROWS'(1) << s[RB-1:SB];
-        row_mask = bank_next(s[SB-1:0], b) ? {d[ROWS-2:0], d[ROWS-1]} : d;
+    // Bank b's slot of a run from s is past the ring's last slot: its lap is one more.
+    function automatic logic bank_wraps(input logic [RB-1:0] s, input logic [SB-1:0] b);
+        bank_wraps = s[RB-1:SB] == RW'(ROWS - 1) && bank_next(s[SB-1:0], b);
     endfunction
-    //
-    // A sum takes its slot's flag down a cycle after its write (the memory
-    // is written in the sum's cycle): the write run's enables (w_en, a
-    // bank_in compare each) and its row are registered
-    // (wq_*), and the flag's update and every read take the pending clear
-    // from that register (rest_v: the flags as the sums before this cycle
-    // left them), so a read the cycle after a sum sees it as before. With
-    // the clear in the sum's own cycle, compare, row mask and flag update
-    // were 6.50 levels in one run of abc and 5.25 in another.
-    // The egress run's clears take effect a cycle late, from registers
-    // (ps_*: the run's slot and its clears): a clear's 64:1 select by the
-    // run's slot and its row mask came after the slot's own logic in the
-    // node, 8.25 levels into the flags. Reads do not see a clear in its
-    // own cycle either way, and the readers never read a slot the cycle
-    // after the builder cleared it (it retires only after its RESULT is
-    // sent; simulation checks it), so reads see the same flags; a sum
-    // landing on a slot in the cycle of its clear cannot happen (the
-    // builder's read waits for sums in flight).
-    logic [RB-1:0]    ps_slot;
-    logic [EG-1:0]    ps_clear;
-    always_ff @(posedge clk) begin
-        ps_slot <= eg_slot;
-        ps_clear <= rst ? '0 : eg_clear;
-    end
-    logic [NBANK-1:0] eg_clear_x;                // the pending clears by the run's value index
-    assign eg_clear_x = NBANK'(ps_clear);
-    logic [ROWS-1:0]  rest [NBANK];
-    logic [ROWS-1:0]  rest_v [NBANK];            // rest with the last cycle's sums' clears
-    logic [NBANK-1:0] wq_en, wq_next;            // last cycle's write: a bank's enable, and its slot in the next row
-    logic [ROWS-1:0]  wq_row;                    // and the run's row, one-hot (slot / NBANK)
-    logic [RW-1:0]    wq_base, wq_base_up, wq_base_dn;   // and that row, plus one, minus one (the reads' hits)
-    always_ff @(posedge clk) begin
-        if (rst) wq_en <= '0;
-        else wq_en <= w_en;
-        wq_row <= ROWS'(1) << w_slot[RB-1:SB];
-        wq_base <= w_slot[RB-1:SB];
-        wq_base_up <= w_slot[RB-1:SB] + RW'(1);
-        wq_base_dn <= w_slot[RB-1:SB] - RW'(1);
-        for (int b = 0; b < NBANK; b++) wq_next[b] <= bank_next(w_slot[SB-1:0], SB'(b));
-    end
-    genvar gr;
-    generate
-        for (gr = 0; gr < NBANK; gr++) begin : g_rest
-            logic            ee, oe;
-            logic [ROWS-1:0] set, clr, one;
-            assign ee = eg_clear_x[SB'(gr) - ps_slot[SB-1:0]];
-            assign oe = one_clear && one_slot[SB-1:0] == SB'(gr);
-            assign set = (ee ? row_mask(ps_slot, SB'(gr)) : '0) | (clr_en ? row_mask(clr_slot, SB'(gr)) : '0);
-            assign clr = wq_en[gr] ? (wq_next[gr] ? {wq_row[ROWS-2:0], wq_row[ROWS-1]} : wq_row) : '0;
-            assign one = oe ? ROWS'(1) << one_slot[RB-1:SB] : '0;
-            assign rest_v[gr] = rest[gr] & ~clr;
-            // The last cycle's sums, then this cycle's clears: so a clear
-            // and a sum of one slot in one cycle leave the sum (AUTO's
-            // clear and a sum of one slot: prism_node never does both, and
-            // simulation checks it, as the order was the other way before).
-            always_ff @(posedge clk)
-                if (rst) rest[gr] <= '1;
-                else rest[gr] <= rest_v[gr] | set | one;
-        end
-    endgenerate
 
     // ---------------------------------------------------------------- reads
     // Two copies of the banks, written alike: the lanes' (c 0) and the
-    // egress run's (c 1), each with its registered read and the flags
-    // registered beside it; the egress copy's memories have their output
-    // register on (prism_ram_sdp OREG), and its flags and rotation are
+    // egress run's (c 1), each with its registered read, and its tags read
+    // and compared with the run's laps beside it (q_rest, a register and a
+    // LUT after the read); the egress copy's memories have their output
+    // register on (prism_ram_sdp OREG), and its rest bits and rotation are
     // registered again beside it (eg_*, below). Without it the egress bits
     // were 6.50 levels at KW 8: a block RAM's read (1.5) through the 64:1
     // rotation and the mask.
-    //
-    // A bank's flag is selected in two steps around that register. Before
-    // it: the flags of the NC rows the run's row may be in, rows hi * NC + j
-    // (+ 1 where bank_next), j < NC, hi the run's slot / NBANK / NC (a
-    // 16:1 select of rest, then bank_next's 2:1). After it: the one at the
-    // run's slot / NBANK mod NC (q_sub, registered with the read, shared by
-    // the banks). The selects read `rest`, the flip-flops themselves; the
-    // pending clear of last cycle's sums (rest_v) is applied after the
-    // register, as a hit worked out beside the select: does the pending
-    // write's row of the bank equal the read's row? Both are a row base plus
-    // the bank's one-row step (bank_next), so that is one of three shared
-    // compares of the bases (equal, read one above, read one below) picked
-    // by the two steps. Selecting from rest_v instead put the clear's
-    // decode in front of every select input: ABC mapped the 512 flags of
-    // the selects into about 23k LUTs at KW 320 (LUT1 feeders of MUXF7 trees).
-    // Rest is sampled in the read's cycle as before, so the flags read are
-    // the same; the select after the register (one LUT) is in the shadow
-    // of the memory's read. One 64:1 select with bank_next's choice in
-    // front of the register was 6.75 levels at KW 8 (timing.sh).
-    localparam int CB = RW < 2 ? RW : 2;         // row bits selected after the register
-    localparam int NC = 2 ** CB;
     logic [RB-1:0]   r_slot [2];
     logic [RN_W-1:0] r_n [2];
+    logic            r_lap [2];
     assign r_slot[0] = lane_slot;
     assign r_slot[1] = eg_slot;
     assign r_n[0] = lane_n;
     assign r_n[1] = eg_n;
+    assign r_lap[0] = lane_lap;
+    assign r_lap[1] = eg_lap;
     logic [W-1:0]     q [2][NBANK];
-    logic [NC-1:0]    q_fl [2][NBANK];           // a bank's flags of the NC rows its read may be in
-    logic [NBANK-1:0] q_hit [2];                 // a bank's read row is the pending clear's row
-    logic [CB-1:0]    q_sub [2];                 // the run's slot / NBANK mod NC, registered with its read
+    logic [NBANK-1:0] q_tag [2];                 // a bank's slot's tag, read with its word
+    logic [NBANK-1:0] q_lap [2];                 // and the lap the read expects there
     logic [NBANK-1:0] q_rest [2];
     logic [NBANK-1:0] eg_orst;                   // the egress copy's output register loads zeros (see eg_acck)
     logic [SB-1:0]    q_rot;                     // the egress run's slot mod NBANK, registered with its read
@@ -276,60 +207,29 @@ module prism_ring #(
     generate
         for (gc = 0; gc < 2; gc++) begin : g_copy
             logic re;
-            logic [RW-1:0] hi;                   // the run's slot / NBANK / NC
-            logic [RW-1:0] rr;                   // the run's row base, slot / NBANK
-            logic eq0, eq_up, eq_dn;             // rr == wq_base, == wq_base + 1, == wq_base - 1
             assign re = r_n[gc] != 0;
-            assign rr = r_slot[gc][RB-1:SB];
-            assign hi = RW'(rr >> CB);
-            assign eq0 = rr == wq_base;
-            assign eq_up = rr == wq_base_up;
-            assign eq_dn = rr == wq_base_dn;
-            always_ff @(posedge clk) if (re) q_sub[gc] <= r_slot[gc][SB +: CB];
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
-                logic rn;                        // the read's slot of this bank is in the next row
                 assign row = bank_row(r_slot[gc], SB'(gb));
-                assign rn = bank_next(r_slot[gc][SB-1:0], SB'(gb));
                 prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc), .RST_LO(32)) ram (
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .orst(gc == 1 ? eg_orst[gb] : 1'b0), .rdata(q[gc][gb])
                 );
-                // Flag j: row hi * NC + j, or the next one (rn).
-                logic [NC-1:0] fl;
-                always_comb
-                    for (int j = 0; j < NC; j++) begin
-                        logic [ROWS-1:0] a, b;       // rows k * NC + j and k * NC + j + 1 at k
-                        a = '0;
-                        b = '0;
-                        for (int k = 0; k < ROWS / NC; k++) begin
-                            a[k] = rest[gb][(k * NC + j) % ROWS];
-                            b[k] = rest[gb][(k * NC + j + 1) % ROWS];
-                        end
-                        fl[j] = rn ? b[hi] : a[hi];
-                    end
-                // The pending clear's row is wq_base + wq_next, the read's rr + rn.
-                logic hit;
-                assign hit = wq_en[gb] && (rn == wq_next[gb] ? eq0 : rn ? eq_dn : eq_up);
+                prism_ram_sdp #(.W(1), .DEPTH(ROWS), .STYLE(2)) tag (
+                    .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_tag[gb]),
+                    .re, .raddr(row), .orst(1'b0), .rdata(q_tag[gc][gb])
+                );
                 always_ff @(posedge clk)
-                    if (re) begin
-                        q_fl[gc][gb] <= fl;
-                        q_hit[gc][gb] <= hit;
-                    end
-                assign q_rest[gc][gb] = q_fl[gc][gb][q_sub[gc]] && !q_hit[gc][gb];
+                    if (re) q_lap[gc][gb] <= r_lap[gc] ^ bank_wraps(r_slot[gc], SB'(gb));
+                assign q_rest[gc][gb] = q_tag[gc][gb] != q_lap[gc][gb];
             end
 `ifndef SYNTHESIS
-            // A read never meets a write of its own slot (see above), nor
-            // the egress run's pending clear of it.
+            // A read never meets a write of its own slot (see above).
             always_ff @(posedge clk)
                 if (!rst && re)
-                    for (int b = 0; b < NBANK; b++) begin
+                    for (int b = 0; b < NBANK; b++)
                         if (w_en[b] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b)) && bank_row(r_slot[gc], SB'(b)) == w_row[b])
-                            $error("prism_ring: slot %0d read in the cycle its sum is written", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
-                        if (eg_clear_x[SB'(b) - ps_slot[SB-1:0]] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b))
-                            && bank_row(r_slot[gc], SB'(b)) == bank_row(ps_slot, SB'(b)))
-                            $error("prism_ring: slot %0d read the cycle after the egress run cleared it", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
-                    end
+                            $error("prism_ring: slot %0d read in the cycle it is written", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
 `endif
         end
     endgenerate
@@ -437,14 +337,8 @@ module prism_ring #(
     always_ff @(posedge clk)
         if (!rst) begin
             if (fw_en && kw_en) $error("prism_ring: FP32 and Kulisch sums in the same cycle");
-            // A pending clear and last cycle's sum of one slot: the clear
-            // would win, where in the clear's own cycle the sum would have.
-            for (int b = 0; b < NBANK; b++)
-                if (eg_clear_x[SB'(b) - ps_slot[SB-1:0]] && wq_en[b]
-                    && bank_row(ps_slot, SB'(b)) == (wq_next[b] ? wq_base_up : wq_base))
-                    $error("prism_ring: slot %0d summed in the cycle the egress run cleared it", {bank_row(ps_slot, SB'(b)), SB'(b)});
-            if (one_clear && w_en[one_slot[SB-1:0]] && w_row[one_slot[SB-1:0]] == one_slot[RB-1:SB])
-                $error("prism_ring: slot %0d cleared by AUTO in the cycle its sum is written", one_slot);
+            // A STAGE's clear runs while no sum is in flight.
+            if (clr_en && (fw_en || kw_en)) $error("prism_ring: a sum written during the clear");
         end
 `endif
 endmodule

@@ -301,23 +301,54 @@ thread_local! {
 
 #[allow(clippy::too_many_arguments)]
 fn run_stalled(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, seed: u64, vector_len: u32, gap: usize, wide: bool, stall: Vec<bool>) -> Pair {
+    let mut p = Pair::new(gap);
+    p.rtl.out_stall = stall;
+    let s = scenario(ranks, semantics, accumulator, seed, vector_len);
+    drive_op(&mut p, &s, 1, wide);
+    p.check(&format!("{ranks} ranks, {semantics:?}, {accumulator:?}, seed {seed}"));
+    check_results(&p, &s, 0);
+    p
+}
+
+fn scenario(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy, seed: u64, vector_len: u32) -> Scenario {
     let mut s = Scenario::new(ranks, semantics, accumulator);
     s.vector_len = vector_len;
     s.data_seed = seed;
     s.dest_rank = (seed % ranks as u64) as u16;
     s.output = OUTPUT.with(|o| o.get());
     s.integers = INTEGERS.with(|o| o.get());
-    let mut p = Pair::new(gap);
-    p.rtl.out_stall = stall;
+    s
+}
+
+/// Nothing was lost: one RESULT per canonical packet per path (FP32
+/// output), counting from `before` (the RESULTs of earlier operations).
+fn check_results(p: &Pair, s: &Scenario, before: u64) {
+    let paths = if s.semantics == Semantics::ALLREDUCE { s.ranks as u64 } else { 1 };
+    let packets = (s.vector_len as u64).div_ceil(363);
+    let sent = p.sw.counters.results_sent - before;
+    if s.output == OutputFormat::FP32 {
+        assert_eq!(sent, paths * packets, "{:?}", p.sw.counters);
+    } else {
+        assert!(sent >= paths, "{:?}", p.sw.counters);
+    }
+}
+
+/// One operation of generation `op_gen` through both switches, STAGE to
+/// RELEASE: each rank's packets in a random order inside the window, with
+/// duplicates, changed copies, malformed frames and frames on the wrong port
+/// in between.
+fn drive_op(p: &mut Pair, s: &Scenario, op_gen: u32, wide: bool) {
+    let (ranks, seed) = (s.ranks, s.data_seed);
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
-    p.send(&stage(&s, 1, 1, |_, _| {}));
-    p.send(&cmd(&s, Command::COMMIT, 2, 1));
-    p.send(&cmd(&s, Command::COMMIT, 2, 1));
-    let v = if wide { full_range(&s, &mut rng) } else { vectors(&s) };
-    let mut pending: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| packetize(&s, r, &v[r as usize], 1, &mut rng)).collect();
+    let txn = 16 * op_gen;
+    p.send(&stage(s, txn + 1, op_gen, |_, _| {}));
+    p.send(&cmd(s, Command::COMMIT, txn + 2, op_gen));
+    p.send(&cmd(s, Command::COMMIT, txn + 2, op_gen));
+    let v = if wide { full_range(s, &mut rng) } else { vectors(s) };
+    let mut pending: Vec<Vec<(u64, u64, Vec<u8>)>> = (0..ranks).map(|r| packetize(s, r, &v[r as usize], op_gen, &mut rng)).collect();
     let mut sent: Vec<(u16, Vec<u8>)> = Vec::new();
     let mut held: Vec<Vec<u64>> = vec![Vec::new(); ranks as usize];
-    let id = s.identity(1);
+    let id = s.identity(op_gen);
     let window = single_window_elements(s.mtu) as u64;
     let malformed = golden::malformed();
     let mut steps = 0;
@@ -374,18 +405,38 @@ fn run_stalled(ranks: u16, semantics: Semantics, accumulator: AccumulatorPolicy,
             _ => {}
         }
     }
-    p.send(&cmd(&s, Command::COMPLETE, 3, 1));
-    p.send(&cmd(&s, Command::RELEASE, 4, 1));
-    p.check(&format!("{ranks} ranks, {semantics:?}, {accumulator:?}, seed {seed}"));
-    // Nothing was lost: one RESULT per canonical packet per path (FP32 output).
-    let paths = if semantics == Semantics::ALLREDUCE { ranks as u64 } else { 1 };
-    let packets = (vector_len as u64).div_ceil(363);
-    if s.output == OutputFormat::FP32 {
-        assert_eq!(p.sw.counters.results_sent, paths * packets);
-    } else {
-        assert!(p.sw.counters.results_sent >= paths, "{:?}", p.sw.counters);
+    p.send(&cmd(s, Command::COMPLETE, txn + 3, op_gen));
+    p.send(&cmd(s, Command::RELEASE, txn + 4, op_gen));
+}
+
+/// The ring's slots reused: vectors over twice the ring (4,096 slots), so
+/// every slot serves three laps of one operation, and operations one after
+/// another on one switch (each STAGE's fresh accumulator over the last
+/// one's sums), under both policies and both outputs. The ring tells a
+/// slot at rest by the lap of the element it last summed; a stale sum read
+/// as a value, or a fresh slot's first add missing its zero, changes a
+/// RESULT byte.
+#[test]
+fn the_ring_is_reused_across_laps_and_operations() {
+    for (acc, output, ranks) in [
+        (AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32, 3u16),
+        (AccumulatorPolicy::KULISCH_FIXED, OutputFormat::FP32, 2),
+        (AccumulatorPolicy::KULISCH_FIXED, OutputFormat::AUTO, 3),
+        (AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::AUTO, 2),
+    ] {
+        OUTPUT.with(|o| o.set(output));
+        let mut p = Pair::new(1);
+        // Laps 0 to 2; then lap 1 over part of the ring; then lap 0 alone.
+        for (i, len) in [9100u32, 5000, 700].into_iter().enumerate() {
+            let semantics = if i == 1 { Semantics::REDUCE } else { Semantics::ALLREDUCE };
+            let s = scenario(ranks, semantics, acc, 71 + i as u64, len);
+            let before = p.sw.counters.results_sent;
+            drive_op(&mut p, &s, i as u32 + 1, i == 0 && acc == AccumulatorPolicy::KULISCH_FIXED);
+            p.check(&format!("{acc:?} {output:?}, operation {} of {len} elements", i + 1));
+            check_results(&p, &s, before);
+        }
     }
-    p
+    OUTPUT.with(|o| o.set(OutputFormat::FP32));
 }
 
 /// The window's flow control refuses the same frames in both switches: a
