@@ -37,14 +37,13 @@
 // sharing one copy by turns would cost the engine its rate. `*_n` is how
 // many slots of the run are used (0: no read).
 //
-// Writes. The memories are written by the lanes' sums, the `fw_n` FP32
+// Writes. The lanes' sums are the memories' only writes: the `fw_n` FP32
 // sums from `fw_slot` or the `kw_n` Kulisch sums from `kw_slot` (a context
-// runs one kind, so never both in a cycle), one word a bank, and by a
-// STAGE's fresh accumulator (`clr_en`: the identity word in the NBANK
-// slots from `clr_slot`, while no sum is in flight). Every write names the
-// lap of its run's first slot (`fw_lap`, `kw_lap`; see the tags): no slot is
-// ever cleared after it is read. The memories hold no meaning after reset
-// until a STAGE's clear.
+// runs one kind, so never both in a cycle), one word a bank. A STAGE's
+// fresh accumulator (`clr_en`: the NBANK slots from `clr_slot`, while no
+// sum is in flight) writes only their tags, marking them not summed. Every sum names the lap of its run's first slot (`fw_lap`,
+// `kw_lap`; see the tags): no slot is ever cleared after it is read. The
+// memories hold no meaning after reset until a STAGE's clear.
 //
 // prism_node never reads a slot in the cycle a sum for it is written
 // (prism_lane_track holds such reads), so a read never meets its own
@@ -132,45 +131,51 @@ module prism_ring #(
     endfunction
 
     // ---------------------------------------------------------------- writes
-    // The lanes' sums, or (clr_en) the identity word in every bank at row
-    // clr_slot / NBANK, with each slot's lap tag (see the reads).
-    localparam logic [W-1:0] IDENTITY = W'(NEG_ZERO);   // -0, a Kulisch zero without flags
-    logic [RB-1:0]   w_slot;
+    // The lanes' sums into the memories, each slot's tag beside them (see
+    // the tags): {1, its lap} for a sum, {0, 0} in every bank at row
+    // clr_slot / NBANK for a STAGE's clear (clr_en), which writes no
+    // memory word (a select of the identity word in front of every bank's
+    // data was 22.8k LUTs at KW 320).
+    logic [RB-1:0]   w_slot, t_slot;
     logic            w_lap;
-    assign w_slot = clr_en ? clr_slot : fw_en ? fw_slot : kw_slot;
-    assign w_lap = clr_en ? 1'b0 : fw_en ? fw_lap : kw_lap;
+    assign w_slot = fw_en ? fw_slot : kw_slot;
+    assign w_lap = fw_en ? fw_lap : kw_lap;
+    assign t_slot = clr_en ? clr_slot : w_slot;
     logic [W-1:0]     w_word [NBANK];
-    logic [NBANK-1:0] w_en, w_tag;
-    logic [RW-1:0]    w_row [NBANK];
+    logic [NBANK-1:0] w_en, t_en;
+    logic [RW-1:0]    w_row [NBANK], t_row [NBANK];
+    logic [1:0]       t_word [NBANK];
     always_comb
         for (int b = 0; b < NBANK; b++) begin
             w_word[b] = '0;
             w_word[b][31:0] = lane_sum[32*b +: 32];
             if (KULISCH != 0) w_word[b][W-1:32] = KWX'({klane_f[5*b +: 5], klane_sum[KW*b +: KW]});
-            if (clr_en) w_word[b] = IDENTITY;
             // Each kind's run decoded by itself, then the one selected.
-            w_en[b] = clr_en || (fw_en ? bank_in(fw_slot[SB-1:0], fw_n, SB'(b)) : kw_en && bank_in(kw_slot[SB-1:0], kw_n, SB'(b)));
+            w_en[b] = fw_en ? bank_in(fw_slot[SB-1:0], fw_n, SB'(b)) : kw_en && bank_in(kw_slot[SB-1:0], kw_n, SB'(b));
             w_row[b] = bank_row(w_slot, SB'(b));
-            w_tag[b] = w_lap ^ bank_wraps(w_slot, SB'(b));
+            t_en[b] = clr_en || w_en[b];
+            t_row[b] = bank_row(t_slot, SB'(b));
+            t_word[b] = clr_en ? 2'b00 : {1'b1, w_lap ^ bank_wraps(w_slot, SB'(b))};
         end
 
     // ---------------------------------------------------------------- lap tags
     // Slot s holds element e when e mod RING = s; e's lap is bit RB of e.
-    // Each slot keeps the lap of the element its word was last written for
-    // (a tag, a distributed RAM of ROWS x 1 a bank and reader beside the
-    // memories, written with them). A reader names its run's first slot and
-    // that slot's lap; a slot whose tag is another lap is at rest (reads
-    // as -0 and a Kulisch zero without flags): its word is a sum for an
-    // element RING before, whose RESULT has been read. So nothing clears a
-    // slot after its RESULT is read, and a slot's first add of a lap needs
-    // no clear ahead of it. A tag of the lap before last cannot be met: a
-    // reader's element is at most the window above the oldest RESULT being
-    // read (RING is the window plus two RESULT packets), every element of an
-    // operation below it was summed (coverage), and a STAGE writes the
-    // identity word with lap 0 into every slot (clr_en, RING / NBANK
-    // cycles). (Until session 62 a flag a slot in flip-flops, set by the
-    // RESULT builder's and AUTO's clears and taken down by sums: 4,096 flags
-    // and their selects, about 22k LUTs of the FP32-only ring's 25k.)
+    // Each slot keeps a tag, {summed, lap}: whether its word holds a sum of
+    // this operation, and the lap of the element it was last summed for (a
+    // distributed RAM of ROWS x 2 a bank and reader beside the memories,
+    // written with them). A reader names its run's first slot and that
+    // slot's lap; a slot not summed, or whose tag is another lap, is at
+    // rest (reads as -0 and a Kulisch zero without flags): its word is a
+    // sum for an element RING before, whose RESULT has been read. So nothing
+    // clears a slot after its RESULT is read, and a slot's first add of a
+    // lap needs no clear ahead of it. A tag of the lap before last cannot be
+    // met: a reader's element is at most the window above the oldest RESULT
+    // being read (RING is the window plus two RESULT packets), every element
+    // of an operation below it was summed (coverage), and a STAGE marks
+    // every slot not summed (clr_en, RING / NBANK cycles). (Until session 62
+    // a flag a slot in flip-flops, set by the RESULT builder's and AUTO's
+    // clears and taken down by sums: 4,096 flags and their selects, about
+    // 22k LUTs of the FP32-only ring's 25k.)
     function automatic logic bank_next(input logic [SB-1:0] s, input logic [SB-1:0] b);
         bank_next = b < s;                       // bank b's slot of a run from s mod NBANK is in the next row
     endfunction
@@ -198,7 +203,6 @@ module prism_ring #(
     assign r_lap[0] = lane_lap;
     assign r_lap[1] = eg_lap;
     logic [W-1:0]     q [2][NBANK];
-    logic [NBANK-1:0] q_tag [2];                 // a bank's slot's tag, read with its word
     logic [NBANK-1:0] q_lap [2];                 // and the lap the read expects there
     logic [NBANK-1:0] q_rest [2];
     logic [NBANK-1:0] eg_orst;                   // the egress copy's output register loads zeros (see eg_acck)
@@ -215,21 +219,25 @@ module prism_ring #(
                     .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
                     .re, .raddr(row), .orst(gc == 1 ? eg_orst[gb] : 1'b0), .rdata(q[gc][gb])
                 );
-                prism_ram_sdp #(.W(1), .DEPTH(ROWS), .STYLE(2)) tag (
-                    .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_tag[gb]),
-                    .re, .raddr(row), .orst(1'b0), .rdata(q_tag[gc][gb])
+                logic [1:0] tg;
+                prism_ram_sdp #(.W(2), .DEPTH(ROWS), .STYLE(2)) tag (
+                    .clk, .we(t_en[gb]), .waddr(t_row[gb]), .wdata(t_word[gb]),
+                    .re, .raddr(row), .orst(1'b0), .rdata(tg)
                 );
                 always_ff @(posedge clk)
                     if (re) q_lap[gc][gb] <= r_lap[gc] ^ bank_wraps(r_slot[gc], SB'(gb));
-                assign q_rest[gc][gb] = q_tag[gc][gb] != q_lap[gc][gb];
+                assign q_rest[gc][gb] = !tg[1] || tg[0] != q_lap[gc][gb];
             end
 `ifndef SYNTHESIS
             // A read never meets a write of its own slot (see above).
             always_ff @(posedge clk)
-                if (!rst && re)
+                if (!rst && re) begin
                     for (int b = 0; b < NBANK; b++)
                         if (w_en[b] && bank_in(r_slot[gc][SB-1:0], r_n[gc], SB'(b)) && bank_row(r_slot[gc], SB'(b)) == w_row[b])
                             $error("prism_ring: slot %0d read in the cycle it is written", {bank_row(r_slot[gc], SB'(b)), SB'(b)});
+                    // Nothing reads during a STAGE's clear.
+                    if (clr_en) $error("prism_ring: a read during the clear");
+                end
 `endif
         end
     endgenerate
