@@ -68,6 +68,10 @@ module prism_egress #(
     parameter int RING = 4096,
     parameter int KW = 320,
     parameter int KULISCH_ENABLE = 1,
+    // 0: no AUTO RESULT is ever requested (prism_node's AUTO_ENABLE), so
+    // the senders' AUTO body lines (a 24:1 select of obytes a bit and
+    // port) are not built; obytes is not read.
+    parameter int AUTO_ENABLE = 1,
     parameter int MAX_PATHS = 8,
     parameter int PORTS = 1,
     // The ring's egress read: EG_LAT cycles from eg_go to eg_acc.
@@ -171,6 +175,7 @@ module prism_egress #(
         if (EG_LAT < 1) $error("prism_egress: EG_LAT must be at least 1");
         if (R_LAT < 2) $error("prism_egress: R_LAT must be at least 2");
         if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_egress: KULISCH_ENABLE must be 0 or 1");
+        if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_egress: AUTO_ENABLE must be 0 or 1");
         if (2 ** RB != RING) $error("prism_egress: RING must be a power of two");
         if (2 ** RN_W <= 2 * LANES) $error("prism_egress: RN_W must hold two lines' slots");
         if (16 * LINES < 16 + (MTU - 60) / 4) $error("prism_egress: LINES too few for the MTU's RESULT");
@@ -649,7 +654,7 @@ module prism_egress #(
     genvar gl;
     generate
         for (gl = 0; gl < 2 ** FB; gl++) begin : g_ob_line
-            if (gl >= 1 && 64 * gl + 8 <= OB) begin : g_in
+            if (AUTO_ENABLE != 0 && gl >= 1 && 64 * gl + 8 <= OB) begin : g_in
                 assign ob_line[gl] = obytes[8 * (64 * gl - 56) +: DATA_W];
             end else begin : g_out
                 assign ob_line[gl] = '0;
@@ -708,6 +713,7 @@ module prism_egress #(
         any = 1'b0;
         for (int s = 0; s < RQ; s++) any = any || rq_valid[s];
         if (!rst && rq_none_q == any) $error("prism_egress: rq_none_q %0d is not every slot free", rq_none_q);
+        if (!rst && AUTO_ENABLE == 0 && req_en && req_auto) $error("prism_egress: an AUTO request without AUTO_ENABLE");
     end
 `endif
     always_ff @(posedge clk) begin
@@ -772,8 +778,8 @@ module prism_egress #(
             if (d1_ctl[p]) w = DATA_W'(cbuf >> (DATA_W * $signed(32'(d1_line[p][1:0]))));   // replies are at most three beats
             else if (d1_line[p] == 0) begin
                 for (int i = 0; i < 60; i++) w[8*i +: 8] = res_hdr_byte(i, d1_s[p], d1_pi[p]);
-                if (d1_auto[p]) w[448 +: 64] = obytes[63:0];
-            end else if (d1_auto[p]) w = ob_line[d1_line[p]];
+                if (AUTO_ENABLE != 0 && d1_auto[p]) w[448 +: 64] = obytes[63:0];
+            end else if (AUTO_ENABLE != 0 && d1_auto[p]) w = ob_line[d1_line[p]];
             d2_w[p] <= w;
             d2_ram[p] <= !d1_ctl[p] && !d1_auto[p] && !d1_ix[p];
             d2_l0[p] <= d1_line[p] == 0;

@@ -1780,7 +1780,7 @@ module prism_node #(
             eg_pstream[16*i +: 16] = p_stream[i];
             eg_pport[16*i +: 16] = p_port[i];
         end
-    prism_egress #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .RING(RING), .KW(KW), .KULISCH_ENABLE(KULISCH_ENABLE),
+    prism_egress #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .RING(RING), .KW(KW), .KULISCH_ENABLE(KULISCH_ENABLE), .AUTO_ENABLE(AUTO_ENABLE),
                    .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .R_LAT(R_LAT), .RN_W(RN_W)) egress (
         .clk, .rst,
         .req_en, .req_ctl, .req_auto, .req_inexact, .req_base, .req_count, .req_last, .req_olen, .req_port,
