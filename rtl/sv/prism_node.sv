@@ -1222,8 +1222,8 @@ module prism_node #(
     // its data comes EG_LAT cycles after the read, with the value's
     // registers em2_*, below, a cycle behind the emission's state; the body
     // writer's stages follow). au_* is the data, EG_LAT cycles after the read.
-    logic [RB-1:0] au_slot, au_qslot;
-    logic          au_lap;           // au_slot's element's lap (prism_ring's tags)   // the read's first slot, and the rounder's (hazard query 1)
+    logic [RB-1:0] au_slot, au_qslot;   // the read's first slot, and the rounder's (hazard query 1)
+    logic          au_lap;           // au_slot's element's lap (prism_ring's tags)
     logic [RB:0]   au_qend;          // the rounder's query's end and wrap (its slot plus ro_n, in phase 2)
     logic [RN_W-1:0] au_qn;          // its count: ro_n in phase 2, else no query
     logic [RN_W-1:0] au_n;           // slots read (0: none)
@@ -2500,13 +2500,37 @@ module prism_node #(
     assign f_land_lap = lap_sr[LAND_F-1];
     assign k_land_lap = lap_sr[LAND_K-1];
 `ifndef SYNTHESIS
-    logic [RB-1:0] slot_sr [LAND_F];
+    // The lap register against the tracker's slot, and the lap against the
+    // run's element (pos, 13 bits: slot and lap).
+    logic [RB:0] slot_sr [LAND_F];
     always_ff @(posedge clk) begin
-        slot_sr[0] <= lane_slot;
+        slot_sr[0] <= (RB + 1)'(pos);
         for (int i = 1; i < LAND_F; i++) slot_sr[i] <= slot_sr[i-1];
-        if (!rst && f_land && slot_sr[LAND_F-1] != f_land_slot) $error("prism_node: the lap register is not the tracker's FP32 run");
-        if (!rst && k_land && slot_sr[LAND_K-1] != k_land_slot) $error("prism_node: the lap register is not the tracker's Kulisch run");
+        if (!rst && f_land && slot_sr[LAND_F-1] != {f_land_lap, f_land_slot}) $error("prism_node: the lap register is not the tracker's FP32 run");
+        if (!rst && k_land && slot_sr[LAND_K-1] != {k_land_lap, k_land_slot}) $error("prism_node: the lap register is not the tracker's Kulisch run");
     end
+    // What the ring's tags rest on: a run's element x finds its slot last
+    // summed for x or x - RING, or not summed since the STAGE (so a tag
+    // never meets a sum two laps old). The last element summed a slot, by
+    // the runs' pushes (their sums land in push order).
+    longint shadow [RING];
+    /* verilator lint_off BLKSEQ */   // the check's own memory, read only here
+    always_ff @(posedge clk) begin
+        if (rst || st[C_CLEAR]) begin
+            for (int i = 0; i < RING; i++) shadow[i] = -1;
+        end else if (f_push || k_push)
+            for (int j = 0; j < FLANES; j++)
+                if (j < int'(rq_n)) begin
+                    longint x;
+                    logic [RB-1:0] k;
+                    x = longint'(pos) + longint'(j);
+                    k = RB'(pos + 33'(j));
+                    if (shadow[k] != -1 && shadow[k] != x && shadow[k] != x - longint'(RING))
+                        $error("prism_node: element %0d's slot was last summed for element %0d", x, shadow[k]);
+                    shadow[k] = x;
+                end
+    end
+    /* verilator lint_on BLKSEQ */
 `endif
     // The window is FLANES slots while a run holds, else 2 x FLANES.
     /* verilator lint_off PINCONNECTEMPTY */
@@ -2886,8 +2910,8 @@ module prism_node #(
                 st <= oh(C_CLEAR);
             end
             st[C_CLEAR]: begin
-                // A fresh accumulator: every slot -0 (an ABORT may have left
-                // values), FLANES a cycle by the ring's process.
+                // A fresh accumulator: every slot's tag "not summed" (an
+                // ABORT may have left values), FLANES a cycle (prism_ring).
                 clr_slot <= RB'(clr_slot + RB'(FLANES));
                 clr_left <= clr_left - 16'(FLANES);
                 if (clr_left <= 16'(FLANES)) st <= oh(C_REPLY);

@@ -14,7 +14,7 @@
 // RESULT builder's line or AUTO's rounder and encoder; prism_node never
 // needs both in one context), its data on the outputs two cycles after the
 // slots are given (the registered read, then the memories' output register
-// with the flags registered beside it: the rotation into run order and the
+// with the rest bits registered beside it: the rotation into run order and the
 // at-rest mask start from a register, not from the memory's read). Either
 // read's data is what the slots held in the cycle they were given, and
 // stays on the outputs until that port's next read.
@@ -256,7 +256,7 @@ module prism_ring #(
         end
 
     // The egress copy's second stage, beside its memories' output register
-    // (loaded the cycle after a read, as that register is): the flags, the
+    // (loaded the cycle after a read, as that register is): the rest bits, the
     // block and the rotation. The output register of every bank outside the
     // block, and of every bank at rest, loads zeros in its Kulisch bits
     // (eg_orst, the register's reset), so a block word is the OR of its
