@@ -327,6 +327,13 @@ module prism_egress #(
     end
     assign eg_slot = RB'(cur_slot);
     assign eg_lap = cur_slot[RB];
+`ifndef SYNTHESIS
+    // The line read is its request's: line 0 the base's one value, line
+    // k >= 1 from base + 1 + 16 (k - 1), slot and lap (the ring's tags).
+    always_ff @(posedge clk)
+        if (!rst && bl_go && cur_slot != (RB + 1)'(rq_base[bl_s] + (cur_idx == 0 ? 33'd0 : 33'(LANES) * (33'(cur_idx) - 33'd1) + 33'd1)))
+            $error("prism_egress: line %0d of the request read from %0d, not its element's slot and lap", cur_idx, cur_slot);
+`endif
     assign eg_qn = RN_W'(cur_n);
     assign eg_hqn = RN_W'(hq);
     assign eg_hqe = hq_e;
