@@ -41,9 +41,10 @@
 // sums from `fw_slot` or the `kw_n` Kulisch sums from `kw_slot` (a context
 // runs one kind, so never both in a cycle), one word a bank. A STAGE's
 // fresh accumulator (`clr_en`: the NBANK slots from `clr_slot`, while no
-// sum is in flight) writes only their tags, marking them not summed. Every sum names the lap of its run's first slot (`fw_lap`,
-// `kw_lap`; see the tags): no slot is ever cleared after it is read. The
-// memories hold no meaning after reset until a STAGE's clear.
+// sum is in flight) writes only their tags, marking them not summed.
+// Every sum names the lap of its run's first slot (`fw_lap`, `kw_lap`; see
+// the tags): no slot is ever cleared after it is read. The memories hold
+// no meaning after reset until a STAGE's clear.
 //
 // prism_node never reads a slot in the cycle a sum for it is written
 // (prism_lane_track holds such reads), so a read never meets its own
