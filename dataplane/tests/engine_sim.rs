@@ -349,6 +349,74 @@ fn every_data_reject_path_is_counted_and_changes_nothing() {
     assert_eq!(fresh.counters.data_rejected[DataReject::NotActive.index()], 1);
 }
 
+/// A node whose capabilities keep 16 frames for replay, with the scenario
+/// staged and committed (generation 2).
+fn committed_with_replay(s: &Scenario) -> Node {
+    let mut caps = caps();
+    caps.iter_mut().for_each(|c| c.replay_depth = 16);
+    let mut n = Node::new(prism_dataplane::engine::NodeConfig {
+        mac: prism_dataplane::fixtures::SWITCH_MAC,
+        control_ep: prism_dataplane::fixtures::SWITCH_EP,
+        am_mac: prism_dataplane::fixtures::AM_MAC,
+        am_port: AM_PORT,
+        ports: 2,
+        mtu: 1500,
+        max_ops: 4,
+        caps,
+    });
+    let mut out = Vec::new();
+    n.handle(AM_PORT, &stage_frame(s, 2, 2), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    out.clear();
+    n.handle(AM_PORT, &control_frame(s.identity(2), 3, Command::COMMIT, ControlBody::Empty), &mut out);
+    assert_eq!(ack_status(&out), AckStatus::OK);
+    n
+}
+
+/// The PROGRESS the node sent last: its status and committed watermark.
+fn last_progress(out: &[prism_dataplane::engine::Sent]) -> (ProgressStatus, u32) {
+    let f = out.last().expect("a PROGRESS");
+    match parse_frame(&f.frame, &Limits::default()).expect("a valid frame").prism {
+        Some(PrismRepr::Progress(p)) => (p.status, p.committed),
+        other => panic!("not a PROGRESS: {other:?}"),
+    }
+}
+
+/// With feedback, a contributor's packets below its watermark no longer
+/// take window intervals: rank 0 leaves two holes, fills the first with the
+/// window's last interval, and the packet of the second hole is still taken
+/// while rank 1 (silent) keeps the window from moving. (Counted until the
+/// window moved, they filled the intervals and the tree stalled for good.)
+#[test]
+fn a_second_hole_closes_while_a_silent_contributor_holds_the_window() {
+    let s = Scenario { replay_depth: 8, ..Scenario::new(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL) };
+    let mut n = committed_with_replay(&s);
+    let mut out = Vec::new();
+    let exhausted = DataReject::IntervalsExhausted.index();
+    // Holes at 0 and 2; 15 packets above them use all but the window's last interval.
+    for (id, pos) in std::iter::once(1).chain(3..17).enumerate() {
+        n.handle(0, &data(&s, 0, pos, 1, 10 + id as u32, |_, _| {}), &mut out);
+        assert_eq!(last_progress(&out), (ProgressStatus::ACCEPTED, 0), "element {pos}");
+    }
+    // The last interval is kept for the packet at the watermark.
+    n.handle(0, &data(&s, 0, 17, 1, 40, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[exhausted], 1);
+    assert_eq!(last_progress(&out).0, ProgressStatus::REJECTED);
+    // The first hole takes it: the watermark moves to the second hole.
+    n.handle(0, &data(&s, 0, 0, 1, 41, |_, _| {}), &mut out);
+    assert_eq!(last_progress(&out), (ProgressStatus::ACCEPTED, 2));
+    // The second hole's packet is taken too, and closes the run above it.
+    n.handle(0, &data(&s, 0, 2, 1, 42, |_, _| {}), &mut out);
+    assert_eq!(n.counters.data_rejected[exhausted], 1, "the second hole was refused for want of intervals");
+    assert_eq!(last_progress(&out), (ProgressStatus::ACCEPTED, 17));
+    assert_eq!(n.counters.data_applied, 17);
+    // A copy of a packet below the watermark is known by the watermark alone.
+    n.handle(0, &data(&s, 0, 5, 1, 13, |_, _| {}), &mut out);
+    assert_eq!((n.counters.data_duplicates, n.counters.data_applied), (1, 17));
+    assert_eq!(last_progress(&out), (ProgressStatus::DUPLICATE, 17));
+    assert!(out.iter().all(|f| f.port == 0), "nothing but PROGRESS to rank 0 while rank 1 is silent");
+}
+
 /// The DATA fast path (`Node::data_fast`) takes a frame only where the full
 /// parse would decide it the same way: two nodes, one without the fast path,
 /// get the same frames (each packet sent valid, after copies with one header
@@ -367,28 +435,7 @@ fn the_data_fast_path_decides_every_frame_as_the_full_parse() {
         (6, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, 8),
     ] {
         let s = Scenario { replay_depth, ..Scenario::new(2, semantics, accumulator) };
-        // `setup`, on a node that can keep frames for replay.
-        let staged = || {
-            let mut caps = caps();
-            caps.iter_mut().for_each(|c| c.replay_depth = 16);
-            let mut n = Node::new(prism_dataplane::engine::NodeConfig {
-                mac: prism_dataplane::fixtures::SWITCH_MAC,
-                control_ep: prism_dataplane::fixtures::SWITCH_EP,
-                am_mac: prism_dataplane::fixtures::AM_MAC,
-                am_port: AM_PORT,
-                ports: 2,
-                mtu: 1500,
-                max_ops: 4,
-                caps,
-            });
-            let mut out = Vec::new();
-            n.handle(AM_PORT, &stage_frame(&s, 2, 2), &mut out);
-            assert_eq!(ack_status(&out), AckStatus::OK);
-            out.clear();
-            n.handle(AM_PORT, &control_frame(s.identity(2), 3, Command::COMMIT, ControlBody::Empty), &mut out);
-            assert_eq!(ack_status(&out), AckStatus::OK);
-            n
-        };
+        let staged = || committed_with_replay(&s);
         let (mut fast, mut full) = (staged(), staged());
         full.set_fast_path(false);
         let mut rng = StdRng::seed_from_u64(seed);

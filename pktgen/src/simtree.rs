@@ -1,7 +1,8 @@
 //! The tree of `lab` in one process: the root and the leaves are the same
 //! `SwitchCore`s prism-switch runs, wired as the lab wires them, on the wall
-//! clock. No root privileges, no DPDK; for tests of the AM and the ranks, and
-//! for `prism-tree --sim`.
+//! clock, or on a virtual clock that makes a run repeatable (tests). No root
+//! privileges, no DPDK; for tests of the AM and the ranks, and for
+//! `prism-tree --sim`.
 
 use crate::lab::config_text;
 use crate::link::{Link, Rx};
@@ -14,6 +15,9 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// What one poll of the virtual clock costs.
+const POLL_NS: u64 = 1_000;
+
 /// Link port `i` reaches leaf `i`'s port 0.
 pub struct SimTreeLink {
     /// Index 0 the root, then leaf 0, leaf 1, ...
@@ -21,6 +25,8 @@ pub struct SimTreeLink {
     wire: VecDeque<(usize, u16, Vec<u8>)>,
     to_pktgen: VecDeque<Rx>,
     start: Instant,
+    /// Nanoseconds since `start` on the virtual clock; None: the wall clock.
+    virtual_ns: Option<u64>,
     /// Test hook: frames for pktgen that are lost, counted down.
     pub lose_to_pktgen: usize,
     /// Impairment of every frame a switch receives (as prism-switch --impair).
@@ -39,7 +45,17 @@ impl SimTreeLink {
                 Ok(SwitchCore::new(&cfg))
             })
             .collect::<Result<Vec<_>, ConfigError>>()?;
-        Ok(SimTreeLink { cores, wire: VecDeque::new(), to_pktgen: VecDeque::new(), start: Instant::now(), lose_to_pktgen: 0, impair: None, held: None })
+        Ok(SimTreeLink { cores, wire: VecDeque::new(), to_pktgen: VecDeque::new(), start: Instant::now(), virtual_ns: None, lose_to_pktgen: 0, impair: None, held: None })
+    }
+
+    /// Runs on a virtual clock from now on: time moves only while pktgen
+    /// waits for frames, straight to the next timer of a switch, so a run
+    /// (and its impairment) is the same every time, however loaded the
+    /// machine. Each poll costs `POLL_NS`, so a caller that only polls still
+    /// reaches its timeouts.
+    pub fn with_virtual_clock(mut self) -> Self {
+        self.virtual_ns = Some(self.now_ns());
+        self
     }
 
     /// Impairs every frame the switches receive from now on.
@@ -68,13 +84,22 @@ impl SimTreeLink {
                     self.lose_to_pktgen -= 1;
                     return;
                 }
-                self.to_pktgen.push_back(Rx { port: (leaf - 1) as u16, frame, at: Instant::now() });
+                self.to_pktgen.push_back(Rx { port: (leaf - 1) as u16, frame, at: self.clock() });
             }
         }
     }
 
     fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.virtual_ns.unwrap_or_else(|| self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn clock(&self) -> Instant {
+        self.start + Duration::from_nanos(self.now_ns())
+    }
+
+    /// The earliest timer of any switch.
+    fn next_timer(&self) -> Option<u64> {
+        self.cores.iter().filter_map(|c| c.node.poll_timeout()).min()
     }
 
     /// Delivers everything on the wires and runs expired timers.
@@ -128,6 +153,22 @@ impl Link for SimTreeLink {
     }
 
     fn recv(&mut self, timeout: Duration) -> io::Result<Option<Rx>> {
+        if let Some(ns) = self.virtual_ns {
+            let until = ns + timeout.as_nanos() as u64;
+            self.virtual_ns = Some(ns + POLL_NS);
+            loop {
+                self.pump();
+                if let Some(rx) = self.to_pktgen.pop_front() {
+                    return Ok(Some(rx));
+                }
+                let now = self.now_ns();
+                if now >= until {
+                    return Ok(None);
+                }
+                let next = self.next_timer().filter(|&t| t > now).map_or(until, |t| t.min(until));
+                self.virtual_ns = Some(next);
+            }
+        }
         let until = Instant::now() + timeout;
         loop {
             self.pump();
@@ -139,6 +180,10 @@ impl Link for SimTreeLink {
             }
             std::thread::sleep(Duration::from_micros(50));
         }
+    }
+
+    fn now(&self) -> Instant {
+        self.clock()
     }
 
     fn describe(&self) -> String {

@@ -10,7 +10,7 @@ fn reduce_and_allreduce_in_process() {
     for (i, (semantics, acc, partial)) in
         [(Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::AUTO), (Semantics::ALLREDUCE, AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::AUTO)].into_iter().enumerate()
     {
-        let mut link = SimTreeLink::new(2, |_, _| {}).unwrap();
+        let mut link = SimTreeLink::new(2, |_, _| {}).unwrap().with_virtual_clock();
         let mut job = TreeJob::new(semantics, acc, partial, 10_000);
         job.identity.op = 1 + i as u16;
         let r = run_tree(&job, &mut link).unwrap();
@@ -32,7 +32,8 @@ fn a_refused_stage_rolls_back_every_staged_node() {
             cfg.node.max_ops = 0;
         }
     })
-    .unwrap();
+    .unwrap()
+    .with_virtual_clock();
     let job = TreeJob::new(Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH, 1000);
     match run_tree(&job, &mut link) {
         Err(TreeError::Setup { cause, staged, rollback }) => {
@@ -51,14 +52,14 @@ fn a_refused_stage_rolls_back_every_staged_node() {
 
 #[test]
 fn lost_acks_are_retried_with_the_same_transaction_and_bytes() {
-    let mut link = SimTreeLink::new(2, |_, _| {}).unwrap();
+    let mut link = SimTreeLink::new(2, |_, _| {}).unwrap().with_virtual_clock();
     // The root's CAPS_RESPONSE is lost; the AM asks again.
     link.lose_to_pktgen = 1;
     let job = TreeJob::new(Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH, 2000);
     let r = run_tree(&job, &mut link).unwrap();
     assert!(r.passed());
     // A STAGE whose ACK is lost is answered from the node's record, not applied twice.
-    let mut link = SimTreeLink::new(2, |_, _| {}).unwrap();
+    let mut link = SimTreeLink::new(2, |_, _| {}).unwrap().with_virtual_clock();
     let mut job = TreeJob::new(Semantics::REDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH, 2000);
     job.identity.op = 2;
     let r = run_tree_losing_stage_ack(&job, &mut link);
@@ -104,16 +105,36 @@ fn run_tree_losing_stage_ack(job: &TreeJob, link: &mut SimTreeLink) -> prism_pkt
     r
 }
 
+/// 2% loss, duplication, corruption and reordering at every switch and at
+/// the ranks, on the virtual clock (the same run every time, however loaded
+/// the machine): every run ends exact, and COMPLETE and RELEASE are accepted
+/// everywhere. Among the runs, ones that failed before: run 271 stalled the
+/// root for good (a leaf's packets below its watermark held its window); in
+/// runs 5, 8, 9 and 10 a leaf refused COMPLETE for a RESULT copy the ranks
+/// no longer acknowledged, in 28 and 36 for a partial whose copy the root,
+/// released first, no longer acknowledged.
 #[test]
 fn impaired_in_process_tree_stays_exact() {
-    let mut link = SimTreeLink::new(2, |_, _| {}).unwrap();
-    link.impair("drop=0.02,dup=0.02,corrupt=0.02,reorder=0.02,seed=5".parse().unwrap());
-    let mut job = TreeJob::new(Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH, 20_000);
-    job.impair = Some("drop=0.02,dup=0.02,corrupt=0.02,reorder=0.02,seed=6".parse().unwrap());
-    let r = run_tree(&job, &mut link).unwrap();
-    assert!(r.passed(), "missing {} mismatches {:?}", r.missing, r.mismatches);
-    let switch_retx: u64 = job.nodes().iter().map(|&n| link.core(n).node.stream_stats().retransmitted).sum();
-    assert!(r.ranks.retransmitted + switch_retx > 0);
+    let all = (AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH, Semantics::ALLREDUCE);
+    let runs = (0..12).chain([28, 36, 271]).map(|i| (i, all));
+    let others = [(AccumulatorPolicy::FP32_ARRIVAL, PartialPolicy::AUTO), (AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::AUTO), (AccumulatorPolicy::KULISCH_FIXED, PartialPolicy::KULISCH)];
+    let runs = runs.chain((0..6).map(|i| {
+        let (acc, partial) = others[i as usize % others.len()];
+        (1000 + i, (acc, partial, if i % 2 == 0 { Semantics::REDUCE } else { Semantics::ALLREDUCE }))
+    }));
+    let mut retransmitted = 0;
+    for (i, (acc, partial, semantics)) in runs {
+        let mut link = SimTreeLink::new(2, |_, _| {}).unwrap().with_virtual_clock();
+        link.impair(format!("drop=0.02,dup=0.02,corrupt=0.02,reorder=0.02,seed={}", 5 + 2 * i).parse().unwrap());
+        let mut job = TreeJob::new(semantics, acc, partial, 20_000);
+        job.impair = Some(format!("drop=0.02,dup=0.02,corrupt=0.02,reorder=0.02,seed={}", 6 + 2 * i).parse().unwrap());
+        let r = run_tree(&job, &mut link).unwrap_or_else(|e| panic!("run {i}: {e}"));
+        assert!(r.passed(), "run {i}: missing {} mismatches {:?}", r.missing, r.mismatches);
+        assert!(r.rollback.is_empty(), "run {i}: {:?}", r.rollback);
+        let switch_retx: u64 = job.nodes().iter().map(|&n| link.core(n).node.stream_stats().retransmitted).sum();
+        retransmitted += r.ranks.retransmitted + switch_retx;
+    }
+    assert!(retransmitted > 0);
 }
 
 #[test]

@@ -145,6 +145,19 @@ struct Contributor {
 }
 
 impl Contributor {
+    /// Forgets the packets that end at or below `to`.
+    fn forget_below(&mut self, to: u64) {
+        let mut freed = 0;
+        self.held.retain(|h| {
+            let keep = h.end > to;
+            if !keep {
+                freed += h.bytes;
+            }
+            keep
+        });
+        self.held_bytes -= freed;
+    }
+
     /// End of the contiguous coverage from `from` by held packets.
     #[inline(always)]
     fn covered_from(&self, from: u64) -> u64 {
@@ -714,6 +727,15 @@ impl OpData {
         c.held_bytes += frame_len as u32;
         let was = c.covered;
         c.covered = c.covered_from(was.max(self.base));
+        // With feedback, a packet wholly below the watermark is summed and
+        // its copies are known by the watermark alone: it no longer counts
+        // against the window's intervals and bytes. (Kept until the window
+        // moved, they could fill them while a second hole waits for its
+        // packet, and with the base held by a slower contributor nothing
+        // would ever free them.)
+        if self.feedback && c.covered > was {
+            c.forget_below(c.covered);
+        }
         if was < self.target && c.covered >= self.target {
             self.behind -= 1;
         }
@@ -1184,15 +1206,7 @@ impl OpData {
                 c.held.clear();
                 c.held_bytes = 0;
             } else {
-                let mut freed = 0;
-                c.held.retain(|h| {
-                    let keep = h.end > to;
-                    if !keep {
-                        freed += h.bytes;
-                    }
-                    keep
-                });
-                c.held_bytes -= freed;
+                c.forget_below(to);
             }
         }
         self.behind = behind;

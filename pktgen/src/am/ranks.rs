@@ -239,7 +239,7 @@ impl Operation {
 
     /// A RESULT: whether its receiver took it (None: no receiver of the
     /// operation takes the frame).
-    fn on_result(&mut self, rx: &Rx, eth: &EthernetRepr, d: &DataRepr<'_>, latency: &mut Histogram<u64>, out: &mut Vec<Sent>) -> Option<bool> {
+    fn on_result(&mut self, rx: &Rx, eth: &EthernetRepr, d: &DataRepr<'_>, latency: Option<&mut Histogram<u64>>, out: &mut Vec<Sent>) -> Option<bool> {
         let feedback = matches!(self.flow, Flow::Feedback);
         let i = self.ranks.iter().position(|k| k.receiver.is_some() && k.id == d.stream_id && rank_mac(k.id) == eth.dst)?;
         let id = self.ranks[i].id;
@@ -255,7 +255,7 @@ impl Operation {
             // PROGRESS back to the switch on this result path.
             feedback::answer(out, self.identity, rank_mac(id), &x.to_switch, &mut x.window, d.packet_id, accepted);
         }
-        if accepted == ProgressStatus::ACCEPTED {
+        if let (ProgressStatus::ACCEPTED, Some(latency)) = (accepted, latency) {
             // Latency: from the last DATA (any rank) covering this range.
             if let Some(t) = self.last_data_sent(d.first_element as u64, d.end_element()) {
                 let _ = latency.record(rx.at.saturating_duration_since(t).as_nanos().max(1) as u64);
@@ -294,6 +294,50 @@ impl Operation {
             Flow::Feedback => received && self.ranks.iter().all(|k| k.stream.is_idle() && k.next == k.packets.len()),
         }
     }
+}
+
+/// What a received frame did for the operations of a run.
+enum Taken {
+    /// A RESULT a receiver took (new).
+    Result,
+    /// A PROGRESS that acknowledged something.
+    Moved,
+    /// A copy, or a PROGRESS that acknowledged nothing new.
+    Nothing,
+}
+
+/// Gives one received frame to the operation it is for; its answers go to
+/// `out`. None: no operation of the run takes it (nor a PROGRESS without
+/// the pace `clock` its stream's timers run on).
+fn take<O: AsMut<Operation>>(ops: &mut [O], rx: &Rx, clock: Option<u64>, limits: &Limits, latency: Option<&mut Histogram<u64>>, out: &mut Vec<Sent>) -> Option<Taken> {
+    let Ok(ParsedFrame { eth, prism: Some(p) }) = parse_frame(&rx.frame, limits) else { return None };
+    let mut candidates = ops.iter_mut().map(AsMut::as_mut);
+    match &p {
+        PrismRepr::Progress(pr) => {
+            let moved = candidates.find(|o| o.identity == pr.identity)?.on_progress(clock?, &eth, pr, out)?;
+            Some(if moved { Taken::Moved } else { Taken::Nothing })
+        }
+        PrismRepr::Data(d) if d.class == Class::RESULT => {
+            let accepted = candidates.find(|o| o.identity == d.identity)?.on_result(rx, &eth, d, latency, out)?;
+            Some(if accepted { Taken::Result } else { Taken::Nothing })
+        }
+        _ => None,
+    }
+}
+
+/// Waits `wait` on the link's clock after `drive`, still answering what
+/// arrives: a RESULT whose PROGRESS was lost comes again, and the switch
+/// holds its operation (COMPLETE is refused) until a copy is acknowledged.
+pub fn linger<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], wait: Duration, limits: &Limits) -> Result<(), AmError> {
+    let until = s.now() + wait;
+    let mut out = Vec::new();
+    while s.now() < until {
+        let Some(rx) = s.recv(until.saturating_duration_since(s.now()))? else { continue };
+        // The ranks' streams are idle: a late PROGRESS is dropped.
+        let _ = take(ops, &rx, None, limits, None, &mut out);
+        s.flush(&mut out)?;
+    }
+    Ok(())
 }
 
 /// How `drive` runs.
@@ -408,25 +452,13 @@ pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive
             arrivals.deliver(rx, &mut frames);
             for rx in frames.drain(..) {
                 let clock = pace.clock_ns(s.now());
-                let Ok(ParsedFrame { eth, prism: Some(p) }) = parse_frame(&rx.frame, &how.limits) else {
-                    ignored += 1;
-                    continue;
-                };
-                // Some(moved on), or None: no operation of this run takes the frame.
-                let mut candidates = ops.iter_mut().map(AsMut::as_mut);
-                let taken = match &p {
-                    PrismRepr::Progress(pr) => candidates.find(|o| o.identity == pr.identity).and_then(|o| o.on_progress(clock, &eth, pr, &mut out)),
-                    PrismRepr::Data(d) if d.class == Class::RESULT => {
-                        let accepted = candidates.find(|o| o.identity == d.identity).and_then(|o| o.on_result(&rx, &eth, d, &mut latency, &mut out));
-                        if accepted == Some(true) {
-                            last_result = rx.at;
-                        }
-                        accepted
+                match take(ops, &rx, Some(clock), &how.limits, Some(&mut latency), &mut out) {
+                    Some(Taken::Result) => {
+                        last_result = rx.at;
+                        moved = true;
                     }
-                    _ => None,
-                };
-                match taken {
-                    Some(m) => moved |= m,
+                    Some(Taken::Moved) => moved = true,
+                    Some(Taken::Nothing) => {}
                     None => ignored += 1,
                 }
                 s.flush(&mut out)?;
