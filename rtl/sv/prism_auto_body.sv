@@ -1,23 +1,33 @@
 // prism_auto_body: writes an AUTO RESULT's body (docs/wire-format.md section
-// 8) into `obytes`, the line-padded buffer egress sends from, one descriptor
-// or value a cycle, in four stages: the inputs registered, the value in its
-// wire format, its bytes (only the format's width; a descriptor big-endian),
+// 8) into the frame's lines egress sends from, one descriptor or value a
+// cycle, in four stages: the inputs registered, the value in its wire
+// format, its bytes (only the format's width; a descriptor big-endian),
 // then the write.
+//
+// The lines are the frame's: body byte b is at frame byte BASE + b (BASE,
+// 56, is the RESULT header's length), so frame line l is line l of the
+// body's buffer and egress reads it whole. They are two memories in egress
+// (even and odd lines, a write port each: m_*_e, m_*_o) instead of a
+// register buffer with a 24:1 line select a bit in every sender. Line 0's
+// bytes below BASE are zero.
 //
 // A body is written in order, each write starting where the last ended (a
 // group's padding is the zero bytes the next write starts after), and a
 // write at offset 0 starts a new body. So the writer keeps the two lines the
 // body ends in (`win_e`, `win_o` by parity; the lower is line `wl`), ORs
 // each write into them at its offset within the line, and writes both
-// through to obytes: never a shift across the whole buffer, only within two
-// lines, and each line of obytes has one source. Bytes of a line past the
-// body's end are zero; lines past its last are what they were.
-// `busy` while a write is in a stage: obytes holds the body once it falls.
+// through to the memories (lines lw and lw + 1, one of each parity, every
+// write): never a shift across the whole buffer, only within two lines.
+// Bytes of a line past the body's end are zero; lines past its last are
+// what they were. `busy` while a write is in a stage: the lines hold the
+// body once it falls.
 
 `default_nettype none
 
 module prism_auto_body #(
-    parameter int OB = 1536,            // obytes' bytes, whole lines
+    parameter int OB = 1536,            // the lines' bytes, whole lines
+    parameter int BASE = 56,            // the body's first byte in the frame
+    parameter int LA = 4,               // a memory's line address bits (line / 2)
     parameter int RKW = 320,            // Kulisch integer bits
     parameter int VB = (1 + (RKW + 7) / 8) > 4 ? 1 + (RKW + 7) / 8 : 4   // bytes a write at most
 ) (
@@ -34,7 +44,13 @@ module prism_auto_body #(
     input  wire logic [15:0]     s_w,       // its bytes
     input  wire logic [15:0]     s_off,     // where it starts in the body
 
-    output logic [8*OB-1:0]      obytes,
+    // The writes, every cycle a write falls: line lw (its parity's port)
+    // and lw + 1 (the other), at line / 2.
+    output logic                 m_we,
+    output logic [LA-1:0]        m_addr_e,
+    output logic [LA-1:0]        m_addr_o,
+    output logic [8*64-1:0]      m_data_e,
+    output logic [8*64-1:0]      m_data_o,
     output logic                 busy
 );
     import prism_pkg::*;
@@ -46,6 +62,8 @@ module prism_auto_body #(
         // next write's start inside the window's second line.
         if (VB > 61) $error("prism_auto_body: a write is at most 61 bytes (a Kulisch width of 480 bits)");
         if (NL > 1024) $error("prism_auto_body: a body offset is 16 bits");
+        if (BASE < 0 || BASE > 63) $error("prism_auto_body: BASE must be inside line 0");
+        if (2 ** LA < NL / 2 + 1) $error("prism_auto_body: LA must address every line pair");
     end
 
     // ---------------------------------------------------------- 0: inputs
@@ -116,11 +134,12 @@ module prism_auto_body #(
 
     // ---------------------------------------------------------- 2: bytes
     logic             v2;
-    logic [15:0]      off2;
+    logic [15:0]      off2, pos2;        // pos2: the write's frame byte, off2 + BASE
     logic [8*VB-1:0]  b2;
     always_ff @(posedge clk) begin
         v2 <= !rst && v1;
         off2 <= off1;
+        pos2 <= off1 + 16'(BASE);
         for (int i = 0; i < VB; i++)
             if (d1) b2[8*i +: 8] <= i < 4 ? dw1[8 * (3 - (i % 4)) +: 8] : 8'd0;
             else if (i == 0) begin
@@ -132,15 +151,15 @@ module prism_auto_body #(
 
     // ---------------------------------------------------------- 3: write
     // The two lines are kept by parity (win_e the even one, win_o the odd),
-    // so each line of obytes takes its data from one of them, never a mux:
+    // so each line takes its data from one of them, never a mux:
     // a write into line L and L + 1 updates both, and the line the body
     // left (when L moved on by one) is the one cleared for line L + 1.
     logic [8*128-1:0] sh;
     logic [8*64-1:0]  win_e, win_o, nwin_e, nwin_o, src_e, src_o, sh_e, sh_o;
     logic [9:0]       wl, lw;
     always_comb begin
-        lw = off2[15:6];
-        sh = (8*128)'(b2) << (8 * off2[5:0]);
+        lw = pos2[15:6];
+        sh = (8*128)'(b2) << (8 * pos2[5:0]);
         {sh_o, sh_e} = lw[0] ? {sh[0 +: 8*64], sh[8*64 +: 8*64]} : sh;
         src_e = win_e;
         src_o = win_o;
@@ -160,14 +179,13 @@ module prism_auto_body #(
             win_o <= nwin_o;
             wl <= lw;
         end
-    genvar l;
-    generate
-        for (l = 0; l < NL; l++) begin : g_line
-            always_ff @(posedge clk)
-                if (v2 && (lw == 10'(l) || (l > 0 && lw == 10'(l - 1))))
-                    obytes[8*64*l +: 8*64] <= l % 2 == 0 ? nwin_e : nwin_o;
-        end
-    endgenerate
+    // Lines lw and lw + 1: the odd one at lw / 2, the even one at lw / 2
+    // plus lw's parity. (A line past NL is never read.)
+    assign m_we = v2;
+    assign m_addr_o = LA'(lw >> 1);
+    assign m_addr_e = LA'(lw >> 1) + LA'(lw[0]);
+    assign m_data_e = nwin_e;
+    assign m_data_o = nwin_o;
     assign busy = r_valid || v1 || v2;
 
     // An INT8-exact FP32 value's (integral, -128..127) magnitude: the

@@ -11,8 +11,9 @@
 //   RESULT   an FP32 RESULT (FP32_ARRIVAL or KULISCH_FIXED) of req_count
 //            values from ring slot req_base, for every path;
 //   INEXACT  the terminal INEXACT RESULT, for every path;
-//   AUTO     an AUTO RESULT whose body is in obytes (req_blen bytes,
-//            req_groups groups). The engine keeps obytes until tx_idle.
+//   AUTO     an AUTO RESULT whose body is in the AUTO lines (req_blen
+//            bytes, req_groups groups; written through ob_*). The engine
+//            writes no AUTO line until tx_idle.
 // What a slot's frames need of the request (its last line, the last
 // beat's length, the builder's first counts) is worked out as it is taken.
 //
@@ -51,7 +52,7 @@
 // prism_axis_fifo, whose entry drives m_axis_*. A slot is retired once it
 // is built and every port has issued its last beat; every source of that
 // beat is read the cycle after, before the slot can be taken again or the
-// engine may change cbuf, obytes or the context (tx_idle). out_idle says
+// engine may change cbuf, the AUTO lines or the context (tx_idle). out_idle says
 // no beat is left in any sender.
 //
 // Context. The RESULT header comes from the context (ctx_*, the paths p_*,
@@ -69,8 +70,7 @@ module prism_egress #(
     parameter int KW = 320,
     parameter int KULISCH_ENABLE = 1,
     // 0: no AUTO RESULT is ever requested (prism_node's AUTO_ENABLE), so
-    // the senders' AUTO body lines (a 24:1 select of obytes a bit and
-    // port) are not built; obytes is not read.
+    // the AUTO body's memories are not built; ob_* are not read.
     parameter int AUTO_ENABLE = 1,
     parameter int MAX_PATHS = 8,
     parameter int PORTS = 1,
@@ -81,7 +81,9 @@ module prism_egress #(
     // it for AUTO's roundings.
     parameter int R_LAT = 7,
     // Width of eg_qn and eg_hqn (the node's run counts, up to FLANES).
-    parameter int RN_W = 7
+    parameter int RN_W = 7,
+    // The AUTO body memories' address bits (a frame line / 2).
+    parameter int OBA = $clog2(2 ** $clog2((MTU + 14 + 63) / 64 + 1)) - 1
 ) (
     input  wire logic              clk,
     input  wire logic              rst,
@@ -103,12 +105,18 @@ module prism_egress #(
     output logic                   tx_idle,       // no request taken or pending
     output logic                   out_idle,      // no beat in any sender
 
-    // The CONTROL reply (byte i at [8i +: 8]), and the AUTO body.
+    // The CONTROL reply (byte i at [8i +: 8]), and the AUTO body: its
+    // frame lines (prism_auto_body's writes: line lw and lw + 1, the even
+    // one at ob_addr_e, the odd one at ob_addr_o, each at line / 2; line
+    // 0's bytes below the header's end are zero), kept here in memories
+    // a port and parity.
     input  wire logic [8*192-1:0]  cbuf,
     input  wire logic [15:0]       q_len,
-    /* verilator lint_off UNUSEDSIGNAL */   // its last line's padding is never sent
-    input  wire logic [8*64*((MTU-42+63)/64+1)-1:0] obytes,   // AUTO body, line-padded
-    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire logic              ob_we,
+    input  wire logic [OBA-1:0]    ob_addr_e,
+    input  wire logic [OBA-1:0]    ob_addr_o,
+    input  wire logic [DATA_W-1:0] ob_data_e,
+    input  wire logic [DATA_W-1:0] ob_data_o,
 
     // The context, for the RESULT header.
     input  wire logic [47:0]       node_mac,
@@ -164,7 +172,6 @@ module prism_egress #(
     localparam int LANES = DATA_W / 32;          // RESULT values a line
     localparam int RB = $clog2(RING);
     localparam int RQ = 2;
-    localparam int OB = 64 * ((MTU - 42 + 63) / 64 + 1);   // obytes' bytes
     localparam int FDEPTH = 4;                   // a sender's FIFO (its pipeline holds 2 beats)
     localparam int FL_W = $clog2(FDEPTH + 1);
 
@@ -656,18 +663,6 @@ module prism_egress #(
         res_hdr_byte = v;
     endfunction
 
-    // AUTO body line l (l >= 1): obytes from byte 64l - 56 (line 0 takes its first 8 bytes).
-    logic [DATA_W-1:0] ob_line [2 ** FB];
-    genvar gl;
-    generate
-        for (gl = 0; gl < 2 ** FB; gl++) begin : g_ob_line
-            if (AUTO_ENABLE != 0 && gl >= 1 && 64 * gl + 8 <= OB) begin : g_in
-                assign ob_line[gl] = obytes[8 * (64 * gl - 56) +: DATA_W];
-            end else begin : g_out
-                assign ob_line[gl] = '0;
-            end
-        end
-    endgenerate
 
     // Stage 1 (issue): port p is on slot sp_s[p], at path sp_pi[p] or
     // after, line sp_line[p]; it issues the beat into d1_* when the line
@@ -688,6 +683,7 @@ module prism_egress #(
     logic [FB-1:0] d1_line [PORTS];
     logic [6:0]  d1_lrem [PORTS];
     logic        d2_v [PORTS], d2_last [PORTS], d2_ram [PORTS], d2_l0 [PORTS];
+    logic        d2_auto [PORTS], d2_odd [PORTS];   // an AUTO body's line, of odd index
     logic [DATA_W-1:0] d2_w [PORTS];
     logic [KEEP_W-1:0] d2_keep [PORTS];
     logic [DATA_W-1:0] lb_q [PORTS];  // the line's RAM, read in stage 2
@@ -784,11 +780,14 @@ module prism_egress #(
             w = '0;
             if (d1_ctl[p]) w = DATA_W'(cbuf >> (DATA_W * $signed(32'(d1_line[p][1:0]))));   // replies are at most three beats
             else if (d1_line[p] == 0) begin
-                for (int i = 0; i < 60; i++) w[8*i +: 8] = res_hdr_byte(i, d1_s[p], d1_pi[p]);
-                if (AUTO_ENABLE != 0 && d1_auto[p]) w[448 +: 64] = obytes[63:0];
-            end else if (AUTO_ENABLE != 0 && d1_auto[p]) w = ob_line[d1_line[p]];
+                // (An AUTO body's line 0 brings its own bytes from 56 on.)
+                for (int i = 0; i < 60; i++)
+                    if (i < 56 || !d1_auto[p]) w[8*i +: 8] = res_hdr_byte(i, d1_s[p], d1_pi[p]);
+            end
             d2_w[p] <= w;
             d2_ram[p] <= !d1_ctl[p] && !d1_auto[p] && !d1_ix[p];
+            d2_auto[p] <= AUTO_ENABLE != 0 && d1_auto[p];
+            d2_odd[p] <= d1_line[p][0];
             d2_l0[p] <= d1_line[p] == 0;
             d2_last[p] <= d1_last[p];
             for (int i = 0; i < KEEP_W; i++) d2_keep[p][i] <= !d1_last[p] || 7'(i) < d1_lrem[p];
@@ -804,10 +803,33 @@ module prism_egress #(
                 .clk, .we(lw_en), .waddr({lw_s, lw_line}), .wdata(lw_data),
                 .re(d1_v[gp]), .raddr({d1_s[gp], d1_line[gp]}), .orst(1'b0), .rdata(lb_q[gp])
             );
+            // The AUTO body's lines for this port's sender (every port's
+            // copy, by parity), read in stage 2 as the slots' lines are.
+            logic [DATA_W-1:0] ob_q;
+            if (AUTO_ENABLE != 0) begin : g_ob
+                logic [DATA_W-1:0] ob_e, ob_o;
+                logic ob_re;
+                assign ob_re = d1_v[gp] && d1_auto[gp];
+                prism_ram_sdp #(.W(DATA_W), .DEPTH(2 ** OBA), .STYLE(2)) ob_even (
+                    .clk, .we(ob_we), .waddr(ob_addr_e), .wdata(ob_data_e),
+                    .re(ob_re), .raddr(OBA'(d1_line[gp] >> 1)), .orst(1'b0), .rdata(ob_e)
+                );
+                prism_ram_sdp #(.W(DATA_W), .DEPTH(2 ** OBA), .STYLE(2)) ob_odd (
+                    .clk, .we(ob_we), .waddr(ob_addr_o), .wdata(ob_data_o),
+                    .re(ob_re), .raddr(OBA'(d1_line[gp] >> 1)), .orst(1'b0), .rdata(ob_o)
+                );
+                assign ob_q = d2_odd[gp] ? ob_o : ob_e;
+            end else begin : g_no_ob
+                assign ob_q = '0;
+                /* verilator lint_off UNUSEDSIGNAL */
+                logic unused_ob;
+                /* verilator lint_on UNUSEDSIGNAL */
+                assign unused_ob = ^{ob_we, ob_addr_e, ob_addr_o, ob_data_e, ob_data_o, d2_odd[gp]};
+            end
             // Stage 3: the line's values (line 0: value 0 in bytes 60 to 63) and the mask.
             logic [DATA_W-1:0] v, d;
             always_comb begin
-                v = !d2_ram[gp] ? '0 : (d2_l0[gp] ? {lb_q[gp][31:0], 480'b0} : lb_q[gp]);
+                v = d2_auto[gp] ? ob_q : !d2_ram[gp] ? '0 : (d2_l0[gp] ? {lb_q[gp][31:0], 480'b0} : lb_q[gp]);
                 for (int i = 0; i < KEEP_W; i++) d[8*i +: 8] = d2_keep[gp][i] ? (d2_w[gp][8*i +: 8] | v[8*i +: 8]) : 8'd0;
             end
             prism_axis_fifo #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .DEPTH(FDEPTH), .LW(FL_W)) fifo (

@@ -786,7 +786,7 @@ module prism_node #(
     // prism_egress: the request slots, the RESULT builder and a sender a
     // port. The engine issues a request (a CONTROL reply in cbuf, built
     // only while egress is idle; a RESULT packet for every path; an AUTO
-    // body in obytes) through its registers req_*, taken by egress at the
+    // body in egress's AUTO lines) through its registers req_*, taken by egress at the
     // next edge. rq_free says the engine may issue; tx_idle that egress
     // holds no request. The builder reads the ring's egress port (eb_*,
     // below) and the lanes' hazard query 0. The engine goes on meanwhile.
@@ -1146,7 +1146,7 @@ module prism_node #(
     // the rounded store), the packet's groups kept until it closes; then its
     // body is written a value a cycle (a slot read is at rest at its next
     // lap: prism_ring's tags) by
-    // prism_auto_body into obytes and handed to egress, which sends the same
+    // prism_auto_body into egress's AUTO lines and handed to egress, which sends the same
     // bytes on every path.
     //
     // The rounded store. A background rounder reads LOOK ring slots a cycle
@@ -1173,7 +1173,11 @@ module prism_node #(
     logic [8:0]  a_ng;               // groups in the packet
     logic [2:0]  a_gf [256];
     logic [15:0] a_gc [256];
-    logic [8*OB-1:0] obytes;
+    // The AUTO body's writes into egress's lines (prism_auto_body).
+    localparam int OBA = $clog2(FB_LINES) - 1;
+    logic            ob_we;
+    logic [OBA-1:0]  ob_addr_e, ob_addr_o;
+    logic [DATA_W-1:0] ob_data_e, ob_data_o;
     // Emission.
     logic [8:0]  e_g;                // group being written
     logic [15:0] e_k, e_off;         // value in packet, byte offset
@@ -1314,17 +1318,31 @@ module prism_node #(
             // register: from base + a_i, an add and a compare came before
             // the wait's, 9.50 levels into st); pq8 = pq + LOOK.
             logic [32:0] pq, pq8;
+            // pl_end as a register: pq == the vector's end, worked out as pq
+            // moves (from pq + 1, a register too). The compare behind pq was
+            // 6.25 levels into st's enable in the whole switch.
+            logic [32:0] pq1;
+            logic        pl_end_q;
             logic        pq_lt_q;    // pq < the vector's end, a cycle late
             logic [1:0]  pw_pop;     // pq moved (a pop or an install) one and two cycles ago
             always_ff @(posedge clk)
                 if (rst || st[C_INSTALL]) begin
                     pq <= '0;
+                    pq1 <= 33'd1;
                     pq8 <= 33'(LOOK);
+                    pl_end_q <= !rst && x_vlen == 32'd0;
                 end else if (pl_pop) begin
-                    pq <= pq + 33'd1;
+                    pq <= pq1;
+                    pq1 <= pq1 + 33'd1;
                     pq8 <= pq8 + 33'd1;
+                    pl_end_q <= pq1 == {1'b0, ctx_vlen};
                 end
-            assign pl_end = pq == {1'b0, ctx_vlen};
+            assign pl_end = pl_end_q;
+`ifndef SYNTHESIS
+            always_ff @(posedge clk)
+                if (!rst && ctx_valid && (pl_end_q != (pq == {1'b0, ctx_vlen}) || pq1 != pq + 33'd1))
+                    $error("prism_node: the AUTO plan's end flag %0d is not pq %0d == the vector's end %0d", pl_end_q, pq, ctx_vlen);
+`endif
             // Phase 0's count from a register: rr_lim - ro_ptr worked out
             // in phase 3 for the ro_ptr phase 0 has (after the read, when
             // ro_go: ro_ptr_n = ro_ptr + ro_n), both differences side by
@@ -1708,7 +1726,7 @@ module prism_node #(
     // a Kulisch value's state and integer come from the ring EG_LAT cycles
     // after its read, which A_EMIT gives a cycle ahead of the value (a
     // descriptor's cycle before a group's first value leaves room for it).
-    // prism_auto_body writes them into obytes; the packet goes to egress
+    // prism_auto_body writes them into egress's AUTO lines; the packet goes to egress
     // once its last write is done (a_done).
     logic        em2_on, em2_desc;
     logic [2:0]  em2_f;
@@ -1751,14 +1769,17 @@ module prism_node #(
     end
     generate
         if (AUTO_ENABLE != 0) begin : g_body
-            prism_auto_body #(.OB(OB), .RKW(RKW)) body (
+            prism_auto_body #(.OB(OB), .RKW(RKW), .BASE(56), .LA(OBA)) body (
                 .clk, .rst, .s_valid(em2_on), .s_desc(!em2_desc), .s_d(em2_d), .s_f(em2_f), .s_v(em2_v),
                 .s_acck(au_acck), .s_accf(au_accf), .s_w(em2_w), .s_off(em2_off),
-                .obytes, .busy(ab_busy));
+                .m_we(ob_we), .m_addr_e(ob_addr_e), .m_addr_o(ob_addr_o), .m_data_e(ob_data_e), .m_data_o(ob_data_o),
+                .busy(ab_busy));
         end else begin : g_no_body
-            /* verilator lint_off WIDTHCONCAT */
-            assign obytes = '0;
-            /* verilator lint_on WIDTHCONCAT */
+            assign ob_we = 1'b0;
+            assign ob_addr_e = '0;
+            assign ob_addr_o = '0;
+            assign ob_data_e = '0;
+            assign ob_data_o = '0;
             assign ab_busy = 1'b0;
             // What only the AUTO encoder reads.
             /* verilator lint_off UNUSEDSIGNAL */
@@ -1781,11 +1802,11 @@ module prism_node #(
             eg_pport[16*i +: 16] = p_port[i];
         end
     prism_egress #(.DATA_W(DATA_W), .KEEP_W(KEEP_W), .MTU(MTU), .RING(RING), .KW(KW), .KULISCH_ENABLE(KULISCH_ENABLE), .AUTO_ENABLE(AUTO_ENABLE),
-                   .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .R_LAT(R_LAT), .RN_W(RN_W)) egress (
+                   .MAX_PATHS(MAX_PATHS), .PORTS(PORTS), .EG_LAT(EG_LAT), .R_LAT(R_LAT), .RN_W(RN_W), .OBA(OBA)) egress (
         .clk, .rst,
         .req_en, .req_ctl, .req_auto, .req_inexact, .req_base, .req_count, .req_last, .req_olen, .req_port,
         .req_pid, .req_groups, .req_blen, .req_free(rq_free), .tx_idle, .out_idle,
-        .cbuf, .q_len, .obytes,
+        .cbuf, .q_len, .ob_we, .ob_addr_e, .ob_addr_o, .ob_data_e, .ob_data_o,
         .node_mac, .ctx_job, .ctx_group, .ctx_op, .ctx_gen, .ctx_kulisch, .n_paths,
         .p_mac(eg_pmac), .p_lep(eg_plep), .p_pep(eg_ppep), .p_stream(eg_pstream), .p_port(eg_pport),
         .eg_slot(eb_slot), .eg_lap(eb_lap), .eg_qn(eb_qn), .eg_hqn(eb_hqn), .eg_hqe(eb_qend), .eg_hit(hz_hit[0]), .eg_go(eb_go),
