@@ -39,9 +39,10 @@
 // table) must be the same as in the cycle before a_en, since the held
 // registers' write enables are registered a cycle ahead (wsel_q; checked
 // in simulation; the node's D_CHK -> D_OP gives it). A release and an
-// admission's coverage are pipelines that write the table over the next
-// cycles (a release: its packets a cycle later, its bytes three; the
-// coverage three cycles later, readiness five), so:
+// admission's coverage write the table over the next cycles (a release:
+// its packets a cycle later, its bytes three; the coverage a walk of a
+// cycle a packet it joins and two more, three cycles for a frame in order,
+// readiness two after it), so:
 //   - m_quiet says the registered row is the table as it stands (its
 //     count too), its bytes perhaps before a release still under way: an
 //     admission's decision waits for it;
@@ -58,6 +59,10 @@ module prism_held_table #(
     parameter int MAX_CONTRIB = 8,
     parameter int MAX_HELD = 16,
     parameter int CI_W = $clog2(MAX_CONTRIB + 1),
+    // The most elements between a held packet's first element and the
+    // coverage (the node's window and its largest packet): the coverage's
+    // walk compares that many low bits, not 33.
+    parameter int SPAN = 65535,
     parameter int NCAND = 8,
     parameter int CA_W = NCAND > 1 ? $clog2(NCAND) : 1
 ) (
@@ -132,6 +137,7 @@ module prism_held_table #(
         if (MAX_HELD < 2) $error("prism_held_table: MAX_HELD must be at least 2");
         if (2 ** CI_W <= MAX_CONTRIB) $error("prism_held_table: CI_W must hold MAX_CONTRIB");
         if (NCAND < 2 || 2 ** CA_W < NCAND) $error("prism_held_table: NCAND must be at least 2 and CA_W hold its indices");
+        if (SPAN < 1) $error("prism_held_table: SPAN must be at least 1");
     end
 
     // Registers, every one read and written at constant indices (a row or
@@ -344,107 +350,108 @@ module prism_held_table #(
     end
 
     // Coverage once the frame is admitted: from c0 = max(covered, base)
-    // through every held packet that continues it, the frame included. That
-    // is the first element at or above c0 that no packet holds, and it is c0
-    // or a packet's end: the least candidate (c0, the frame's end, each held
-    // packet's end) at or above c0 inside no packet. Every compare side by
-    // side, not a chain of extensions a packet at a time, and in stages
-    // after the admission (its cycle a, then a + 1 to a + 3): the compares
-    // (c0's as two, against covered and against base), which candidates
-    // qualify, the least of them, its value written.
-    //
-    // The held packets and the frame are disjoint and not empty (an
-    // overlapping frame is refused, a count is at least 1), so their ends
-    // are distinct: a pair of ends is compared once (i < j; j < i is its
-    // negation), a third fewer compares than ordering every pair both ways:
-    // 33,327 LUT against 35,070. (Packet k holds packet j's end exactly when
-    // it starts there, but that equality in place of the orderings took
-    // 35,921: an ordering is mostly carry chain.)
-    localparam int CV = MAX_HELD + 2;    // candidates: c0, then packet j-1's end (packet 0 the frame)
-    logic            cv1, cv2, cv3, cv4;         // an admission's coverage in stage 1 .. 3 (cv4: its minimum's first stage)
-    logic [CR_W-1:0] cv_row1, cv_row2, cv_row3;
-    logic [32:0]     cv_cp1 [CV], cv_cp2 [CV], cv_cp3 [CV];   // the candidates' values, by stage
-    logic [CV-1:0]   cv_lt1 [CV], cv_lt2 [CV];   // [i][j]: cp[i] < cp[j], packets' ends, i < j
-    logic [CV-1:0]   cv_below;                     // candidate j is below c0
-    logic [CV-1:0]   cv_kill [CV];               // [j][k]: packet k-1 holds candidate j
-    logic [CV-1:0]   cv_ge;                      // candidate j is c0, or a packet that is held
-    logic [CV-1:0]   cv_ok;                      // ... at or above c0 and inside no packet
-    logic [CV-1:0]   cv_least;                   // the least of those, one hot (ties to the lowest index)
-    always_ff @(posedge clk) begin
-        logic [32:0] cp [CV];
-        logic [32:0] pf [CV];
-        logic        pv [CV];
-        logic [CV-1:0] lt [CV], kill [CV];
-        logic [CV-1:0] below;
-        cv1 <= !rst && a_en;
-        cv2 <= !rst && cv1;
-        cv3 <= !rst && cv2;
-        cv4 <= !rst && cv3;
-        // Stage 1, the admission's cycle: every compare.
-        cp[0] = t_covered > base ? t_covered : base;
-        pf[0] = '0;
-        pv[0] = 1'b1;
-        cp[1] = q_end;
-        pf[1] = q_first;
-        pv[1] = 1'b1;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            cp[k + 2] = t_end[k];
-            pf[k + 2] = t_first[k];
-            pv[k + 2] = t_valid[k];
-        end
-        for (int i = 0; i < CV; i++) begin
-            below[i] = i != 0 && (cp[i] < t_covered || cp[i] < base);
-            for (int j = 0; j < CV; j++) begin
-                // Between packets' ends, i < j only (c0 needs no order: below).
-                lt[i][j] = i != 0 && i < j && cp[i] < cp[j];
-            end
-        end
-        for (int i = 0; i < CV; i++)
-            for (int j = 0; j < CV; j++) begin
-                // Packet j-1 holds candidate i: at or above its first, below
-                // its end (c0's compares as two, against covered and base).
-                if (j == 0 || i == j) kill[i][j] = 1'b0;
-                else if (i == 0) kill[i][j] = pv[j] && (pf[j] <= t_covered || pf[j] <= base) && t_covered < cp[j] && base < cp[j];
-                else kill[i][j] = pv[j] && pf[j] <= cp[i] && (i < j ? lt[i][j] : !lt[j][i]);
-            end
-        // (Element by element: Yosys 0.23 does not assign whole arrays.)
-        for (int i = 0; i < CV; i++) begin
-            cv_lt1[i] <= lt[i];
-            cv_kill[i] <= kill[i];
-            cv_cp1[i] <= cp[i];
-        end
-        cv_below <= below;
-        for (int j = 0; j < CV; j++) cv_ge[j] <= pv[j];
-        cv_row1 <= row_q;
-        // Stage 2: the candidates that qualify: at or above c0, and in no packet.
-        for (int j = 0; j < CV; j++)
-            cv_ok[j] <= cv_ge[j] && !cv_below[j] && cv_kill[j] == '0;
-        for (int i = 0; i < CV; i++) begin
-            cv_lt2[i] <= cv_lt1[i];
-            cv_cp2[i] <= cv_cp1[i];
-        end
-        cv_row2 <= cv_row1;
-        // Stage 3: the least one. c0, when it qualifies, is the least (a
-        // qualifying end is at or above it); else the least qualifying end,
-        // two of which are never equal.
-        cv_least[0] <= cv_ok[0];
-        for (int j = 1; j < CV; j++) begin
-            logic least;
-            least = cv_ok[j] && !cv_ok[0];
-            for (int i = 1; i < CV; i++)
-                if (i != j && cv_ok[i] && (i < j ? cv_lt2[i][j] : !cv_lt2[j][i])) least = 1'b0;
-            cv_least[j] <= least;
-        end
-        for (int i = 0; i < CV; i++) cv_cp3[i] <= cv_cp2[i];
-        cv_row3 <= cv_row2;
-    end
-    // Its value (stage 4 writes it).
-    logic [32:0] cv_val;
+    // through every held packet that continues it, the frame included, a
+    // packet a cycle. The held packets and the frame are disjoint, so the
+    // packet that continues the coverage at c starts at c (one that held c
+    // from further below would overlap the packets that end at c). In the
+    // admission's cycle the row's packets and the frame are taken as they
+    // stand: their ends (wk_e; c0 as candidate CV) and which packet starts
+    // at which end (wk_m[j][k]: packet k starts at candidate j's end, an
+    // equality of the low EQ_W bits). Then each cycle the walk stands at
+    // one candidate (wk_at, one-hot; at first c0) and moves to the packet
+    // that starts at its end: an AND-OR of registers. No such packet:
+    // wk_at empties, and in the next cycle (wk_wr) the last place's end
+    // (wk_cov, registered) is written. In order that is three cycles, as
+    // the compare matrix of ordered ends was (c0, the frame, then nothing);
+    // a frame that closes a hole walks every packet it joins. Until session
+    // 63 every candidate end was ordered against every other and against
+    // every packet's first: about 12k LUTs, most of the table.
+    localparam int CV = MAX_HELD + 1;    // the frame, then the row's held packets; CV: c0
+    localparam int EQ_W = $clog2(SPAN + 1) < 33 ? $clog2(SPAN + 1) : 33;
+    logic            wk_on;              // a walk under way (from the cycle after a_en)
+    logic            wk_wr, wk_wr_q;     // its last cycle (the coverage written), and a cycle later
+    logic [MAX_CONTRIB-1:0] wk_row;      // the admission's row, one-hot
+    logic [32:0]     wk_cov;             // the end of the walk's place a cycle before
+    logic [32:0]     wk_e [CV + 1];
+    logic [CV-1:0]   wk_m [CV + 1];
+    logic [CV:0]     wk_at;
+    logic [32:0]     wk_cur;
+    logic [CV-1:0]   wk_hit;             // the packet that starts at the place's end (at most one)
     always_comb begin
-        cv_val = '0;
-        for (int j = 0; j < CV; j++)
-            if (cv_least[j]) cv_val = cv_val | cv_cp3[j];
+        wk_cur = '0;
+        wk_hit = '0;
+        for (int j = 0; j <= CV; j++)
+            if (wk_at[j]) begin
+                wk_cur = wk_cur | wk_e[j];
+                wk_hit = wk_hit | wk_m[j];
+            end
+        wk_wr = wk_on && wk_at == '0;
     end
+    always_ff @(posedge clk) begin
+        logic [32:0] f [CV], e [CV + 1];
+        logic [EQ_W-1:0] ec [CV + 1];
+        logic [CV-1:0] v;
+        if (rst || i_en) wk_on <= 1'b0;
+        else if (a_en) wk_on <= 1'b1;
+        else if (wk_wr) wk_on <= 1'b0;
+        wk_wr_q <= !rst && wk_wr;
+        wk_cov <= wk_cur;
+        if (rst || i_en) wk_at <= '0;
+        else if (a_en) wk_at <= (CV + 1)'(1) << CV;
+        else wk_at <= {1'b0, wk_on ? wk_hit : '0};
+        f[0] = q_first;
+        e[0] = q_end;
+        v[0] = 1'b1;
+        for (int k = 0; k < MAX_HELD; k++) begin
+            f[k + 1] = t_first[k];
+            e[k + 1] = t_end[k];
+            v[k + 1] = t_valid[k];
+        end
+        e[CV] = t_covered > base ? t_covered : base;
+        for (int j = 0; j < CV; j++) ec[j] = e[j][EQ_W-1:0];
+        ec[CV] = t_covered[EQ_W-1:0];
+        if (a_en) begin
+            for (int c = 0; c < MAX_CONTRIB; c++) wk_row[c] <= row_q == CR_W'(c);
+            for (int j = 0; j <= CV; j++) begin
+                wk_e[j] <= e[j];
+                // Every value lies within SPAN of the window's base (a held
+                // packet ends above it and starts at most SPAN below its
+                // window's end), so two are equal when their low EQ_W bits are.
+                // c0's row compares the coverage itself: it is never below
+                // base (a release goes no further than every contributor's
+                // coverage; checked below), and the max's compare before
+                // the equality was 6.50 levels.
+                for (int k = 0; k < CV; k++)
+                    wk_m[j][k] <= v[k] && j != k && f[k][EQ_W-1:0] == ec[j];
+            end
+        end
+    end
+`ifndef SYNTHESIS
+    // The premises: no packet holds the coverage from below, and a low-bit
+    // match is a match.
+    logic [32:0] wk_f [CV];
+    logic [CV-1:0] wk_v;
+    always_ff @(posedge clk)
+        if (a_en) begin
+            wk_f[0] <= q_first;
+            wk_v[0] <= 1'b1;
+            for (int k = 0; k < MAX_HELD; k++) begin
+                wk_f[k + 1] <= t_first[k];
+                wk_v[k + 1] <= t_valid[k];
+            end
+        end
+    always_ff @(posedge clk)
+        if (!rst && a_en && t_covered < base)
+            $error("prism_held_table: an admission with the row's coverage %0d below base %0d", t_covered, base);
+    always_ff @(posedge clk)
+        if (!rst && wk_on && wk_at != '0)
+            for (int k = 0; k < CV; k++)
+                if (wk_v[k] && wk_f[k] < wk_cur && wk_cur < wk_e[k])
+                    $error("prism_held_table: packet %0d [%0d, %0d) holds the coverage %0d from below", k, wk_f[k], wk_e[k], wk_cur);
+                else if (wk_hit[k] != (wk_v[k] && wk_f[k] == wk_cur))
+                    $error("prism_held_table: packet %0d [%0d, %0d) at the coverage %0d: low bits %0d, whole %0d (SPAN %0d too small?)",
+                           k, wk_f[k], wk_e[k], wk_cur, wk_hit[k], wk_f[k] == wk_cur, SPAN);
+`endif
 
     // Readiness: the least coverage over the contributors in use, at least
     // base, i.e. max(least coverage, base). The least coverage is a
@@ -577,10 +584,10 @@ module prism_held_table #(
     logic [31:0]     ain_v;
     always_ff @(posedge clk) begin
         rv4 <= !rst && rv3;
-        m_quiet <= !(rst || i_en || inst_q || a_may || r_may || rv1 || rv2 || cv1 || cv2 || cv3);
+        m_quiet <= !(rst || i_en || inst_q || a_may || r_may || rv1 || rv2 || wk_on);
         // (An install zeroes c_in and c_out; c_held and the row's m_bytes follow two cycles later: inst_q.)
         m_bytes_exact <= !(rst || i_en || inst_q || r_may || rv1 || rv2 || rv3 || rv4);
-        m_settled <= !(rst || a_may || cv1 || cv2 || cv3 || cv4);
+        m_settled <= !(rst || a_may || wk_on || wk_wr_q);
         for (int c = 0; c < MAX_CONTRIB; c++) c_held[c] <= c_in[c] - c_out[c];
     end
 
@@ -605,9 +612,9 @@ module prism_held_table #(
             if (rv1) h_valid <= h_valid & ~rel_clear;
             if (rv3)
                 for (int c = 0; c < MAX_CONTRIB; c++) c_out[c] <= rel_out[c];
-            if (cv3)
+            if (wk_wr)
                 for (int c = 0; c < MAX_CONTRIB; c++)
-                    if (cv_row3 == CR_W'(c)) c_covered[c] <= cv_val;
+                    if (wk_row[c]) c_covered[c] <= wk_cov;
             if (ain_q)
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (ain_row == CR_W'(c)) c_in[c] <= ain_v;
@@ -617,7 +624,7 @@ module prism_held_table #(
     // An admission's bytes go into its contributor's c_in a cycle after
     // a_en (with a_en behind the node's decision, the add's enable into
     // c_in was 6.25 levels): c_held and the row's m_bytes follow, all
-    // before m_quiet rises again (a_may, then cv1 .. cv3).
+    // before m_quiet rises again (a_may, then the coverage's walk).
     always_ff @(posedge clk) begin
         ain_q <= !rst && !i_en && a_en;
         ain_row <= row_q;
@@ -652,7 +659,7 @@ module prism_held_table #(
             if (a_en && !a_may) $error("prism_held_table: an admission without a_may");
             if (r_en && !r_may) $error("prism_held_table: a release without r_may");
             if (a_en && wsel_q != wsel) $error("prism_held_table: an admission's row or free slot changed since the cycle before");
-            if (i_en && (rv1 || rv2 || rv3 || rv4 || cv1 || cv2 || cv3)) $error("prism_held_table: an install while a release or a coverage is under way");
+            if (i_en && (rv1 || rv2 || rv3 || rv4 || wk_on)) $error("prism_held_table: an install while a release or a coverage is under way");
         end
 `endif
 endmodule
