@@ -60,8 +60,9 @@ module prism_held_table #(
     parameter int MAX_HELD = 16,
     parameter int CI_W = $clog2(MAX_CONTRIB + 1),
     // The most elements between a held packet's first element and the
-    // coverage (the node's window and its largest packet): the coverage's
-    // walk compares that many low bits, not 33.
+    // coverage (the node's window and its largest packet, an INT8 packet
+    // of an MTU: WINDOW + MTU): the coverage's walk compares the low bits
+    // that tell such values apart, not 33.
     parameter int SPAN = 65535,
     parameter int NCAND = 8,
     parameter int CA_W = NCAND > 1 ? $clog2(NCAND) : 1
@@ -398,7 +399,7 @@ module prism_held_table #(
         wk_cov <= wk_cur;
         if (rst || i_en) wk_at <= '0;
         else if (a_en) wk_at <= (CV + 1)'(1) << CV;
-        else wk_at <= {1'b0, wk_on ? wk_hit : '0};
+        else wk_at <= {1'b0, wk_on ? wk_hit : {CV{1'b0}}};
         f[0] = q_first;
         e[0] = q_end;
         v[0] = 1'b1;

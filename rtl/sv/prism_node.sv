@@ -2371,7 +2371,7 @@ module prism_node #(
     logic             fin_q;
     always_comb for (int b = 0; b < NB; b++) l_cand[16*b +: 16] = b_sid[b];
     always_ff @(posedge clk) fin_q <= fin;
-    prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W), .SPAN(WINDOW + (MTU - 46) / 4), .NCAND(NB), .CA_W(NBW)) held (
+    prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W), .SPAN(WINDOW + MTU), .NCAND(NB), .CA_W(NBW)) held (
         .clk, .rst,
         .i_en(!rst && st[C_INSTALL]), .i_n(CI_W'(contribs)),
         .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
