@@ -75,16 +75,6 @@ impl<'a> Session<'a> {
         Ok(r)
     }
 
-    /// Lets `wait` pass on the link's clock, dropping what arrives: a
-    /// simulated switch moves on only while it is asked for frames.
-    pub fn idle(&mut self, wait: Duration) -> Result<(), AmError> {
-        let until = self.now() + wait;
-        while self.now() < until {
-            self.recv(until.saturating_duration_since(self.now()))?;
-        }
-        Ok(())
-    }
-
     /// Every frame kept, sent and received, in order.
     pub fn take_capture(&mut self) -> Vec<Captured> {
         self.capture.take().unwrap_or_default()
