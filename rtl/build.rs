@@ -17,11 +17,12 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 22] = [
+const SWITCH_SV: [&str; 23] = [
     "sv/prism_rx_check.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
     "sv/prism_fp32_add_pipe.sv",
+    "sv/prism_dsp_add48.sv",
     "sv/prism_kulisch_lane_pipe.sv",
     "sv/prism_kulisch_round_pipe.sv",
     "sv/prism_lane_track.sv",
@@ -43,8 +44,8 @@ const SWITCH_SV: [&str; 22] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 23] = {
-    let mut all = [""; 23];
+const SWITCH_FP32_SV: [&str; 24] = {
+    let mut all = [""; 24];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];
@@ -61,7 +62,7 @@ const MODELS: &[Model] = &[
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },
     Model { top: "prism_kulisch_round", sv: &["sv/prism_kulisch_round.sv"], shim: "csrc/kulisch.cpp" },
     Model { top: "prism_kulisch_round_pipe", sv: &["sv/prism_kulisch_round_pipe.sv"], shim: "csrc/kulisch_round_pipe.cpp" },
-    Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
+    Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_dsp_add48.sv", "sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
     Model { top: "prism_crc32c_512", sv: &["sv/prism_crc32c_512.sv"], shim: "csrc/crc32c_512.cpp" },
     Model { top: "prism_txn_table", sv: &["sv/prism_txn_table.sv"], shim: "csrc/txn_table.cpp" },
     Model { top: "prism_switch", sv: &SWITCH_SV, shim: "csrc/switch.cpp" },

@@ -1,4 +1,4 @@
-// C ABI over the Verilator model of prism_kulisch_lane_pipe (three register
+// C ABI over the Verilator model of prism_kulisch_lane_pipe (five register
 // stages, KW = 320 bits: ten 32-bit words, least significant first).
 #include "Vprism_kulisch_lane_pipe.h"
 #include "pipe.h"
@@ -8,7 +8,7 @@ using KulischPipeModel = Model<Vprism_kulisch_lane_pipe>;
 extern "C" {
 void *prism_kulisch_lane_pipe_new() { return new KulischPipeModel(); }
 void prism_kulisch_lane_pipe_free(void *p) { delete static_cast<KulischPipeModel *>(p); }
-uint32_t prism_kulisch_lane_pipe_latency() { return 3; }
+uint32_t prism_kulisch_lane_pipe_latency() { return 5; }
 
 // Streams n operations in, one a cycle while en is high, and collects the
 // results in the order m_valid presents them. Operation i: acc[10i..10i+10),

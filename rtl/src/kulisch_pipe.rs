@@ -1,5 +1,5 @@
 //! The Verilator model of `prism_kulisch_lane_pipe`: the KULISCH_FIXED lane
-//! in three register stages (KW = 320), one (slot, term) a cycle.
+//! in five register stages (KW = 320), one (slot, term) a cycle.
 
 use std::ffi::c_void;
 

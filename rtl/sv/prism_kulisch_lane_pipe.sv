@@ -1,11 +1,12 @@
 // prism_kulisch_lane_pipe: prism_kulisch_lane (one KULISCH_FIXED lane: an
 // FP32 term or a Kulisch value added exactly to a KW-bit two's-complement
-// slot, with its special-value flags) cut into LATENCY = 3 register stages
-// so that no register-to-register path is deeper than 5 logic levels on
-// UltraScale+ (4.25 measured: rtl/timing.sh checks it with logic-depth).
-// LATENCY is a localparam: results come LATENCY enabled cycles after their
-// operation, one a cycle; the node must not feed a slot's result back in
-// before it is out (forward or stall for back-to-back adds to one slot).
+// slot, with its special-value flags) cut into LATENCY = 5 register stages,
+// its adds in DSP48E2 slices (prism_dsp_add48), so that no
+// register-to-register path is deeper than 6 logic levels on UltraScale+
+// (rtl/timing.sh checks it with logic-depth). LATENCY is a localparam:
+// results come LATENCY enabled cycles after their operation, one a cycle;
+// the node must not feed a slot's result back in before it is out
+// (forward or stall for back-to-back adds to one slot).
 //
 // A pure pipeline: one (acc, term) in every cycle that `en` is high, its
 // result LATENCY enabled cycles later on acc_o/flags_o (with `s_valid`
@@ -18,20 +19,22 @@
 //    bits (0..31) and, for a subnormal, by its fixed 2^0; the word position
 //    (the exponent's top three bits) one-hot
 //  2 place the aligned significand at its word (at most two candidates a
-//    bit: a LUT, not a 151-bit barrel shifter, which was a third of the
-//    lane), pick the Kulisch integer or the term (negated as ~mag, its +1
-//    the first segment's carry-in), add it to acc in SEG-bit segments with
-//    carry-in 0; each segment's carry out, and whether it would pass a
-//    carry in (a ^ b all ones)
-//  3 each segment's carry-in from the segments below; the segment
-//    incremented by it
+//    bit: a LUT, not a 151-bit barrel shifter), pick the Kulisch integer or
+//    the term (negated as ~mag, its +1 the first segment's carry-in): into
+//    the input registers of one slice a 48-bit segment
+//  3 each segment's sum with carry-in 0 (the slice's P), its carry out,
+//    and whether it would pass a carry in (the sum all ones: the slice's
+//    pattern detector)
+//  4 each segment's carry-in from the segments below (a lookahead over
+//    the registered carries), into a second slice a segment
+//  5 the segment incremented by it (that slice's P; segment 0, whose
+//    carry-in is the term's own, is only delayed)
 //
-// A carry chain is a quarter level per 4 bits (CARRY4 as Yosys maps it),
-// so a 320-bit add is 20 levels in one piece: here no chain is longer than
-// SEG + 2 bits (2.25 levels). Stage 3 increments (one carry chain a
-// segment, 5.50 levels) instead of selecting between sums with carry-in 0
-// and 1 (4.25 levels, but a second adder a segment): 784 LUTs against
-// 1,340 with the barrel shifter and carry-select (rtl/timing.sh, Yosys 0.23).
+// In fabric (up to session 63) the same lane was 3 stages: 32-bit segments
+// added by CARRY8 chains and incremented by a second chain, about a LUT a
+// bit for each (779 LUTs alone, 977 in the switch's synthesis); here the
+// slices do both and the LUTs left are the alignment and the placement
+// (docs/rtl.md, "Resources: the Kulisch lanes' adds in DSP48E2").
 
 `default_nettype none
 
@@ -59,10 +62,10 @@ module prism_kulisch_lane_pipe #(
     output logic [KW-1:0]      acc_o,
     output logic [4:0]         flags_o
 );
-    localparam int LATENCY = 3;
+    localparam int LATENCY = 5;
     localparam int F_ANY = 4, F_NOT_NEGZERO = 3, F_NAN = 2, F_POS_INF = 1, F_NEG_INF = 0;
-    // Segment width of the add: 4 CARRY8 (2 levels) per chain.
-    localparam int SEG = 32;
+    // Segment width of the add: a DSP48E2 slice's ALU.
+    localparam int SEG = 48;
     localparam int NSEG = (KW + SEG - 1) / SEG;
     localparam int W = NSEG * SEG;
     // Stage 1's partial alignment: the 24-bit significand shifted by the
@@ -117,12 +120,11 @@ module prism_kulisch_lane_pipe #(
         else s1_f <= FW'({1'b1, fp32[22:0]}) << e[4:0];
     end
 
-    // ---- 2: place the term at its word, pick, add by segments ----
-    logic          s2_v;
-    logic [4:0]    s2_flags;
-    logic [W-1:0]  s2_s0;            // each segment's sum with carry-in 0
-    logic [NSEG-1:0] s2_g, s2_p;     // its carry out; it passes a carry in on
-    always_ff @(posedge clk) if (en) begin
+    // ---- 2: place the term at its word, pick; into the slices ----
+    // The term and acc enter each segment's first slice (its input
+    // registers are this stage's); the slices' P registers are stage 3.
+    logic [W-1:0]  term_w, acc_w;
+    always_comb begin
         // u is the term times two: m << e. Its bit 0 is always 0 (s1_f's
         // bit 0 is a fraction bit only when e[4:0] = 0, and then e = 0, a
         // subnormal, or the word is not 0); it is dropped.
@@ -130,46 +132,71 @@ module prism_kulisch_lane_pipe #(
         logic [KW:0] u;
         /* verilator lint_on UNUSEDSIGNAL */
         logic [KW-1:0] term;
-        logic [W-1:0] a, b;
-        logic [SEG+1:0] x0;
         u = '0;
         for (int j = 0; j < NJ; j++) if (s1_j[j]) u = u | ((KW + 1)'(s1_f) << (32 * j));
-        a = W'(s1_acc);
         // ~mag for a negative FP32 term: the +1 is segment 0's carry-in.
         term = s1_kint | (u[KW:1] ^ {KW{s1_neg}});
-        b = W'(term);
-        for (int k = 0; k < NSEG; k++) begin
-            if (k == 0) x0 = {1'b0, a[0 +: SEG], 1'b1} + {1'b0, b[0 +: SEG], s1_neg};
-            else x0 = {1'b0, a[k*SEG +: SEG], 1'b0} + {1'b0, b[k*SEG +: SEG], 1'b0};
-            s2_s0[k*SEG +: SEG] <= x0[SEG:1];
-            s2_g[k] <= x0[SEG+1];
-            s2_p[k] <= &(a[k*SEG +: SEG] ^ b[k*SEG +: SEG]);
-        end
+        term_w = W'(term);
+        acc_w = W'(s1_acc);
+    end
+    logic          s2_v, s3_v, s4_v;
+    logic [4:0]    s2_flags, s3_flags, s4_flags;
+    always_ff @(posedge clk) if (en) begin
         s2_v <= s1_v;
         s2_flags <= s1_flags;
+        s3_v <= s2_v;
+        s3_flags <= s2_flags;
+        s4_v <= s3_v;
+        s4_flags <= s3_flags;
+        m_valid <= s4_v;
+        flags_o <= s4_flags;
     end
 
-    // ---- 3: carries between segments, increment ----
+    // ---- 3: each segment's sum with carry-in 0 (segment 0: the term's
+    // +1), its carry out, and whether it would pass a carry in (all ones);
+    // ---- 4: each segment's carry-in from the segments below, into the
+    // second slice's input registers; ---- 5: the segment incremented.
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [W-1:0] sum;               // bits at and above KW (a padded last segment) are dropped
+    logic [W-1:0]    s3_s0, sum;     // bits at and above KW (a padded last segment) are dropped
+    logic [NSEG-1:0] s3_g, s3_p;     // the last segment's are not needed
+    logic [NSEG-1:0] cin;            // segment 0's is 0
     /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         logic c;
-        c = 1'b0;                    // segment 0's carry-in is in s2_s0 already
+        c = 1'b0;                    // segment 0's carry-in is in s3_s0 already
         for (int k = 0; k < NSEG; k++) begin
-            sum[k*SEG +: SEG] = s2_s0[k*SEG +: SEG] + SEG'(c);
-            c = s2_g[k] | (s2_p[k] & c);
+            cin[k] = c;
+            c = s3_g[k] | (s3_p[k] & c);
         end
     end
+    logic [SEG-1:0] s4_s0, s5_s0;    // segment 0 needs no increment: a delay
     always_ff @(posedge clk) if (en) begin
-        m_valid <= s2_v;
-        acc_o <= sum[KW-1:0];
-        flags_o <= s2_flags;
+        s4_s0 <= s3_s0[0 +: SEG];
+        s5_s0 <= s4_s0;
     end
+    assign sum[0 +: SEG] = s5_s0;
+    genvar gk;
+    generate
+        for (gk = 0; gk < NSEG; gk++) begin : g_seg
+            prism_dsp_add48 add (
+                .clk, .en, .ab(term_w[gk*SEG +: SEG]), .c(acc_w[gk*SEG +: SEG]), .ci(gk == 0 ? s1_neg : 1'b0),
+                .p(s3_s0[gk*SEG +: SEG]), .co(s3_g[gk]), .ones(s3_p[gk])
+            );
+            if (gk > 0) begin : g_inc
+                /* verilator lint_off PINCONNECTEMPTY */
+                prism_dsp_add48 #(.AB_ENABLE(0)) inc (
+                    .clk, .en, .ab(48'd0), .c(s3_s0[gk*SEG +: SEG]), .ci(cin[gk]),
+                    .p(sum[gk*SEG +: SEG]), .co(), .ones()
+                );
+                /* verilator lint_on PINCONNECTEMPTY */
+            end
+        end
+    endgenerate
+    assign acc_o = sum[KW-1:0];
 
     initial begin
         if (KW < 280) $error("prism_kulisch_lane_pipe: KW must be at least 280 (a 277-bit FP32 term and room for carries)");
-        if (LATENCY != 3) $error("prism_kulisch_lane_pipe: LATENCY must match its stage count (3)");
+        if (LATENCY != 5) $error("prism_kulisch_lane_pipe: LATENCY must match its stage count (5)");
     end
 endmodule
 

@@ -580,7 +580,7 @@ module prism_node #(
     // registered read, then the memories' output register (prism_ring).
     localparam int EG_LAT = 2;
     localparam int F_LAT = 10;
-    localparam int K_LAT = 3;
+    localparam int K_LAT = 5;
     // Hazard queries of the ring's egress readers against the runs in
     // flight (prism_lane_track): 0 the builder's line, 1 AUTO's lookahead
     // (D_RUN's own query is below, r_win).
