@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_rust
-need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosys python3
+need_apt tshark libdpdk-dev dpdk dpdk-dev pkg-config iproute2 verilator g++ yosys python3 iverilog
 # No incremental caches: CI builds once from clean, and they were a quarter
 # GB more on a machine that has run out of disk (2026-12-06).
 export CARGO_INCREMENTAL=0

@@ -324,6 +324,20 @@ module prism_held_table #(
         if (!rst && m_quiet && m_count != 16'($countones(t_valid)))
             $error("prism_held_table: m_count %0d is not the quiet row's %0d held packets", m_count, $countones(t_valid));
 `endif
+    // The overlap's compares on the low LT_W bits: the node reads
+    // m_overlap only for a frame inside the window ([base, base + window]),
+    // and a held packet ends above base and starts at most a packet below
+    // it, so the two sides of each compare are less than SPAN apart and
+    // the difference's sign on LT_W bits is the order (simulation checks
+    // it against the 33-bit compares where the node reads it). The 33-bit
+    // compares and the OR over the slots behind them read 6.00 to 6.50
+    // levels by ABC's mapping (session 64).
+    localparam int LT_W = $clog2(SPAN + 1) < 32 ? $clog2(SPAN + 1) + 1 : 33;
+    function automatic logic lt_near(input logic [32:0] a, input logic [32:0] b);
+        logic [LT_W-1:0] d;
+        d = a[LT_W-1:0] - b[LT_W-1:0];
+        lt_near = LT_W >= 33 ? a < b : d[LT_W-1];
+    endfunction
     always_ff @(posedge clk) begin
         logic hit, ovl;
         hit = 1'b0;
@@ -332,12 +346,25 @@ module prism_held_table #(
             // Packet IDs are distinct among a row's held packets (an
             // admission is never a hit), so at most one matches.
             if (t_valid[k] && t_hv[k]) hit = 1'b1;
-            if (t_valid[k] && t_first[k] < q_end && q_first < t_end[k]) ovl = 1'b1;
+            if (t_valid[k] && lt_near(t_first[k], q_end) && lt_near(q_first, t_end[k])) ovl = 1'b1;
             sm_q[k] <= t_valid[k] && t_hv[k] && t_crc[k] == q_crc && t_first[k] == q_first && t_end[k] == q_end;
         end
         m_hit <= hit;
         m_overlap <= ovl;
     end
+`ifndef SYNTHESIS
+    // The 33-bit overlap, for the node's check where it reads m_overlap.
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic m_overlap_full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    always_ff @(posedge clk) begin
+        logic ovl;
+        ovl = 1'b0;
+        for (int k = 0; k < MAX_HELD; k++)
+            if (t_valid[k] && t_first[k] < q_end && q_first < t_end[k]) ovl = 1'b1;
+        m_overlap_full <= ovl;
+    end
+`endif
     assign m_same = sm_q != 0;
     always_comb begin
         free_found = 1'b0;

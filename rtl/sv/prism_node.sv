@@ -2231,6 +2231,12 @@ module prism_node #(
         else dop_acc = 1'b1;
     end
 `ifndef SYNTHESIS
+    // The held table's overlap compares its low bits: where data_op reads
+    // it (the frame inside the window), it must be the 33-bit answer.
+    always_ff @(posedge clk)
+        if (!rst && st[D_OP] && !dq_below && !dq_beyond && hd_overlap != held.m_overlap_full)
+            $error("prism_node: the held table's overlap %0d on its low bits is not the 33-bit %0d (SPAN too small?)",
+                   hd_overlap, held.m_overlap_full);
     // data_op tests dop_acc before dop_dup: they must exclude each other.
     always_ff @(posedge clk)
         if (!rst && st[D_OP] && dop_acc && dop_dup)

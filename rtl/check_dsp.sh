@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# prism_dsp_add48 (the Kulisch lanes' 48-bit adds in DSP48E2 slices) against
+# an independent 49-bit expectation, by simulation with Icarus Verilog:
+#
+#   rtl/check_dsp.sh                 the behavioural twin (what the Verilator
+#                                    tests simulate)
+#   rtl/check_dsp.sh UNISIMS_DIR     the twin, and the DSP48E2 branch (what
+#                                    synthesis builds) with Xilinx's own
+#                                    simulation model: UNISIMS_DIR holds
+#                                    DSP48E2.v and glbl.v (Vivado's
+#                                    data/verilog/src/unisims with ../glbl.v
+#                                    copied in, or a clone of
+#                                    github.com/Xilinx/XilinxUnisimLibrary's
+#                                    verilog/src/unisims, the same)
+#
+# CHECK_DSP_CYCLES random cycles (default 60000), CHECK_DSP_SEED (default 1).
+# Exit 0 when every run prints ALL PASS. The model is not in this repository
+# (Xilinx's licence; CI has no network): the result of the branch's check is
+# in docs/rtl.md, "Resources: the Kulisch lanes' adds in DSP48E2".
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v iverilog >/dev/null || { echo "iverilog not found: apt-get install iverilog" >&2; exit 1; }
+n=${CHECK_DSP_CYCLES:-60000}
+seed=${CHECK_DSP_SEED:-1}
+case "$n$seed" in *[!0-9]*) echo "CHECK_DSP_CYCLES and CHECK_DSP_SEED must be non-negative integers" >&2; exit 2 ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tb=tb/prism_dsp_add48_tb.sv
+run() {
+    local what=$1; shift
+    iverilog -g2012 -s prism_dsp_add48_tb -o "$tmp/sim.vvp" "$@" "$tb" sv/prism_dsp_add48.sv
+    vvp -n "$tmp/sim.vvp" +n="$n" +seed="$seed" | tee "$tmp/out"
+    grep -q '^ALL PASS$' "$tmp/out" || { echo "check_dsp: $what FAILED" >&2; exit 1; }
+    echo "check_dsp: $what passed"
+}
+run "the behavioural twin"
+if [ $# -ge 1 ]; then
+    dir=$1
+    for f in DSP48E2.v glbl.v; do
+        [ -f "$dir/$f" ] || { echo "$dir/$f not found: UNISIMS_DIR must hold DSP48E2.v and glbl.v" >&2; exit 2; }
+    done
+    run "the DSP48E2 branch with $dir/DSP48E2.v" -DSYNTHESIS -s glbl "$dir/DSP48E2.v" "$dir/glbl.v"
+else
+    echo "check_dsp: the DSP48E2 branch not checked (no UNISIMS_DIR given)"
+fi
