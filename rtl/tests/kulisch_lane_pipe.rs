@@ -280,11 +280,7 @@ fn chained_rounds_give_the_oracles_exact_sums() {
 #[test]
 fn the_adds_twin_passes_the_dsp_testbench() {
     let dir = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new("bash")
-        .arg(format!("{dir}/check_dsp.sh"))
-        .env("CHECK_DSP_CYCLES", "20000")
-        .output()
-        .expect("bash runs rtl/check_dsp.sh (scripts/test.sh installs iverilog)");
+    let out = std::process::Command::new("bash").arg(format!("{dir}/check_dsp.sh")).env("CHECK_DSP_CYCLES", "20000").output().expect("bash runs rtl/check_dsp.sh (scripts/test.sh installs iverilog)");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "check_dsp.sh failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("RESULT AB_ENABLE=1: ") && text.contains("ALL PASS"), "{text}");
