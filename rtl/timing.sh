@@ -108,6 +108,12 @@ check_one() {
         # 320 bits is prism_kulisch_round_pipe's row. Full size took 957 s
         # (TIMING_EGRESS_FULL=1 for it).
         prism_egress) [ -n "${TIMING_EGRESS_FULL:-}" ] || chp="chparam -set KW 64 prism_egress;" ;;
+        # The held table at the span the node gives it (WINDOW + MTU =
+        # 2,904 + 1,500 at the node's defaults: 13-bit equalities, 14-bit
+        # orders), not its standalone default of 65,535 (16 and 17 bits):
+        # at 17 bits the overlap's compare and the OR over the slots read
+        # 6.25 levels (session 64), a configuration the switch never builds.
+        prism_held_table) chp="chparam -set SPAN 4404 prism_held_table;" ;;
     esac
     # A dependency named by module (not path) imports the package too: inline it the same way.
     local files="" d

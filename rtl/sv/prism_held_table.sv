@@ -332,7 +332,10 @@ module prism_held_table #(
     // it against the 33-bit compares where the node reads it). The 33-bit
     // compares and the OR over the slots behind them read 6.00 to 6.50
     // levels by ABC's mapping (session 64).
-    localparam int LT_W = $clog2(SPAN + 1) < 32 ? $clog2(SPAN + 1) + 1 : 33;
+    // The low bits that tell apart two values less than SPAN apart: the
+    // walk's equalities (below) compare EQ_W, the overlap's orders LT_W.
+    localparam int EQ_W = $clog2(SPAN + 1) < 33 ? $clog2(SPAN + 1) : 33;
+    localparam int LT_W = EQ_W < 33 ? EQ_W + 1 : 33;
     function automatic logic lt_near(input logic [32:0] a, input logic [32:0] b);
         logic [LT_W-1:0] d;
         d = a[LT_W-1:0] - b[LT_W-1:0];
@@ -395,7 +398,6 @@ module prism_held_table #(
     // 63 every candidate end was ordered against every other and against
     // every packet's first: about 12k LUTs, most of the table.
     localparam int CV = MAX_HELD + 1;    // the frame, then the row's held packets; CV: c0
-    localparam int EQ_W = $clog2(SPAN + 1) < 33 ? $clog2(SPAN + 1) : 33;
     logic            wk_on;              // a walk under way (from the cycle after a_en)
     logic            wk_wr, wk_wr_q;     // its last cycle (the coverage written), and a cycle later
     logic [MAX_CONTRIB-1:0] wk_row;      // the admission's row, one-hot

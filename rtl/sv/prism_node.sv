@@ -10,7 +10,7 @@
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
-//            (prism_kulisch_lane_pipe, 3 stages), one rounding to FP32 per
+//            (prism_kulisch_lane_pipe, 5 stages), one rounding to FP32 per
 //            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
 //            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 10 engine
 //            cycles under either policy (dispatch, D_CHK, D_OP, 6 lane
