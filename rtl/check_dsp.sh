@@ -18,6 +18,18 @@
 # (Xilinx's licence; CI has no network): the result of the branch's check is
 # in docs/rtl.md, "Resources: the Kulisch lanes' adds in DSP48E2".
 set -euo pipefail
+case "${1:-}" in
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
+[ $# -le 1 ] || { echo "usage: rtl/check_dsp.sh [UNISIMS_DIR] (--help for more)" >&2; exit 2; }
+# A relative UNISIMS_DIR is the caller's: made absolute before the cd.
+dir=${1:-}
+if [ -n "$dir" ]; then
+    for f in DSP48E2.v glbl.v; do
+        [ -f "$dir/$f" ] || { echo "$dir/$f not found: UNISIMS_DIR must hold DSP48E2.v and glbl.v" >&2; exit 2; }
+    done
+    dir=$(cd "$dir" && pwd)
+fi
 cd "$(dirname "$0")"
 command -v iverilog >/dev/null || { echo "iverilog not found: apt-get install iverilog" >&2; exit 1; }
 n=${CHECK_DSP_CYCLES:-60000}
@@ -34,11 +46,7 @@ run() {
     echo "check_dsp: $what passed"
 }
 run "the behavioural twin"
-if [ $# -ge 1 ]; then
-    dir=$1
-    for f in DSP48E2.v glbl.v; do
-        [ -f "$dir/$f" ] || { echo "$dir/$f not found: UNISIMS_DIR must hold DSP48E2.v and glbl.v" >&2; exit 2; }
-    done
+if [ -n "$dir" ]; then
     run "the DSP48E2 branch with $dir/DSP48E2.v" -DSYNTHESIS -s glbl "$dir/DSP48E2.v" "$dir/glbl.v"
 else
     echo "check_dsp: the DSP48E2 branch not checked (no UNISIMS_DIR given)"
