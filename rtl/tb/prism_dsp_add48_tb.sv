@@ -107,16 +107,7 @@ module prism_dsp_add48_tb;
     int k, mode;
 
     initial begin
-        if (!$value$plusargs("seed=%d", seed)) seed = 1;
-        if (!$value$plusargs("n=%d", NRAND)) NRAND = 60000;
-        $display("tb: seed=%0d random cycles=%0d %s", seed, NRAND,
-`ifdef SYNTHESIS
-                 "branch=SYNTHESIS (DSP48E2 model)"
-`else
-                 "branch=behavioural twin"
-`endif
-        );
-        k = $urandom(seed);  // seed the RNG (note: $urandom updates its argument)
+`include "dsp_tb_start.svh"
 
         // warm-up (GSR of glbl, attribute decode at t=2ps, X at start)
         repeat (WARMUP) drive(1'b1, r48(), r48(), $urandom % 2);

@@ -87,6 +87,20 @@ fn operand(r: &mut Rng, class: u64, other: u32) -> u32 {
             let e = ((other >> 23) & 0xFF) as i32 - 24 - (r.u32() & 1) as i32;
             sign | ((e.clamp(1, 254) as u32) << 23) | (r.u32() & 1)
         }
+        // Every exponent difference up to 31 below the other operand, any
+        // fraction: each of the pipelined adder's alignment cases (no
+        // pre-shift below 11, pre-shifted 11..25, sticky alone from 26),
+        // sums and differences, and fractions whose low bits are all ones
+        // or zeros (borrows through the sticky region).
+        8 => {
+            let e = ((other >> 23) & 0xFF) as i32 - (r.u32() % 32) as i32;
+            let frac = match r.u32() % 4 {
+                0 => 0x7F_FFFF ^ (r.u32() & 0x7F_FE00 & r.u32()),
+                1 => r.u32() & 0x7F_FE00 & r.u32(),
+                _ => r.u32() & 0x7F_FFFF,
+            };
+            sign | ((e.clamp(0, 254) as u32) << 23) | frac
+        }
         // Gradient-like magnitudes (around 1e-3).
         _ => sign | ((0x70 + r.u32() % 16) << 23) | (r.u32() & 0x7F_FFFF),
     }
@@ -96,7 +110,7 @@ fn operand(r: &mut Rng, class: u64, other: u32) -> u32 {
 fn random_pairs_match_ieee() {
     let mut adder = Fp32Adder::new();
     let mut r = Rng(0x9E37_79B9_7F4A_7C15);
-    for class in 0..8u64 {
+    for class in 0..9u64 {
         let n = 250_000;
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for _ in 0..n {
@@ -148,7 +162,7 @@ fn check_pipe(a: &[u32], b: &[u32], stall_seed: u64, what: &str) -> prism_rtl::P
 #[test]
 fn pipelined_adder_matches_ieee_at_one_sum_a_cycle() {
     let mut r = Rng(0x2545_F491_4F6C_DD1D);
-    for class in 0..8u64 {
+    for class in 0..9u64 {
         let n = 100_000;
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for _ in 0..n {
@@ -219,4 +233,30 @@ fn pipelined_adder_on_special_and_subnormal_pairs() {
         }
     }
     check_pipe(&a, &b, 0, "specials and subnormals");
+}
+
+/// Every exponent difference from 0 to 31, both signs of each operand, with
+/// the smaller operand's fraction in the shapes that decide its alignment in
+/// the DSP slice: bits below the pre-shift (8:0) set or clear, and the bits
+/// between the pre-shift and the round position all ones (a difference's
+/// borrow then runs through every bit below the round position).
+#[test]
+fn pipelined_adder_at_every_alignment_distance() {
+    let mut r = Rng(0xBB67_AE85_84CA_A73B);
+    let fracs = |r: &mut Rng| -> [u32; 8] { [0, 0x7F_FFFF, 0x7F_FE00, 0x00_01FF, 0x00_0001, 0x40_0000, 0x7F_FE00 | (r.u32() & 0x1FF), r.u32() & 0x7F_FFFF] };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for d in 0..32u32 {
+        for _ in 0..64 {
+            let ex = 40 + r.u32() % 170;
+            for (i, &fy) in fracs(&mut r).iter().enumerate() {
+                let fx = if i % 2 == 0 { r.u32() & 0x7F_FFFF } else { [0, 0x7F_FFFF][(r.u32() & 1) as usize] };
+                for signs in 0..4u32 {
+                    a.push(((signs & 1) << 31) | (ex << 23) | fx);
+                    b.push(((signs >> 1) << 31) | ((ex - d) << 23) | fy);
+                }
+            }
+        }
+    }
+    check_pipe(&a, &b, 0, "every alignment distance");
+    check_pipe(&b, &a, 0x5851_F42D, "every alignment distance, swapped, stalled");
 }
