@@ -86,7 +86,7 @@ check_one() {
     local deps=""
     case "$m" in
         prism_ring|prism_auto_store|prism_held_table) deps="sv/prism_ram_sdp.sv" ;;
-        prism_kulisch_lane_pipe) deps="sv/prism_dsp_add48.sv" ;;
+        prism_kulisch_lane_pipe) deps="sv/prism_dsp_add48.sv sv/prism_dsp_mul_add.sv" ;;
         prism_fp32_add_pipe) deps="sv/prism_dsp_mul_add.sv" ;;
         prism_frame_buf) deps="sv/prism_ram_sdp.sv sv/prism_mux4.sv" ;;
         # A port's whole validation: the two checkers composed with their verdict FIFOs.

@@ -5,6 +5,7 @@
 #include "verilated.h"
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 template <class Top> struct Model {
     VerilatedContext ctx;
@@ -52,6 +53,39 @@ size_t stream(Top &t, size_t n, uint64_t stall_seed, uint64_t *cycles, Put put, 
         put(in);
         tick(t);
         c++;
+        if (en && have) in++;
+        if (en && t.m_valid && out < n) take(out++);
+    }
+    *cycles = c;
+    return out;
+}
+
+// As stream, for a unit whose item comes in two parts: put(i) drives item
+// i's first part (put(n) the idle inputs once all are in), put_late(i) its
+// second part `delay` enabled cycles later (put_late(-1) idle inputs: no
+// item's second part is due).
+template <class Top, class Put, class PutLate, class Take>
+size_t stream_delayed(Top &t, size_t n, size_t delay, uint64_t stall_seed, uint64_t *cycles, Put put, PutLate put_late,
+                      Take take) {
+    Stall stall{stall_seed};
+    size_t in = 0, out = 0;
+    uint64_t c = 0;
+    std::vector<long> first;  // the item whose first part each enabled edge took (-1: none)
+    t.s_valid = 0;
+    t.en = 1;
+    put(n);
+    put_late(-1);
+    for (int i = 0; i < 16; i++) tick(t);
+    while (out < n && c < 64 * (uint64_t)n + 1000) {
+        bool en = stall.next();
+        bool have = in < n;
+        t.en = en;
+        t.s_valid = have;
+        put(in);
+        put_late(first.size() >= delay ? first[first.size() - delay] : -1);
+        tick(t);
+        c++;
+        if (en) first.push_back(have ? (long)in : -1);
         if (en && have) in++;
         if (en && t.m_valid && out < n) take(out++);
     }

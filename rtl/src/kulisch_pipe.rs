@@ -1,5 +1,6 @@
 //! The Verilator model of `prism_kulisch_lane_pipe`: the KULISCH_FIXED lane
-//! in five register stages (KW = 320), one (slot, term) a cycle.
+//! in eight register stages (KW = 320), one (slot, term) a cycle; the shim
+//! gives each slot three cycles after its term, as the node does.
 
 use std::ffi::c_void;
 

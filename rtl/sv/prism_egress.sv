@@ -36,9 +36,10 @@
 // register after them puts the roundings into run order (eg_phase), taking
 // a line's slots in the block before (eg_cross) from the previous read's
 // roundings, kept: the builder reads a RESULT's lines in ring order, and
-// the previous line read that block, when the hazard answer for its line
-// covered this one too (no sum for either in flight, and none starts), so
-// the kept values are final. R_LAT cycles in all. The line's values are
+// the previous line read that block when the hazard answer for its line
+// covered the rest of that block too (no sum for it in flight, and none
+// starts: the builder's query reaches to the end of its last line's
+// block), so the kept values are final. R_LAT cycles in all. The line's values are
 // written into the slot's lines, a block RAM a port (prism_ram_sdp), and
 // counted in rq_lines.
 //
@@ -216,9 +217,13 @@ module prism_egress #(
     (* mem2reg *) logic [15:0] rq_left0 [RQ], rq_left1 [RQ];
     (* mem2reg *) logic [4:0]  rq_nn0 [RQ], rq_nn1 [RQ];
     (* mem2reg *) logic [RB:0] rq_slot1 [RQ];    // with its lap
-    // Slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1): the
-    // builder's hazard query counts, ready before the builder needs them.
-    (* mem2reg *) logic [5:0]  rq_hq0 [RQ], rq_hq1 [RQ];
+    // The builder's hazard query counts, ready before the builder needs
+    // them: slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1),
+    // each with the rest of its last line's block inside the request (see
+    // the builder); 32 and that rest (rq_x32, for the later lines); line 0
+    // and the rest of its block inside the request (rq_h0r).
+    (* mem2reg *) logic [5:0]  rq_hq0 [RQ], rq_hq1 [RQ], rq_x32 [RQ];
+    (* mem2reg *) logic [4:0]  rq_h0r [RQ];
     // Line 0 follows the previous request's last slot in the ring (the
     // builder's hazard query can then cover both in one range).
     (* mem2reg *) logic        rq_contig [RQ];
@@ -278,7 +283,11 @@ module prism_egress #(
             // by side): line 1 holds values 1 to 16, line 2 from value 17.
             begin
                 logic [4:0] cm1;
+                // Every line ends at base + 1 + 16k: the rest of its block
+                // is x = (-(base + 1)) mod 16 slots, the next line's first.
+                logic [3:0] x;
                 cm1 = req_count[4:0] - 5'd1;
+                x = ~req_base[3:0];
                 rq_last0[rq_w] <= req_count <= 16'd1;
                 rq_left0[rq_w] <= req_count - 16'd1;
                 rq_nn0[rq_w] <= req_count <= 16'd1 ? 5'd0 : (req_count >= 16'd17 ? 5'd16 : cm1);
@@ -286,8 +295,10 @@ module prism_egress #(
                 rq_last1[rq_w] <= req_count <= 16'd17;
                 rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
                 rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
-                rq_hq0[rq_w] <= req_count <= 16'd1 ? 6'd1 : (req_count >= 16'd17 ? 6'd17 : {1'b0, req_count[4:0]});
-                rq_hq1[rq_w] <= req_count <= 16'd1 ? 6'd0 : (req_count >= 16'd33 ? 6'd32 : {1'b0, cm1});
+                rq_hq0[rq_w] <= req_count <= 16'd1 ? 6'd1 : (req_count >= 16'd17 + 16'(x) ? 6'd17 + 6'(x) : req_count[5:0]);
+                rq_hq1[rq_w] <= req_count <= 16'd1 ? 6'd0 : (req_count >= 16'd33 + 16'(x) ? 6'd32 + 6'(x) : req_count[5:0] - 6'd1);
+                rq_x32[rq_w] <= 6'd32 + 6'(x);
+                rq_h0r[rq_w] <= req_count >= 16'd1 + 16'(x) ? 5'd1 + 5'(x) : req_count[4:0];
             end
             rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
@@ -299,7 +310,15 @@ module prism_egress #(
     // next request once it is taken. The hazard query is cur's slots and,
     // when nq, nx's (hq slots from cur_slot: nx follows cur in the ring),
     // so its answer covers the line the builder moves to: a RESULT's
-    // lines, and RESULTs of consecutive ranges, go a line a cycle.
+    // lines, and RESULTs of consecutive ranges, go a line a cycle. Each
+    // query also covers the rest of its last line's block inside that
+    // line's request (the next line's first slots, at most 15): the line
+    // after it takes them from that line's read (eg_cross), so they must
+    // have no sum in flight when it is read. (Until session 65 they were
+    // not in the query: a line could be read while a sum for the rest of
+    // its block was in flight, and the next line then took a stale
+    // rounding; switch_diff found it once the Kulisch lanes' latency was
+    // 8.) Line 0 of a RESULT is one slot and crosses no block.
     logic        bl_s;
     logic        cv, nv, nq, hv;     // cur, nx, nx in the query, hit_r answers for cur
     logic [RB:0]   cur_slot, nx_slot;  // with their lap (bit RB)
@@ -315,7 +334,7 @@ module prism_egress #(
     // nx_n + nx_nn, nx_n + 1, cur_n + 1: kept beside the counts, so a
     // query count is a choice among registers, never an add after the
     // builder's decision.
-    logic [5:0]  nx_hq, nx_n1, cur_n1;
+    logic [5:0]  nx_hq, cur_x32;
     logic        hit_r;              // the answer to last cycle's query
     logic        bl_act, bl_fp, bl_go, o_rdy;
     logic        o;                  // the other slot
@@ -479,7 +498,6 @@ module prism_egress #(
         nx_nn <= rq_nn0[r];
         nx_idx <= '0;
         nx_hq <= rq_hq0[r];
-        nx_n1 <= 6'd2;
     endtask
     task automatic load_nx1(input logic r);
         nx_slot <= rq_slot1[r];
@@ -489,7 +507,6 @@ module prism_egress #(
         nx_nn <= rq_nn1[r];
         nx_idx <= FB'(1);
         nx_hq <= rq_hq1[r];
-        nx_n1 <= rq_hq0[r];
     endtask
     always_ff @(posedge clk) begin
         hit_r <= eg_hit;
@@ -516,7 +533,7 @@ module prism_egress #(
                     cur_slot <= (RB + 1)'(rq_base[bl_s]);
                     hq_e <= {1'b0, RB'(rq_base[bl_s])} + (RB + 1)'(rq_hq0[bl_s]);
                     cur_n <= 5'd1;
-                    cur_n1 <= 6'd2;
+                    cur_x32 <= rq_x32[bl_s];
                     cur_last <= rq_last0[bl_s];
                     cur_idx <= '0;
                     load_nx1(bl_s);
@@ -528,7 +545,6 @@ module prism_egress #(
             end else if (bl_go) begin
                 cur_slot <= nx_slot;
                 cur_n <= nx_n;
-                cur_n1 <= nx_n1;
                 cur_last <= nx_last;
                 cur_idx <= nx_idx;
                 if (cur_last) begin
@@ -541,6 +557,7 @@ module prism_egress #(
                     nq <= nv && !rq_last0[o];
                     hq <= rq_hq0[o];
                     hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(rq_hq0[o]);
+                    cur_x32 <= rq_x32[o];
                 end else if (!nx_last) begin
                     // The line after nx.
                     nx_slot <= nx_slot + (RB + 1)'(nx_n);
@@ -550,8 +567,7 @@ module prism_egress #(
                     nx_nn <= !nx_nn[4] ? 5'd0 : (nx_left >= 16'd32 ? 5'd16 : {1'b0, nx_left[3:0]});
                     nx_idx <= nx_idx + 1'b1;
                     // nx_nn is 16 or the RESULT's last line: no carry to add.
-                    nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'd32 ? 6'd32 : {2'b01, nx_left[3:0]});
-                    nx_n1 <= nx_nn[4] ? 6'd17 : 6'(nx_nn[3:0]) + 6'd1;
+                    nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'(cur_x32) ? cur_x32 : nx_left[5:0]);
                     hq <= nx_hq;
                     hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_hq);
                 end else begin
@@ -559,16 +575,16 @@ module prism_egress #(
                     load_nx0(o);
                     nv <= o_rdy;
                     nq <= o_rdy && rq_contig[o];
-                    hq <= o_rdy && rq_contig[o] ? nx_n1 : 6'(nx_n);
-                    hq_e <= {1'b0, RB'(nx_slot)} + (o_rdy && rq_contig[o] ? (RB + 1)'(nx_n1) : (RB + 1)'(nx_n));
+                    hq <= 6'(nx_n) + (o_rdy && rq_contig[o] ? 6'(rq_h0r[o]) : 6'd0);
+                    hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_n) + (o_rdy && rq_contig[o] ? (RB + 1)'(rq_h0r[o]) : '0);
                 end
             end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
                 load_nx0(o);
                 nv <= 1'b1;
                 nq <= rq_contig[o];
-                hq <= rq_contig[o] ? cur_n1 : 6'(cur_n);
-                hq_e <= {1'b0, RB'(cur_slot)} + (rq_contig[o] ? (RB + 1)'(cur_n1) : (RB + 1)'(cur_n));
+                hq <= 6'(cur_n) + (rq_contig[o] ? 6'(rq_h0r[o]) : 6'd0);
+                hq_e <= {1'b0, RB'(cur_slot)} + (RB + 1)'(cur_n) + (rq_contig[o] ? (RB + 1)'(rq_h0r[o]) : '0);
             end
             if (lw_en) rq_lines[lw_s] <= {1'b0, lw_line} + 1'b1;
             // Retire a slot every port has sent.

@@ -1,40 +1,50 @@
 // prism_kulisch_lane_pipe: prism_kulisch_lane (one KULISCH_FIXED lane: an
 // FP32 term or a Kulisch value added exactly to a KW-bit two's-complement
-// slot, with its special-value flags) cut into LATENCY = 5 register stages,
-// its adds in DSP48E2 slices (prism_dsp_add48), so that no
-// register-to-register path is deeper than 6 logic levels on UltraScale+
-// (rtl/timing.sh checks it with logic-depth). LATENCY is a localparam:
-// results come LATENCY enabled cycles after their operation, one a cycle;
-// the node must not feed a slot's result back in before it is out
-// (forward or stall for back-to-back adds to one slot).
+// slot, with its special-value flags) cut into LATENCY = 8 register stages,
+// its alignment and adds in DSP48E2 slices (prism_dsp_mul_add,
+// prism_dsp_add48), so that no register-to-register path is deeper than 6
+// logic levels on UltraScale+ (rtl/timing.sh checks it with logic-depth).
+// LATENCY is a localparam: results come LATENCY enabled cycles after their
+// term, one a cycle; the node must not feed a slot's result back in before
+// it is out (forward or stall for back-to-back adds to one slot).
 //
-// A pure pipeline: one (acc, term) in every cycle that `en` is high, its
-// result LATENCY enabled cycles later on acc_o/flags_o (with `s_valid`
-// carried alongside as `m_valid`). Same bits as the combinational
+// A pure pipeline with two entry points: the term (s_valid, is_kulisch,
+// fp32, kstate) in every cycle that `en` is high, and the slot it adds to
+// (acc, flags, acc_rest) with the Kulisch integer (kint) ACC_DELAY = 3
+// enabled cycles later, when the term's alignment is done; its result
+// LATENCY enabled cycles after the term on acc_o/flags_o (with `s_valid`
+// carried alongside as `m_valid`). So the slot need not wait in the lane:
+// the node reads the ring ACC_DELAY cycles later instead (a slot's delay
+// here was 336 SRL16E a lane). Same bits as the combinational
 // prism_kulisch_lane, wrap-around included (the tests compare both, and
 // both against a big-integer oracle).
 //
 // Stages (each ends in a register):
-//  1 classify, flags; align the FP32 significand by the exponent's low five
-//    bits (0..31) and, for a subnormal, by its fixed 2^0; the word position
-//    (the exponent's top three bits) one-hot
-//  2 place the aligned significand at its word (at most two candidates a
+//  1 classify the term, its flags; the FP32 significand and 2^e[3:0] (2^1
+//    for a subnormal) into a slice's multiplier; the word position (the
+//    exponent's top three bits) one-hot
+//  2 the slice's product (its M register)
+//  3 the slice's P: the significand shifted by e[3:0]
+//  4 shifted by 16 more when e[4] is set; the slot (with the flags it
+//    holds) and the Kulisch integer, given now, registered
+//  5 place the aligned significand at its word (at most two candidates a
 //    bit: a LUT, not a 151-bit barrel shifter), pick the Kulisch integer or
 //    the term (negated as ~mag, its +1 the first segment's carry-in): into
 //    the input registers of one slice a 48-bit segment
-//  3 each segment's sum with carry-in 0 (the slice's P), its carry out,
+//  6 each segment's sum with carry-in 0 (the slice's P), its carry out,
 //    and whether it would pass a carry in (the sum all ones: the slice's
 //    pattern detector)
-//  4 each segment's carry-in from the segments below (a lookahead over
+//  7 each segment's carry-in from the segments below (a lookahead over
 //    the registered carries), into a second slice a segment
-//  5 the segment incremented by it (that slice's P; segment 0, whose
+//  8 the segment incremented by it (that slice's P; segment 0, whose
 //    carry-in is the term's own, is only delayed)
 //
 // In fabric (up to session 63) the same lane was 3 stages: 32-bit segments
 // added by CARRY8 chains and incremented by a second chain, about a LUT a
-// bit for each (779 LUTs alone, 977 in the switch's synthesis); here the
-// slices do both and the LUTs left are the alignment and the placement
-// (docs/rtl.md, "Resources: the Kulisch lanes' adds in DSP48E2").
+// bit for each (779 LUTs alone, 977 in the switch's synthesis); session 64
+// moved the adds into slices (531 LUTs: the alignment by e[4:0] 155 of
+// them), session 65 the alignment's shift by e[3:0] (docs/rtl.md,
+// "Resources: the Kulisch lanes' alignment in DSP48E2").
 
 `default_nettype none
 
@@ -43,26 +53,30 @@ module prism_kulisch_lane_pipe #(
 ) (
     input  wire logic          clk,
     input  wire logic          en,
+    // The term.
     input  wire logic          s_valid,
-    input  wire logic [KW-1:0] acc,
-    input  wire logic [4:0]    flags,
-    // The slot is at rest (prism_ring's lap tag): acc and flags read as 0,
-    // whatever they hold. Applied as the first stage's register reset, so
-    // the ring needs no LUT a bit to mask them.
-    input  wire logic          acc_rest,
     input  wire logic          is_kulisch,
     input  wire logic [31:0]   fp32,
     input  wire logic [7:0]    kstate,
-    // Zero unless is_kulisch with kstate FINITE: stage 2 ORs it into the
-    // term. prism_node masks it once for its 64 lanes; masked here (a
-    // register reset a lane), Yosys's xilinx_dffopt gave each of the 320
-    // resets a LUT of its own in the switch's synthesis.
+    // ACC_DELAY enabled cycles after its term: the slot.
+    input  wire logic [KW-1:0] acc,
+    input  wire logic [4:0]    flags,
+    // The slot is at rest (prism_ring's lap tag): acc and flags read as 0,
+    // whatever they hold. Applied as stage 4's register reset, so the ring
+    // needs no LUT a bit to mask them.
+    input  wire logic          acc_rest,
+    // ACC_DELAY enabled cycles after its term: zero unless is_kulisch with
+    // kstate FINITE; stage 5 ORs it into the term. prism_node masks it once
+    // for its 64 lanes; masked here (a register reset a lane), Yosys's
+    // xilinx_dffopt gave each of the 320 resets a LUT of its own in the
+    // switch's synthesis.
     input  wire logic [KW-1:0] kint,
     output logic               m_valid,
     output logic [KW-1:0]      acc_o,
     output logic [4:0]         flags_o
 );
-    localparam int LATENCY = 5;
+    localparam int LATENCY = 8;
+    localparam int ACC_DELAY = 3;
     localparam int F_ANY = 4, F_NOT_NEGZERO = 3, F_NAN = 2, F_POS_INF = 1, F_NEG_INF = 0;
     // Segment width of the add: a DSP48E2 slice's ALU.
     localparam int SEG = 48;
@@ -73,12 +87,11 @@ module prism_kulisch_lane_pipe #(
     localparam int FW = 24 + 31;
     localparam int NJ = 8;           // word positions (the exponent's top three bits)
 
-    // ---- 1: classify, flags, align by the low five exponent bits ----
-    logic          s1_v, s1_neg;
-    logic [FW-1:0] s1_f;
+    // ---- 1: classify, flags; the significand and 2^e[3:0] into a slice ----
+    // The term's own flags (tf): OR-ed into the slot's at stage 4.
+    logic          s1_v, s1_neg, s1_hi;
     logic [NJ-1:0] s1_j;
-    logic [4:0]    s1_flags;
-    logic [KW-1:0] s1_acc, s1_kint;
+    logic [4:0]    s1_tf;
     always_ff @(posedge clk) if (en) begin
         logic [7:0] e;
         logic fin;
@@ -86,7 +99,7 @@ module prism_kulisch_lane_pipe #(
         e = fp32[30:23];
         // A finite FP32 term (else the FP32 part adds nothing).
         fin = !is_kulisch && e != 8'hFF;
-        f = acc_rest ? 5'd0 : flags;
+        f = '0;
         f[F_ANY] = 1'b1;
         if (is_kulisch) begin
             case (kstate)
@@ -106,26 +119,51 @@ module prism_kulisch_lane_pipe #(
             f[F_NOT_NEGZERO] = 1'b1;
         end
         s1_v <= s_valid;
-        s1_flags <= f;
-        s1_acc <= acc_rest ? '0 : acc;
-        s1_kint <= kint;
+        s1_tf <= f;
         s1_neg <= fin && fp32[31];
         s1_j <= NJ'(1) << e[7:5];
-        // The term is m << (e - 1) for a normal, frac << 0 for a subnormal:
-        // stage 1 keeps f = m << e[4:0] (or frac << 1), stage 2 places f at
-        // word e[7:5] and drops bit 0. Subnormals are a mux after the
-        // shift, so the shifter waits for no e == 0 test.
-        if (!fin) s1_f <= '0;
-        else if (e == 8'd0) s1_f <= FW'({fp32[22:0], 1'b0});
-        else s1_f <= FW'({1'b1, fp32[22:0]}) << e[4:0];
+        s1_hi <= e[4];
+    end
+    // The term is m << (e - 1) for a normal, frac << 0 for a subnormal:
+    // stages 1-4 make f = m << e[4:0] (or frac << 1: a subnormal's
+    // significand has no hidden bit and its shift is 2^1), stage 5 places f
+    // at word e[7:5] and drops bit 0. The slice's P is m << e[3:0]: at
+    // most 24 + 15 bits.
+    logic [26:0] mul_a;
+    logic [17:0] mul_b;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [47:0] mul_p;
+    /* verilator lint_on UNUSEDSIGNAL */
+    always_comb begin
+        logic [7:0] e;
+        e = fp32[30:23];
+        mul_a = !is_kulisch && e != 8'hFF ? {3'b0, e != 8'd0, fp32[22:0]} : 27'd0;
+        mul_b = 18'(1) << (e == 8'd0 ? 4'd1 : e[3:0]);
+    end
+    prism_dsp_mul_add shift (.clk, .en, .a(mul_a), .b(mul_b), .c(48'd0), .sub(1'b0), .ci(1'b0), .p(mul_p));
+
+    // ---- 2, 3: the product; ---- 4: by 16 more, the slot and kint ----
+    logic          m2_v, m2_neg, m2_hi, m3_v, m3_neg, m3_hi, s4_v, s4_neg;
+    logic [NJ-1:0] m2_j, m3_j, s4_j;
+    logic [4:0]    m2_tf, m3_tf, s4_flags;
+    logic [FW-1:0] s4_f;
+    logic [KW-1:0] s4_acc, s4_kint;
+    always_ff @(posedge clk) if (en) begin
+        {m2_v, m2_neg, m2_hi, m2_j, m2_tf} <= {s1_v, s1_neg, s1_hi, s1_j, s1_tf};
+        {m3_v, m3_neg, m3_hi, m3_j, m3_tf} <= {m2_v, m2_neg, m2_hi, m2_j, m2_tf};
+        {s4_v, s4_neg, s4_j} <= {m3_v, m3_neg, m3_j};
+        s4_f <= m3_hi ? FW'({mul_p[38:0], 16'd0}) : FW'(mul_p[38:0]);
+        s4_flags <= (acc_rest ? 5'd0 : flags) | m3_tf;
+        s4_acc <= acc_rest ? '0 : acc;
+        s4_kint <= kint;
     end
 
-    // ---- 2: place the term at its word, pick; into the slices ----
+    // ---- 5: place the term at its word, pick; into the slices ----
     // The term and acc enter each segment's first slice (its input
-    // registers are this stage's); the slices' P registers are stage 3.
+    // registers are this stage's); the slices' P registers are stage 6.
     logic [W-1:0]  term_w, acc_w;
     always_comb begin
-        // u is the term times two: m << e. Its bit 0 is always 0 (s1_f's
+        // u is the term times two: m << e. Its bit 0 is always 0 (s4_f's
         // bit 0 is a fraction bit only when e[4:0] = 0, and then e = 0, a
         // subnormal, or the word is not 0); it is dropped.
         /* verilator lint_off UNUSEDSIGNAL */
@@ -133,59 +171,59 @@ module prism_kulisch_lane_pipe #(
         /* verilator lint_on UNUSEDSIGNAL */
         logic [KW-1:0] term;
         u = '0;
-        for (int j = 0; j < NJ; j++) if (s1_j[j]) u = u | ((KW + 1)'(s1_f) << (32 * j));
+        for (int j = 0; j < NJ; j++) if (s4_j[j]) u = u | ((KW + 1)'(s4_f) << (32 * j));
         // ~mag for a negative FP32 term: the +1 is segment 0's carry-in.
-        term = s1_kint | (u[KW:1] ^ {KW{s1_neg}});
+        term = s4_kint | (u[KW:1] ^ {KW{s4_neg}});
         term_w = W'(term);
-        acc_w = W'(s1_acc);
+        acc_w = W'(s4_acc);
     end
-    logic          s2_v, s3_v, s4_v;
-    logic [4:0]    s2_flags, s3_flags, s4_flags;
+    logic          s5_v, s6_v, s7_v;
+    logic [4:0]    s5_flags, s6_flags, s7_flags;
     always_ff @(posedge clk) if (en) begin
-        s2_v <= s1_v;
-        s2_flags <= s1_flags;
-        s3_v <= s2_v;
-        s3_flags <= s2_flags;
-        s4_v <= s3_v;
-        s4_flags <= s3_flags;
-        m_valid <= s4_v;
-        flags_o <= s4_flags;
+        s5_v <= s4_v;
+        s5_flags <= s4_flags;
+        s6_v <= s5_v;
+        s6_flags <= s5_flags;
+        s7_v <= s6_v;
+        s7_flags <= s6_flags;
+        m_valid <= s7_v;
+        flags_o <= s7_flags;
     end
 
-    // ---- 3: each segment's sum with carry-in 0 (segment 0: the term's
+    // ---- 6: each segment's sum with carry-in 0 (segment 0: the term's
     // +1), its carry out, and whether it would pass a carry in (all ones);
-    // ---- 4: each segment's carry-in from the segments below, into the
-    // second slice's input registers; ---- 5: the segment incremented.
+    // ---- 7: each segment's carry-in from the segments below, into the
+    // second slice's input registers; ---- 8: the segment incremented.
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [W-1:0]    s3_s0, sum;     // bits at and above KW (a padded last segment) are dropped
-    logic [NSEG-1:0] s3_g, s3_p;     // the last segment's are not needed
+    logic [W-1:0]    s6_s0, sum;     // bits at and above KW (a padded last segment) are dropped
+    logic [NSEG-1:0] s6_g, s6_p;     // the last segment's are not needed
     logic [NSEG-1:0] cin;            // segment 0's is 0
     /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         logic c;
-        c = 1'b0;                    // segment 0's carry-in is in s3_s0 already
+        c = 1'b0;                    // segment 0's carry-in is in s6_s0 already
         for (int k = 0; k < NSEG; k++) begin
             cin[k] = c;
-            c = s3_g[k] | (s3_p[k] & c);
+            c = s6_g[k] | (s6_p[k] & c);
         end
     end
-    logic [SEG-1:0] s4_s0, s5_s0;    // segment 0 needs no increment: a delay
+    logic [SEG-1:0] s7_s0, s8_s0;    // segment 0 needs no increment: a delay
     always_ff @(posedge clk) if (en) begin
-        s4_s0 <= s3_s0[0 +: SEG];
-        s5_s0 <= s4_s0;
+        s7_s0 <= s6_s0[0 +: SEG];
+        s8_s0 <= s7_s0;
     end
-    assign sum[0 +: SEG] = s5_s0;
+    assign sum[0 +: SEG] = s8_s0;
     genvar gk;
     generate
         for (gk = 0; gk < NSEG; gk++) begin : g_seg
             prism_dsp_add48 add (
-                .clk, .en, .ab(term_w[gk*SEG +: SEG]), .c(acc_w[gk*SEG +: SEG]), .ci(gk == 0 ? s1_neg : 1'b0),
-                .p(s3_s0[gk*SEG +: SEG]), .co(s3_g[gk]), .ones(s3_p[gk])
+                .clk, .en, .ab(term_w[gk*SEG +: SEG]), .c(acc_w[gk*SEG +: SEG]), .ci(gk == 0 ? s4_neg : 1'b0),
+                .p(s6_s0[gk*SEG +: SEG]), .co(s6_g[gk]), .ones(s6_p[gk])
             );
             if (gk > 0) begin : g_inc
                 /* verilator lint_off PINCONNECTEMPTY */
                 prism_dsp_add48 #(.AB_ENABLE(0)) inc (
-                    .clk, .en, .ab(48'd0), .c(s3_s0[gk*SEG +: SEG]), .ci(cin[gk]),
+                    .clk, .en, .ab(48'd0), .c(s6_s0[gk*SEG +: SEG]), .ci(cin[gk]),
                     .p(sum[gk*SEG +: SEG]), .co(), .ones()
                 );
                 /* verilator lint_on PINCONNECTEMPTY */
@@ -196,7 +234,8 @@ module prism_kulisch_lane_pipe #(
 
     initial begin
         if (KW < 280) $error("prism_kulisch_lane_pipe: KW must be at least 280 (a 277-bit FP32 term and room for carries)");
-        if (LATENCY != 5) $error("prism_kulisch_lane_pipe: LATENCY must match its stage count (5)");
+        if (LATENCY != 8) $error("prism_kulisch_lane_pipe: LATENCY must match its stage count (8)");
+        if (ACC_DELAY != 3) $error("prism_kulisch_lane_pipe: ACC_DELAY must be the slice's three stages before stage 4");
     end
 endmodule
 

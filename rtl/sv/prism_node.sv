@@ -10,7 +10,7 @@
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
-//            (prism_kulisch_lane_pipe, 5 stages), one rounding to FP32 per
+//            (prism_kulisch_lane_pipe, 8 stages, the slot read 3 after the term), one rounding to FP32 per
 //            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
 //            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 10 engine
 //            cycles under either policy (dispatch, D_CHK, D_OP, 6 lane
@@ -19,8 +19,8 @@
 //            keeps up with two ports at one beat per cycle each.
 //
 // The lanes' read-modify-write hazard. A run of lanes reads its slots from
-// the ring when it is dispatched and writes their sums F_LAT cycles later
-// (K_LAT for the Kulisch lanes);
+// the ring when it is dispatched (a Kulisch run K_RD cycles later) and
+// writes their sums F_LAT cycles later (K_LAT for the Kulisch lanes);
 // prism_lane_track keeps the runs in flight. The rule: nothing reads a ring
 // slot while a sum for it is in flight. A run waits in D_RUN while one of
 // its slots is in flight (so a slot's adds happen in arrival order, as the
@@ -458,6 +458,7 @@ module prism_node #(
     logic [15:0] f_group, f_op, f_ggen;
     logic [31:0] f_ogen, f_first;
     logic [47:0] f_gen, f_src_mac, f_dst_mac;
+    logic        am_src_q;         // the frame is from the Aggregation Manager (registered)
     logic [15:0] f_src_ep, f_dst_ep, f_body_len, f_bcount;
     logic [7:0]  f_groups, f_flags;
     logic [32:0] f_end;
@@ -559,6 +560,14 @@ module prism_node #(
     logic [RB-1:0] lr_slot0, lr_slot1, lr_slot;
     logic          lr_lap0, lr_lap1, lr_lap;
     logic [RN_W-1:0] lr_n0, lr_n1, lr_n;
+    // A Kulisch context's ring reads, K_RD cycles later (K_LAT below), and
+    // the Kulisch integer with them.
+    logic          k_late;
+    logic [RB-1:0] lk_slot [K_RD];
+    logic          lk_lap [K_RD];
+    logic [RN_W-1:0] lk_n [K_RD];
+    logic [KW-1:0] kint_l [K_RD];
+    assign k_late = ctx_kulisch;
     logic          f_push_q0, k_push_q0, f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q0, kisk_q1, kisk_q2;
     logic [7:0]    kst_q1, kst_q2;
     logic [KW-1:0] kint_q1, kint_q2;
@@ -580,7 +589,14 @@ module prism_node #(
     // registered read, then the memories' output register (prism_ring).
     localparam int EG_LAT = 2;
     localparam int F_LAT = 10;
-    localparam int K_LAT = 5;
+    localparam int K_LAT = 8;
+    // The Kulisch lanes take their slot (and kint) K_RD cycles after the
+    // term (prism_kulisch_lane_pipe's ACC_DELAY: the term is aligned in a
+    // slice first), so a Kulisch run's ring read is K_RD cycles later than
+    // an FP32 run's (lr_*: the read is a register either way). Its read and
+    // its sums' write move together: a run's window from read to write is
+    // RING_LAT + K_LAT - K_RD.
+    localparam int K_RD = 3;
     // Hazard queries of the ring's egress readers against the runs in
     // flight (prism_lane_track): 0 the builder's line, 1 AUTO's lookahead
     // (D_RUN's own query is below, r_win).
@@ -629,17 +645,23 @@ module prism_node #(
             k_go <= k_push_q;
             lr_n0 <= f_push || k_push ? rq_n : '0;
             lr_n1 <= lr_n0;
-            lr_n <= lr_n1;
+            for (int i = 0; i < K_RD; i++) lk_n[i] <= i == 0 ? lr_n1 : lk_n[i - 1];
+            lr_n <= k_late ? lk_n[K_RD - 1] : lr_n1;
         end
         wv_q <= wv;
         vq_w <= g_w;
         vq_kw <= g_kw;
         lr_slot0 <= lane_slot;
         lr_slot1 <= lr_slot0;
-        lr_slot <= lr_slot1;
         lr_lap0 <= lane_lap;
         lr_lap1 <= lr_lap0;
-        lr_lap <= lr_lap1;
+        for (int i = 0; i < K_RD; i++) begin
+            lk_slot[i] <= i == 0 ? lr_slot1 : lk_slot[i - 1];
+            lk_lap[i] <= i == 0 ? lr_lap1 : lk_lap[i - 1];
+            kint_l[i] <= i == 0 ? kint_q : kint_l[i - 1];
+        end
+        lr_slot <= k_late ? lk_slot[K_RD - 1] : lr_slot1;
+        lr_lap <= k_late ? lk_lap[K_RD - 1] : lr_lap1;
         cv_fmt0 <= g_fmt;
         cv_fmt1 <= cv_fmt0;
         cv_fmt2 <= cv_fmt1;
@@ -679,7 +701,7 @@ module prism_node #(
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
                     .clk, .en(1'b1), .s_valid(k_go),
                     .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]), .acc_rest(lane_rest[gl]),
-                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
+                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_l[K_RD - 1]),
                     .m_valid(k_mv0), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
             end else begin : g_rest
@@ -687,7 +709,7 @@ module prism_node #(
                 prism_kulisch_lane_pipe #(.KW(KW)) kadd (
                     .clk, .en(1'b1), .s_valid(k_go),
                     .acc(lane_acck[KW*gl +: KW]), .flags(lane_accf[5*gl +: 5]), .acc_rest(lane_rest[gl]),
-                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_q),
+                    .is_kulisch(kisk_q), .fp32(lane_inq[gl]), .kstate(kst_q), .kint(kint_l[K_RD - 1]),
                     .m_valid(), .acc_o(klane_sum[KW*gl +: KW]), .flags_o(klane_f[5*gl +: 5])
                 );
                 /* verilator lint_on PINCONNECTEMPTY */
@@ -700,7 +722,7 @@ module prism_node #(
             // What only the Kulisch lanes read.
             /* verilator lint_off UNUSEDSIGNAL */
             logic unused;
-            assign unused = ^{lane_acck, lane_accf, kint_q, kisk_q, kst_q, eg_acck, eg_accf, k_go};
+            assign unused = ^{lane_acck, lane_accf, kint_l[K_RD - 1], kisk_q, kst_q, eg_acck, eg_accf, k_go};
             /* verilator lint_on UNUSEDSIGNAL */
         end
     endgenerate
@@ -2168,6 +2190,11 @@ module prism_node #(
         dq_ep <= f_dst_ep != ct_lep || f_src_ep != ct_pep;
         dq_port <= rx_port != ct_port;
         dq_mac <= f_src_mac != ct_mac;
+        // C_TXN's source check, from a register: the header and the
+        // frame's port are the frame's from DISPATCH on, and ROUTE comes
+        // first (the 48-bit compare in C_TXN's cycle went through the
+        // state's next-value logic: 6.25 levels into st[DONE], session 65).
+        am_src_q <= f_src_mac == am_mac && rx_port == am_port;
         dq_inexact <= (f_flags & FLAG_INEXACT) != 0;
         dq_range <= f_end > {1'b0, ctx_vlen};
         dq_last <= ((f_flags & FLAG_LAST) != 0) != (f_end == {1'b0, ctx_vlen});
@@ -2561,7 +2588,7 @@ module prism_node #(
 `endif
     // The window is FLANES slots while a run holds, else 2 x FLANES.
     /* verilator lint_off PINCONNECTEMPTY */
-    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - 1), .RB(RB), .NW(RN_W),
+    prism_lane_track #(.LATENCY(RING_LAT + F_LAT - 1), .SHORT(RING_LAT + K_LAT - K_RD - 1), .RB(RB), .NW(RN_W),
                        .Q(1), .QW(1), .QSHIFT($clog2(FLANES))) r_win (
         .clk, .rst, .push(f_push || k_push), .push_short(k_push), .push_slot(lane_slot), .push_n(rq_n),
         .land(), .land_slot(), .land_n(), .sland(), .sland_slot(), .sland_n(),
@@ -2575,6 +2602,12 @@ module prism_node #(
             if (f_mv0 != f_land) $error("prism_node: F_LAT is not prism_fp32_add_pipe's latency");
             if (k_mv0 != k_land) $error("prism_node: K_LAT is not prism_kulisch_lane_pipe's latency");
         end
+`endif
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && st[C_TXN] && am_src_q != (f_src_mac == am_mac && rx_port == am_port))
+            $error("prism_node: C_TXN's registered source check is not the frame's");
 `endif
 
     // The engine is done with the frame this cycle (finish_frame: DONE, or
@@ -2795,7 +2828,7 @@ module prism_node #(
             st[C_TXN]: begin
                 // The lookup's answer is in once no lookup is in flight.
                 if (tl_busy) ;
-                else if (f_src_mac != am_mac || rx_port != am_port) begin
+                else if (!am_src_q) begin
                     count(CNT_UNTRUSTED_SOURCE);
                     st <= oh(DONE);
                 end else if (f_cmd == CMD_CAPS_QUERY) begin
