@@ -131,28 +131,30 @@ module prism_kulisch_lane_pipe #(
     // most 24 + 15 bits.
     logic [26:0] mul_a;
     logic [17:0] mul_b;
-    /* verilator lint_off UNUSEDSIGNAL */
+    // The product is below 2^39: the word position and e[4] ride above it
+    // through the slice (C, a cycle after A and B, as stage 1's registers
+    // are), not in two registers of their own a lane (nine SRL16E).
     logic [47:0] mul_p;
-    /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
         logic [7:0] e;
         e = fp32[30:23];
         mul_a = !is_kulisch && e != 8'hFF ? {3'b0, e != 8'd0, fp32[22:0]} : 27'd0;
         mul_b = 18'(1) << (e == 8'd0 ? 4'd1 : e[3:0]);
     end
-    prism_dsp_mul_add shift (.clk, .en, .a(mul_a), .b(mul_b), .c(48'd0), .sub(1'b0), .ci(1'b0), .p(mul_p));
+    prism_dsp_mul_add shift (.clk, .en, .a(mul_a), .b(mul_b), .c({s1_j, s1_hi, 39'd0}), .sub(1'b0), .ci(1'b0), .p(mul_p));
 
     // ---- 2, 3: the product; ---- 4: by 16 more, the slot and kint ----
-    logic          m2_v, m2_neg, m2_hi, m3_v, m3_neg, m3_hi, s4_v, s4_neg;
-    logic [NJ-1:0] m2_j, m3_j, s4_j;
+    logic          m2_v, m2_neg, m3_v, m3_neg, s4_v, s4_neg;
+    logic [NJ-1:0] s4_j;
     logic [4:0]    m2_tf, m3_tf, s4_flags;
     logic [FW-1:0] s4_f;
     logic [KW-1:0] s4_acc, s4_kint;
     always_ff @(posedge clk) if (en) begin
-        {m2_v, m2_neg, m2_hi, m2_j, m2_tf} <= {s1_v, s1_neg, s1_hi, s1_j, s1_tf};
-        {m3_v, m3_neg, m3_hi, m3_j, m3_tf} <= {m2_v, m2_neg, m2_hi, m2_j, m2_tf};
-        {s4_v, s4_neg, s4_j} <= {m3_v, m3_neg, m3_j};
-        s4_f <= m3_hi ? FW'({mul_p[38:0], 16'd0}) : FW'(mul_p[38:0]);
+        {m2_v, m2_neg, m2_tf} <= {s1_v, s1_neg, s1_tf};
+        {m3_v, m3_neg, m3_tf} <= {m2_v, m2_neg, m2_tf};
+        {s4_v, s4_neg} <= {m3_v, m3_neg};
+        s4_j <= mul_p[40 +: NJ];
+        s4_f <= mul_p[39] ? FW'({mul_p[38:0], 16'd0}) : FW'(mul_p[38:0]);
         s4_flags <= (acc_rest ? 5'd0 : flags) | m3_tf;
         s4_acc <= acc_rest ? '0 : acc;
         s4_kint <= kint;
