@@ -22,9 +22,11 @@
 // Stages (each ends in a register):
 //  1 classify the term, its flags; the FP32 significand and 2^e[3:0] (2^1
 //    for a subnormal) into a slice's multiplier; the word position (the
-//    exponent's top three bits) one-hot
-//  2 the slice's product (its M register)
-//  3 the slice's P: the significand shifted by e[3:0]
+//    exponent's top three bits) one-hot and e[4], into the slice's C (they
+//    come out of P above the product)
+//  2 the slice's product (its M register), the word position beside it (C)
+//  3 the slice's P: the significand shifted by e[3:0], the word position
+//    and e[4] above it
 //  4 shifted by 16 more when e[4] is set; the slot (with the flags it
 //    holds) and the Kulisch integer, given now, registered
 //  5 place the aligned significand at its word (at most two candidates a
