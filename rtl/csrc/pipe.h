@@ -61,7 +61,7 @@ size_t stream_delayed(Top &t, size_t n, size_t delay, uint64_t stall_seed, uint6
         put_late(delay > 0 && first.size() >= delay ? first[first.size() - delay] : -1);
         tick(t);
         c++;
-        if (en) first.push_back(have ? (long)in : -1);
+        if (en && delay > 0) first.push_back(have ? (long)in : -1);
         if (en && have) in++;
         if (en && t.m_valid && out < n) take(out++);
     }

@@ -39,9 +39,9 @@
 // the previous line read that block when the hazard answer for its line
 // covered the rest of that block too (no sum for it in flight, and none
 // starts: the builder's query reaches to the end of its last line's
-// block), so the kept values are final. R_LAT cycles in all. The line's values are
-// written into the slot's lines, a block RAM a port (prism_ram_sdp), and
-// counted in rq_lines.
+// block), so the kept values are final. R_LAT cycles in all. The line's
+// values are written into the slot's lines, a block RAM a port
+// (prism_ram_sdp), and counted in rq_lines.
 //
 // The senders. There is one a port, with an AXI4-Stream master (m_axis_*,
 // port p at [p*DATA_W +: DATA_W]). Each sends the slots' frames for its
@@ -331,9 +331,12 @@ module prism_egress #(
     // with them: the node's tracker compares slots with the query's end
     // instead of a subtract and a compare with hq (7.50 levels).
     logic [RB:0] hq_e;
-    // nx_n + nx_nn, nx_n + 1, cur_n + 1: kept beside the counts, so a
-    // query count is a choice among registers, never an add after the
-    // builder's decision.
+    // nx_hq (nx, the line after it and the rest of that line's block) and
+    // cur_x32 (32 and that rest for cur's RESULT): kept beside the counts,
+    // so a query count within a RESULT is a choice among registers. Across
+    // two contiguous RESULTs it is cur's or nx's count plus the next one's
+    // rq_h0r, a 6-bit add behind the decision (egress at KW 64: 6.00
+    // levels in rtl/timing.sh, 5.75 before).
     logic [5:0]  nx_hq, cur_x32;
     logic        hit_r;              // the answer to last cycle's query
     logic        bl_act, bl_fp, bl_go, o_rdy;

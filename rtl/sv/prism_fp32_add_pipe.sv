@@ -104,10 +104,10 @@ module prism_fp32_add_pipe (
     special_t    s2_sp;
     logic [26:0] dsp_a;
     logic [17:0] dsp_b;
+    logic [23:0] ym;                 // y's significand
+    logic [7:0]  d;                  // the exponent difference
+    logic        pre, far;
     always_comb begin
-        logic [23:0] ym;
-        logic [7:0] d;
-        logic pre, far;
         ym = {s1_swap ? s1_ah : s1_bh, s1_swap ? s1_a[22:0] : s1_b[22:0]};
         d = s1_swap ? s1_dba : s1_dab;
         far = d >= 8'd26;
@@ -119,15 +119,11 @@ module prism_fp32_add_pipe (
     end
     always_ff @(posedge clk) if (en) begin
         logic [31:0] x;
-        logic [23:0] ym;
-        logic [7:0] d;
         x = s1_swap ? s1_b : s1_a;
-        ym = {s1_swap ? s1_ah : s1_bh, s1_swap ? s1_a[22:0] : s1_b[22:0]};
-        d = s1_swap ? s1_dba : s1_dab;
         s2_v <= s1_v;
         s2_xs <= x[31];
         s2_sub <= x[31] != (s1_swap ? s1_a[31] : s1_b[31]);
-        s2_lost <= d >= 8'd26 ? |ym : (d >= 8'd11 && |ym[8:0]);
+        s2_lost <= far ? |ym : (pre && |ym[8:0]);
         s2_xe <= x[30:23] == 8'd0 ? 8'd1 : x[30:23];
         s2_xm <= {s1_swap ? s1_bh : s1_ah, x[22:0]};
         s2_sp <= s1_sp;

@@ -10,8 +10,8 @@
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
 //            9 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
-//            (prism_kulisch_lane_pipe, 8 stages, the slot read 3 after the term), one rounding to FP32 per
-//            value on the way out (prism_kulisch_round_pipe, 6 stages, in the
+//            (prism_kulisch_lane_pipe, 8 stages, the slot read 3 after the
+//            term), one rounding to FP32 per value on the way out (prism_kulisch_round_pipe, 6 stages, in the
 //            RESULT builder; prism_kulisch_round in AUTO's lookahead). A 363-value frame takes 10 engine
 //            cycles under either policy (dispatch, D_CHK, D_OP, 6 lane
 //            cycles, the readiness check), more when the frame before it
@@ -562,12 +562,10 @@ module prism_node #(
     logic [RN_W-1:0] lr_n0, lr_n1, lr_n;
     // A Kulisch context's ring reads, K_RD cycles later (K_LAT below), and
     // the Kulisch integer with them.
-    logic          k_late;
     logic [RB-1:0] lk_slot [K_RD];
     logic          lk_lap [K_RD];
     logic [RN_W-1:0] lk_n [K_RD];
     logic [KW-1:0] kint_l [K_RD];
-    assign k_late = ctx_kulisch;
     logic          f_push_q0, k_push_q0, f_push_q1, k_push_q1, f_push_q, k_push_q, kisk_q0, kisk_q1, kisk_q2;
     logic [7:0]    kst_q1, kst_q2;
     logic [KW-1:0] kint_q1, kint_q2;
@@ -646,7 +644,7 @@ module prism_node #(
             lr_n0 <= f_push || k_push ? rq_n : '0;
             lr_n1 <= lr_n0;
             for (int i = 0; i < K_RD; i++) lk_n[i] <= i == 0 ? lr_n1 : lk_n[i - 1];
-            lr_n <= k_late ? lk_n[K_RD - 1] : lr_n1;
+            lr_n <= ctx_kulisch ? lk_n[K_RD - 1] : lr_n1;
         end
         wv_q <= wv;
         vq_w <= g_w;
@@ -660,8 +658,8 @@ module prism_node #(
             lk_lap[i] <= i == 0 ? lr_lap1 : lk_lap[i - 1];
             kint_l[i] <= i == 0 ? kint_q : kint_l[i - 1];
         end
-        lr_slot <= k_late ? lk_slot[K_RD - 1] : lr_slot1;
-        lr_lap <= k_late ? lk_lap[K_RD - 1] : lr_lap1;
+        lr_slot <= ctx_kulisch ? lk_slot[K_RD - 1] : lr_slot1;
+        lr_lap <= ctx_kulisch ? lk_lap[K_RD - 1] : lr_lap1;
         cv_fmt0 <= g_fmt;
         cv_fmt1 <= cv_fmt0;
         cv_fmt2 <= cv_fmt1;

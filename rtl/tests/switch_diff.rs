@@ -864,7 +864,7 @@ fn lane_hazard_several_ranks_on_one_port() {
             hazard_run(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, 211 + i as u64, |r| r / 3, same_cuts, Delivery::InTurn, Vec::new());
         }
     }
-    // The Kulisch lanes (5 stages) share the hazard logic; then with Kulisch
+    // The Kulisch lanes (8 stages) share the hazard logic; then with Kulisch
     // values at each frame's end (single-slot runs a cycle apart).
     for (i, semantics) in [Semantics::REDUCE, Semantics::ALLREDUCE].into_iter().enumerate() {
         for same_cuts in [true, false] {
