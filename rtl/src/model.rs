@@ -52,7 +52,7 @@ impl RxCheck {
     /// them (prism_group_walk's pipeline is the longer of the two engines;
     /// prism_rx_validate merges their verdicts a cycle after the later);
     /// rtl/tests/rx_check.rs pins it on the model.
-    pub const LATENCY: u64 = 17;
+    pub const LATENCY: u64 = 16;
 
     pub fn new(local_mac: [u8; 6]) -> Self {
         // SAFETY: the shim allocates a model and returns an owned pointer, freed in Drop.

@@ -22,8 +22,9 @@
 //             word in this beat, or leaving the beat (beats ahead, word, padding);
 //   jump      pointer jumping, WB-1 rounds (a chain has at most WORDS/2 nodes):
 //             for every entry word, the words it reaches and where it ends;
-//   end       per entry word, the exit and the error of its chain's end;
-//   sel       the one carried step: the entry word picks its precomputed exit;
+//   sel       the one carried step: the entry word picks its chain's end and
+//             that node's exit (two 16:1 selects, about 4 levels: a stage
+//             that looked every entry's exit up first was 1.7k LUTs);
 //             the descriptors reached and the entry's pending padding go on;
 //   cnt/rank  descriptors reached, each one's rank, elements (an adder tree);
 //   acc       groups so far: which reached descriptor is one too many;
@@ -37,7 +38,7 @@ module prism_group_walk #(
     parameter int KEEP_W = DATA_W / 8,
     // Cycles from a frame's tlast beat to its verdict, fixed by the stages
     // below; the instantiating module states what it expects.
-    parameter int LATENCY = 17
+    parameter int LATENCY = 16
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -69,8 +70,8 @@ module prism_group_walk #(
 
     // Stages (registers of stage s hold the beat that entered s + 1 cycles ago).
     localparam int S_DEC = 1, S_NEXT = 3, S_NODE = 5;   // 2: mul, 4: pad
-    localparam int S_JUMP = 6;                     // rounds S_JUMP .. S_JUMP + ROUNDS - 1
-    localparam int S_END = S_JUMP + ROUNDS;
+    localparam int S_JUMP = 6;                     // rounds S_JUMP .. S_END
+    localparam int S_END = S_JUMP + ROUNDS - 1;
     localparam int S_SEL = S_END + 1;
     localparam int S_CNT = S_SEL + 1, S_RANK = S_CNT + 1, S_ACC = S_RANK + 1;
     localparam int S_MISM = S_ACC + 1, S_ERR = S_MISM + 1, S_OUT = S_ERR + 1;
@@ -289,7 +290,7 @@ module prism_group_walk #(
     // A node's exit: {the next beat has the next descriptor, the one after
     // has it, its word, beats ahead, padding bytes left to check}.
     localparam int XW = 2 + WB + BI + 2;
-    localparam int NJ = S_END - S_NODE;     // stages of j, m, x, err
+    localparam int NJ = S_END - S_NODE + 1; // stages of j, m, x, err
     logic [WB*WORDS*NJ-1:0]    j_q;
     logic [WORDS*WORDS*NJ-1:0] m_q;
     logic [XW*WORDS*NJ-1:0]    x_q;
@@ -321,7 +322,7 @@ module prism_group_walk #(
     // After round r, m[w] holds the descriptors among the first 2^r nodes of
     // the chain from w, and j[w] the node 2^r steps on (an end node points to itself).
     always_ff @(posedge clk) begin
-        for (int s = S_JUMP; s < S_END; s++) begin
+        for (int s = S_JUMP; s <= S_END; s++) begin
             // Copies of the stage's tables, so that the selects below are
             // 16-way muxes, not shifters over every stage's bits.
             logic [WB*WORDS-1:0]    jt;
@@ -342,26 +343,6 @@ module prism_group_walk #(
         end
     end
 
-    // ------------------------------------------------------------ end: per entry word
-    logic [XW*WORDS-1:0]    xe_q;           // exit of the chain from each word
-    logic [ERW*WORDS-1:0]   ee_q;           // error at its end
-    logic [WORDS*WORDS-1:0] me_q;           // descriptors it reaches
-    always_ff @(posedge clk) begin
-        logic [WB*WORDS-1:0]  jt;
-        logic [XW*WORDS-1:0]  xt;
-        logic [ERW*WORDS-1:0] et;
-        jt = `GW_J(S_END-1, 0, WB*WORDS);
-        xt = `GW_X(S_END-1, 0, XW*WORDS);
-        et = `GW_ERR(S_END-1, 0, ERW*WORDS);
-        for (int e = 0; e < WORDS; e++) begin
-            logic [WB-1:0] je;
-            je = jt[WB*e +: WB];
-            xe_q[XW*e +: XW]   <= xt[XW*je +: XW];
-            ee_q[ERW*e +: ERW] <= et[ERW*je +: ERW];
-        end
-        me_q <= `GW_M(S_END-1, 0, WORDS*WORDS);
-    end
-
     // ------------------------------------------------------------ sel: the carried step
     // Where the next descriptor is: in this beat at word st_e (st_hit), or
     // st_ahead beats on (st_one: in the next beat); st_p padding bytes of the
@@ -374,6 +355,19 @@ module prism_group_walk #(
     logic [ERW-1:0]   eend_q;               // error at the end of the walk in this beat
     logic [ERW-1:0]   epad_q;               // padding of a group that ended before the walk entered
 
+    // The last round's tables: each word's chain end (jl), each node's exit
+    // (xl) and error (el), each word's descriptors reached (ml).
+    logic [WB*WORDS-1:0]    jl;
+    logic [XW*WORDS-1:0]    xl;
+    logic [ERW*WORDS-1:0]   el;
+    logic [WORDS*WORDS-1:0] ml;
+    assign jl = `GW_J(S_END, 0, WB*WORDS);
+    assign xl = `GW_X(S_END, 0, XW*WORDS);
+    assign el = `GW_ERR(S_END, 0, ERW*WORDS);
+    assign ml = `GW_M(S_END, 0, WORDS*WORDS);
+    logic [WB-1:0] st_j;                    // the entry's chain end
+    assign st_j = jl[WB*st_e +: WB];
+
     always_ff @(posedge clk) begin
         if (rst) begin
             st_hit <= 1'b1; st_one <= 1'b0; st_e <= WB'(ENTRY); st_ahead <= '0; st_p <= 2'd0;
@@ -381,7 +375,7 @@ module prism_group_walk #(
             if (`GW_TAG(S_END, T_LAST, 1)) begin
                 st_hit <= 1'b1; st_one <= 1'b0; st_e <= WB'(ENTRY); st_ahead <= '0; st_p <= 2'd0;
             end else if (st_hit) begin
-                {st_hit, st_one, st_e, st_ahead, st_p} <= xe_q[XW*st_e +: XW];
+                {st_hit, st_one, st_e, st_ahead, st_p} <= xl[XW*st_j +: XW];
             end else begin
                 st_hit   <= st_one;
                 st_one   <= st_ahead == BI'(2);
@@ -395,8 +389,8 @@ module prism_group_walk #(
         logic [2:0] pc;
         nzprev = {`GW_NZB(S_END, 0, 3*WORDS-3), `GW_NZB(S_END, 3*WORDS-3, 3)};
         pc = padchk(nzprev[3*st_e +: 3], st_p);
-        mask_q <= st_hit ? me_q[WORDS*st_e +: WORDS] : '0;
-        eend_q <= st_hit ? ee_q[ERW*st_e +: ERW] : '0;
+        mask_q <= st_hit ? ml[WORDS*st_e +: WORDS] : '0;
+        eend_q <= st_hit ? el[ERW*st_j +: ERW] : '0;
         // The group's last word is the one before the entry word: in this beat,
         // or the last word of this beat when the walk enters the next at word 0.
         if (pc[2] && (st_hit ? st_e != WB'(0) : st_one && st_e == WB'(0)))

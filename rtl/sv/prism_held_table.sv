@@ -27,7 +27,7 @@
 // and an OR behind one (6.25 levels in the whole switch). The matches are
 // two cycles behind the candidates and the rows: an install (then the
 // node's C_CLEAR, RING / FLANES cycles) and a buffer's stream written on
-// its first beat (its verdict 17 cycles after its last) are not seen by a
+// its first beat (its verdict 16 cycles after its last) are not seen by a
 // lookup for two cycles, and no decision reads a lookup that soon after
 // (l_stream, the picked stream, is for the simulation's check of that).
 //

@@ -203,9 +203,9 @@ module prism_node #(
 
     // BPP frame buffers a port ({port, slot}), filled in turn: ingress fills
     // one while earlier frames wait for their verdict (prism_rx_validate
-    // answers 17 cycles after tlast) or for the engine. Two were enough with
+    // answers 16 cycles after tlast) or for the engine. Two were enough with
     // a verdict a cycle after tlast; with the pipelined validator a 24-beat
-    // frame's buffer is busy about 24 + 17 + 10 cycles, so two a port would
+    // frame's buffer is busy about 24 + 16 + 10 cycles, so two a port would
     // stall ingress every other frame: four keep one beat a cycle.
     localparam int BPP = 4;
     localparam int BW = $clog2(BPP);

@@ -7,8 +7,8 @@
 //
 // Latency: one cycle after the later of the two engines' verdicts on a frame,
 // i.e. max(CHECK_LATENCY, WALK_LATENCY) + 1 cycles after tlast (counting
-// the tlast cycle as 0, 17 today: the checker's LATENCY is 4, the walker's
-// 17, its last stage registered on the 16th edge after tlast). Neither
+// the tlast cycle as 0, 16 today: the checker's LATENCY is 4, the walker's
+// 16, its last stage registered on the 15th edge after tlast). Neither
 // latency is assumed: each engine gives one verdict per frame in frame order,
 // and whichever answers first waits in a small FIFO for the other's verdict on
 // the same frame. With 1-beat frames back to back the early side runs ahead
@@ -49,7 +49,7 @@ module prism_rx_validate #(
     // prism_rx_check's latency (it checks that this is its stage count).
     localparam int CHECK_LATENCY = 4;
     // prism_group_walk's (it checks it too).
-    localparam int WALK_LATENCY = 17;
+    localparam int WALK_LATENCY = 16;
     localparam int DEPTH = CHECK_LATENCY > WALK_LATENCY_MAX ? CHECK_LATENCY : WALK_LATENCY_MAX;
     localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
     localparam int NW = $clog2(DEPTH + 1);
