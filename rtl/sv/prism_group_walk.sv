@@ -320,7 +320,12 @@ module prism_group_walk #(
 
     // ------------------------------------------------------------ stages 6..: pointer jumping
     // After round r, m[w] holds the descriptors among the first 2^r nodes of
-    // the chain from w, and j[w] the node 2^r steps on (an end node points to itself).
+    // the chain from w, and j[w] the node 2^r steps on (an end node points to
+    // itself). The last round moves j only: its masks would be m[w] | m[j[w]]
+    // for every w (16 selects of up to 16 bits), and the carried step needs
+    // that of one word, so it keeps the round before's masks and j (jh) and
+    // takes its entry's two there (about 400 LUTs fewer a walker).
+    logic [WB*WORDS-1:0] jh_q;
     always_ff @(posedge clk) begin
         for (int s = S_JUMP; s <= S_END; s++) begin
             // Copies of the stage's tables, so that the selects below are
@@ -336,8 +341,9 @@ module prism_group_walk #(
                 mm = mt[WORDS*w +: WORDS] | mt[WORDS*jw +: WORDS];
                 for (int k = 0; k < w; k++) mm[k] = 1'b0;   // chains only go forward
                 `GW_J(s, WB*w, WB)       <= jt[WB*jw +: WB];
-                `GW_M(s, WORDS*w, WORDS) <= mm;
+                `GW_M(s, WORDS*w, WORDS) <= s == S_END ? mt[WORDS*w +: WORDS] : mm;
             end
+            if (s == S_END) jh_q <= jt;
             `GW_X(s, 0, XW*WORDS)   <= `GW_X(s-1, 0, XW*WORDS);
             `GW_ERR(s, 0, ERW*WORDS) <= `GW_ERR(s-1, 0, ERW*WORDS);
         end
@@ -356,7 +362,8 @@ module prism_group_walk #(
     logic [ERW-1:0]   epad_q;               // padding of a group that ended before the walk entered
 
     // The last round's tables: each word's chain end (jl), each node's exit
-    // (xl) and error (el), each word's descriptors reached (ml).
+    // (xl) and error (el), each word's descriptors among the first half of
+    // its chain (ml, the round before's: with jh_q, above).
     logic [WB*WORDS-1:0]    jl;
     logic [XW*WORDS-1:0]    xl;
     logic [ERW*WORDS-1:0]   el;
@@ -389,7 +396,7 @@ module prism_group_walk #(
         logic [2:0] pc;
         nzprev = {`GW_NZB(S_END, 0, 3*WORDS-3), `GW_NZB(S_END, 3*WORDS-3, 3)};
         pc = padchk(nzprev[3*st_e +: 3], st_p);
-        mask_q <= st_hit ? ml[WORDS*st_e +: WORDS] : '0;
+        mask_q <= st_hit ? ml[WORDS*st_e +: WORDS] | ml[WORDS*jh_q[WB*st_e +: WB] +: WORDS] : '0;
         eend_q <= st_hit ? el[ERW*st_j +: ERW] : '0;
         // The group's last word is the one before the entry word: in this beat,
         // or the last word of this beat when the walk enters the next at word 0.
