@@ -120,6 +120,10 @@ module prism_node #(
         if (AUTO_ENABLE != 0 && KULISCH_ENABLE == 0) $error("prism_node: AUTO_ENABLE needs KULISCH_ENABLE (AUTO is advertised for both policies)");
         if (2 ** $clog2(FLANES) != FLANES) $error("prism_node: FLANES must be a power of two (the ring's banks)");
         if (KLANES > FLANES) $error("prism_node: KLANES must be at most FLANES");
+        // The frame buffer's view is exact at any offset for its first
+        // ANY_BYTES (64, a Kulisch chunk): a Kulisch value's state byte and
+        // integer (and the byte after, its sign's) must fit there.
+        if (4 * FLANES < 64 || (KW + 7) / 8 + 2 > 64) $error("prism_node: FLANES must be at least 16 and KW at most 496 (the frame buffer's exact bytes)");
     end
     // The Kulisch slots' width as the ring stores them (1 when there are none).
     localparam int RKW = KULISCH_ENABLE != 0 ? KW : 1;
@@ -370,6 +374,12 @@ module prism_node #(
     localparam int CUT_W = VBW + RN_W + 2;
     localparam int TWO_CUTS = KLANES != FLANES ? 1 : 0;
     localparam int SIDE_W = VBW + CUT_W * (1 + TWO_CUTS);
+    // The frame buffer's view bytes exact at any offset (prism_frame_buf):
+    // the Kulisch walk's chunk. Runs of values start 4-byte aligned (a
+    // group's first value is, and a run that is not its group's last is
+    // FLANES values); a Kulisch value (its state byte and integer) and
+    // CONTROL's records are shorter.
+    localparam int ANY_BYTES = 64;
     localparam int WPL = DATA_W / 32;
     // (Its bits, low first: vb3, then a cut's bytes, values, last, more;
     // the word's bits 27-25 are reserved in a descriptor.)
@@ -425,13 +435,20 @@ module prism_node #(
             in_beat[p] = fb_beat[16*p +: 16];
         end
     prism_frame_buf #(.DATA_W(DATA_W), .PORTS(PORTS), .BPP(BPP), .LINES(LINES), .FB_LINES(FB_LINES), .VIEW_BYTES(4 * FLANES),
-                      .SIDE_W(SIDE_W)) fbuf (
+                      .ANY_BYTES(ANY_BYTES), .SIDE_W(SIDE_W)) fbuf (
         .clk, .rst,
         .s_axis_tdata, .s_axis_tvalid, .s_axis_tlast, .s_axis_tready, .s_axis_tside(fb_side), .m_side(dside),
         .fill_slot(fb_slot), .fill_beat(fb_beat), .busy(b_busy), .free_en(free_buf), .free_buf(free_id),
         .rd_en(1'b1), .rd_buf(proc_buf_n), .rd_off(off_n), .m_view(wv), .m_word(dwin), .m_head(fb_head)
     );
     assign win = wv[31:0];
+`ifndef SYNTHESIS
+    // The view is exact beyond its first ANY_BYTES bytes only at a multiple
+    // of 4: a run of values that reads further starts aligned.
+    always_ff @(posedge clk)
+        if (!rst && (f_push || k_push) && g_fmt != FMT_KULISCH && off[1:0] != 2'd0 && 32'(rq_b) > ANY_BYTES)
+            $error("prism_node: a run of %0d bytes reads the view from offset %0d, not a multiple of 4", rq_b, off);
+`endif
     // Every state after DISPATCH reads the header from hdr_q (a register);
     // DISPATCH itself reads fb_head (d_* below), and so do the lookups
     // made there.

@@ -551,35 +551,82 @@ fn kulisch_value(bits: u32, w: usize) -> Vec<u8> {
 #[test]
 fn kulisch_values_in_data_are_byte_identical() {
     // Ranks send some ranges as Kulisch values of the operation's width (and
-    // one packet of another width, refused the same way by both).
+    // one packet of another width, refused the same way by both). At the
+    // scenario's width (280 bits) a value is 36 bytes, so every value sits
+    // at a multiple of 4 in the frame.
+    kulisch_values_in_data(None, 77);
+}
+
+#[test]
+fn kulisch_values_at_every_byte_alignment_are_byte_identical() {
+    // 37- and 41-byte values (288 and 320 bits, the widest the hardware
+    // takes): the frame buffer's view reads them from every offset mod 4,
+    // the widest up to its 42nd byte. At 320 bits ranks 0 and 1 add +X and
+    // -X to their finite values, X a 316-bit integer of the element: where
+    // both send Kulisch values the X cancel and the RESULT is finite, so a
+    // wrong byte anywhere in the integer shows.
+    kulisch_values_in_data(Some(288), 79);
+    kulisch_values_in_data(Some(320), 80);
+}
+
+/// `a += b`, little-endian two's complement integers of one width.
+fn add_le(a: &mut [u8], b: &[u8]) {
+    let mut carry = 0u16;
+    for (x, y) in a.iter_mut().zip(b) {
+        let t = *x as u16 + *y as u16 + carry;
+        *x = t as u8;
+        carry = t >> 8;
+    }
+}
+
+fn kulisch_values_in_data(width: Option<u16>, seed: u64) {
     let s = {
         let mut s = Scenario::new(3, Semantics::ALLREDUCE, AccumulatorPolicy::KULISCH_FIXED);
-        s.vector_len = 250;
+        s.vector_len = 240;
         s
     };
-    let w = s.kulisch_width() as usize;
+    let w = width.unwrap_or(s.kulisch_width()) as usize;
     let mut p = Pair::new(0);
-    p.send(&stage(&s, 1, 1, |_, _| {}));
+    p.send(&stage(&s, 1, 1, |c, _| c.kulisch_width = w as u16));
     p.send(&cmd(&s, Command::COMMIT, 2, 1));
-    let mut rng = StdRng::seed_from_u64(77);
+    let mut rng = StdRng::seed_from_u64(seed);
     let v = full_range(&s, &mut rng);
-    // 35 to 40 values a packet (40 Kulisch-288 values fill a 1500-byte frame):
-    // at most 8 packets a rank, the window's interval limit.
+    // At the widest, +X for rank 0 and -X for rank 1 (above).
+    let cancel: Vec<[Vec<u8>; 2]> = (0..s.vector_len)
+        .map(|_| {
+            let mut x: Vec<u8> = (0..w / 8).map(|_| rng.gen()).collect();
+            x[w / 8 - 1] &= 0x0F;
+            let mut neg: Vec<u8> = x.iter().map(|b| !b).collect();
+            add_le(&mut neg, &[1]);
+            [x, neg]
+        })
+        .collect();
+    let value = |r: u16, e: usize, bits: u32| -> Vec<u8> {
+        let mut k = kulisch_value(bits, w);
+        if w == 320 && r < 2 && k[0] == 0 {
+            add_le(&mut k[1..], &cancel[e][r as usize]);
+        }
+        k
+    };
+    // 30 to 34 values a packet (34 Kulisch-320 values fill a 1500-byte
+    // frame): at most 8 packets a rank, the window's interval limit.
     let mut frames: Vec<Vec<Vec<u8>>> = Vec::new();
     for r in 0..s.ranks {
         let mut mine = Vec::new();
         let mut at = 0usize;
         let mut pid = 0u32;
         while at < v[r as usize].len() {
-            let n = rng.gen_range(35..=40usize).min(v[r as usize].len() - at);
+            let n = rng.gen_range(30..=34usize).min(v[r as usize].len() - at);
             let kulisch = rng.gen_bool(0.6);
             let vals: Vec<u8> =
-                if kulisch { v[r as usize][at..at + n].iter().flat_map(|x| kulisch_value(x.bits, w)).collect() } else { v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect() };
+                if kulisch { v[r as usize][at..at + n].iter().enumerate().flat_map(|(i, x)| value(r, at + i, x.bits)).collect() } else { v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect() };
             let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { NumFormat::Fp32 };
             if pid == 2 && kulisch {
                 // The same packet at another width first: format_not_allowed on both.
-                let other: Vec<u8> = v[r as usize][at..at + 10].iter().flat_map(|x| kulisch_value(x.bits, w + 8)).collect();
-                mine.push(sim::data_frame(&s, r, 1, pid, at, &[(NumFormat::Kulisch { width_bits: w as u16 + 8 }, other, 10)], false));
+                // (320 bits is the widest the hardware takes: 312 there.)
+                let ow = if w + 8 <= 320 { w + 8 } else { w - 8 };
+                let other: Vec<u8> = v[r as usize][at..at + 10].iter().flat_map(|x| kulisch_value(x.bits, ow)).collect();
+                mine.push(sim::data_frame(&s, r, 1, pid, at, &[(NumFormat::Kulisch { width_bits: ow as u16 }, other, 10)], false));
             }
             mine.push(sim::data_frame(&s, r, 1, pid, at, &[(format, vals, n as u16)], at + n == v[r as usize].len()));
             at += n;
@@ -595,7 +642,7 @@ fn kulisch_values_in_data_are_byte_identical() {
             }
         }
     }
-    p.check("Kulisch values in DATA");
+    p.check(&format!("Kulisch values in DATA, {w} bits"));
     let c = &p.sw.counters;
     assert_eq!(c.results_sent, 3, "the RESULT on every path");
     assert!(c.data_rejected[prism_dataplane::engine::DataReject::FormatNotAllowed.index()] >= 1, "{c:?}");
