@@ -618,8 +618,11 @@ fn kulisch_values_in_data(width: Option<u16>, seed: u64) {
         while at < v[r as usize].len() {
             let n = rng.gen_range(30..=34usize).min(v[r as usize].len() - at);
             let kulisch = rng.gen_bool(0.6);
-            let vals: Vec<u8> =
-                if kulisch { v[r as usize][at..at + n].iter().enumerate().flat_map(|(i, x)| value(r, at + i, x.bits)).collect() } else { v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect() };
+            let vals: Vec<u8> = if kulisch {
+                v[r as usize][at..at + n].iter().enumerate().flat_map(|(i, x)| value(r, at + i, x.bits)).collect()
+            } else {
+                v[r as usize][at..at + n].iter().flat_map(|x| x.bits.to_le_bytes()).collect()
+            };
             let format = if kulisch { NumFormat::Kulisch { width_bits: w as u16 } } else { NumFormat::Fp32 };
             if pid == 2 && kulisch {
                 // The same packet at another width first: format_not_allowed on both.
