@@ -261,8 +261,7 @@ module prism_frame_buf #(
         for (int i = 0; i < CB; i++) x[0][i] = cat[8*i +: 8];
         for (int k = 0; k < NST; k++)
             for (int i = 0; i < CB; i++)
-                if (k == NST - 1 && i >= ANY_BYTES) x[k+1][i] = i < VIEW_BYTES ? x[k][i] : 8'd0;
-                else if (i < VIEW_BYTES + `PFB_ST(k) - 1)
+                if (i < VIEW_BYTES + `PFB_ST(k) - 1)
                     case (LS - 2 * (k + 1) < 0 ? {1'b0, q_sh[0]} : 2'(q_sh >> `PFB_LO(k)))
                         2'd0: x[k+1][i] = x[k][i];
                         2'd1: x[k+1][i] = x[k][(i + `PFB_ST(k)) % CB];
@@ -270,7 +269,7 @@ module prism_frame_buf #(
                         default: x[k+1][i] = x[k][(i + 3 * `PFB_ST(k)) % CB];
                     endcase
                 else x[k+1][i] = 8'd0;
-        for (int i = 0; i < VIEW_BYTES; i++) m_view[8*i +: 8] = x[NST][i];
+        for (int i = 0; i < VIEW_BYTES; i++) m_view[8*i +: 8] = i < ANY_BYTES ? x[NST][i] : x[NST-1][i];
     end
 `undef PFB_LO
 `undef PFB_ST

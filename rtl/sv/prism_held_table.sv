@@ -31,7 +31,8 @@
 // lookup for two cycles, and no decision reads a lookup that soon after
 // (l_stream, the picked stream, is for the simulation's check of that).
 //
-// Writes (the node's engine gives at most one a cycle): `i_en` installs a
+// Writes (the node's engine gives at most one a cycle; rst wins over each,
+// so i_en may be high in a reset cycle): `i_en` installs a
 // STAGE's contributors (every held packet dropped, coverage and bytes 0);
 // `r_en` releases the packets wholly below `r_end` (the window moved
 // there); `a_en` admits the frame on q_* into the registered row (its first

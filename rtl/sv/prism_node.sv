@@ -1926,10 +1926,16 @@ module prism_node #(
         q_len <= 16'(48 + ROM_RECORDS * 36);
     endtask
 
-    // A request into the next egress slot (free: the callers check).
-    task automatic issue(input logic ctl, input logic auto_, input logic inexact, input logic [32:0] from,
-                         input logic [15:0] count_, input logic last, input logic [15:0] olen);
-        req_en <= 1'b1;
+    // A request into the next egress slot (free: the callers check): its
+    // fields, then req_en. Egress reads the fields only with req_en, so a
+    // caller may write them without a free slot (ready_check: egress's
+    // slot test stays off the fields' write enables, 6.25 levels in the
+    // FP32-only build with it). The packet ID counts the non-CONTROL
+    // requests: next_pid moves a cycle after one (req_en, !req_ctl), and a
+    // request in that cycle would take the ID after it (no state issues two
+    // in a row today: D_READY waits a cycle after its release).
+    task automatic issue_fields(input logic ctl, input logic auto_, input logic inexact, input logic [32:0] from,
+                                input logic [15:0] count_, input logic last, input logic [15:0] olen);
         req_ctl <= ctl;
         req_auto <= auto_;
         req_inexact <= inexact;
@@ -1938,12 +1944,19 @@ module prism_node #(
         req_last <= last;
         req_olen <= olen;
         req_port <= rx_port;
+        req_pid <= next_pid + 32'(req_en && !req_ctl);
+    endtask
+    task automatic issue_go(input logic ctl);
+        req_en <= 1'b1;
         if (!ctl) begin
-            req_pid <= next_pid;
-            next_pid <= next_pid + 32'd1;
             cnt_rs <= 1'b1;
             cnt_rs_n <= n_paths;
         end
+    endtask
+    task automatic issue(input logic ctl, input logic auto_, input logic inexact, input logic [32:0] from,
+                         input logic [15:0] count_, input logic last, input logic [15:0] olen);
+        issue_fields(ctl, auto_, inexact, from, count_, last, olen);
+        issue_go(ctl);
     endtask
 
     // Hands the reply in cbuf to its port's sender (every slot is free: CONTROL waits for that).
@@ -1953,8 +1966,12 @@ module prism_node #(
     endtask
 
     // A RESULT packet (or the terminal INEXACT) for every path.
+    task automatic result_fields(input logic [32:0] from, input logic [32:0] to, input logic inexact);
+        issue_fields(1'b0, 1'b0, inexact, from, 16'(to - from), to == {1'b0, ctx_vlen}, inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * 16'(to - from));
+    endtask
     task automatic send_result(input logic [32:0] from, input logic [32:0] to, input logic inexact);
-        issue(1'b0, 1'b0, inexact, from, 16'(to - from), to == {1'b0, ctx_vlen}, inexact ? ETH_MIN_FRAME : 16'd60 + 16'd4 * 16'(to - from));
+        result_fields(from, to, inexact);
+        issue_go(1'b0);
     endtask
 
     // The frame is done: its buffer goes back to its port, and the next frame
@@ -2036,11 +2053,13 @@ module prism_node #(
     task automatic ready_check();
         if (ctx_auto) st <= hd_gt_base ? oh(A_PLAN) : oh(DONE);
         else if (rdy) begin
+            // The fields whether or not a slot is free (issue_fields).
+            result_fields(base, rc_e, 1'b0);
             if (rq_free) begin
-                send_result(base, rc_e, 1'b0);
+                issue_go(1'b0);
                 release_window();
-                st <= oh(D_READY);
-            end else st <= oh(D_READY);
+            end
+            st <= oh(D_READY);
         end else finish_frame();
     endtask
 
@@ -2419,9 +2438,12 @@ module prism_node #(
     logic             fin_q;
     always_comb for (int b = 0; b < NB; b++) l_cand[16*b +: 16] = b_sid[b];
     always_ff @(posedge clk) fin_q <= fin;
+    // i_en is the state bit itself: the table gives rst priority over
+    // every install write (an AND with !rst here was a LUT in front of
+    // its deepest install path, 7.00 levels in one FP32-only mapping).
     prism_held_table #(.MAX_CONTRIB(MAX_CONTRIB), .MAX_HELD(MAX_HELD), .CI_W(CI_W), .SPAN(WINDOW + MTU), .NCAND(NB), .CA_W(NBW)) held (
         .clk, .rst,
-        .i_en(!rst && st[C_INSTALL]), .i_n(CI_W'(contribs)),
+        .i_en(st[C_INSTALL]), .i_n(CI_W'(contribs)),
         .i_stream, .i_lep, .i_pep, .i_port, .i_mac,
         .l_cand, .l_ia(buf_nxt), .l_ib(buf_cur), .l_pick(fin_q),
         .l_stream(rx_stream), .m_found(c_found), .m_lep(ct_lep), .m_pep(ct_pep), .m_port(ct_port), .m_mac(ct_mac), .m_bytes(ct_bytes),
@@ -2777,6 +2799,8 @@ module prism_node #(
             cnt_grp <= '0;
             cnt_rs <= 1'b0;
             req_en <= 1'b0;
+            // The packet ID after a RESULT, INEXACT or AUTO request (issue_fields).
+            if (req_en && !req_ctl) next_pid <= next_pid + 32'd1;
             tl_insert <= 1'b0;
             tl_purge <= 1'b0;
             tl_retire <= 1'b0;
