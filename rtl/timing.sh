@@ -116,11 +116,11 @@ check_one() {
         # 6.25 levels (session 64), a configuration the switch never builds.
         prism_held_table) chp="chparam -set SPAN 4404 prism_held_table;" ;;
         # (prism_frame_buf at its default, every view byte shifted: the
-        # node's ANY_BYTES 64 leaves the last byte step out for bytes 64
-        # on, a subset of these paths. Alone with chparam ANY_BYTES 64,
-        # session 66: 9,416 LUTs, 6.25 levels at one output bit, ABC's
-        # LUT1 on a path that is 6.00 at the default; in the whole
-        # switch's synthesis 8,374 LUTs and none over 6.)
+        # node's ANY_BYTES 64 takes bytes 64 on from the stage before the
+        # last, a subset of these paths. Alone with chparam ANY_BYTES 64,
+        # session 66: 9,287 LUTs, 6.50 levels at 5 output bits (ABC; the
+        # default reads 6.00); the whole switch's synthesis is where the
+        # node's configuration is measured: docs/rtl.md.)
     esac
     # A dependency named by module (not path) imports the package too: inline it the same way.
     local files="" d
