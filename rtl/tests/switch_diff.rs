@@ -537,15 +537,15 @@ fn kulisch_value(bits: u32, w: usize) -> Vec<u8> {
         }
     }
     if neg {
-        // Two's complement over the whole width.
-        let mut carry = 1u16;
-        for b in int.iter_mut() {
-            let x = (!*b) as u16 + carry;
-            *b = x as u8;
-            carry = x >> 8;
-        }
+        negate_le(int);
     }
     v
+}
+
+/// `a = -a`, a little-endian two's complement integer.
+fn negate_le(a: &mut [u8]) {
+    a.iter_mut().for_each(|b| *b = !*b);
+    add_le(a, &[1]);
 }
 
 #[test]
@@ -569,11 +569,12 @@ fn kulisch_values_at_every_byte_alignment_are_byte_identical() {
     kulisch_values_in_data(Some(320), 80);
 }
 
-/// `a += b`, little-endian two's complement integers of one width.
+/// `a += b`, little-endian two's complement integers (b no wider than a,
+/// zero-extended), modulo a's width.
 fn add_le(a: &mut [u8], b: &[u8]) {
     let mut carry = 0u16;
-    for (x, y) in a.iter_mut().zip(b) {
-        let t = *x as u16 + *y as u16 + carry;
+    for (i, x) in a.iter_mut().enumerate() {
+        let t = *x as u16 + *b.get(i).unwrap_or(&0) as u16 + carry;
         *x = t as u8;
         carry = t >> 8;
     }
@@ -596,8 +597,8 @@ fn kulisch_values_in_data(width: Option<u16>, seed: u64) {
         .map(|_| {
             let mut x: Vec<u8> = (0..w / 8).map(|_| rng.gen()).collect();
             x[w / 8 - 1] &= 0x0F;
-            let mut neg: Vec<u8> = x.iter().map(|b| !b).collect();
-            add_le(&mut neg, &[1]);
+            let mut neg = x.clone();
+            negate_le(&mut neg);
             [x, neg]
         })
         .collect();
