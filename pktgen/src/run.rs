@@ -2,7 +2,7 @@
 //! window, RESULT reassembly and verification, COMPLETE and RELEASE.
 
 use crate::am::control::{find_record, Control, Peer, Retry};
-use crate::am::ranks::{drive, Drive, Flow, Operation, Rank, Receiver};
+use crate::am::ranks::{drive, linger, Drive, Flow, Operation, Rank, Receiver};
 use crate::am::{AmError, Session};
 use crate::feedback;
 use crate::job::Job;
@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use prism_dataplane::engine::Replay;
 use prism_dataplane::pcap::Captured;
 use prism_dataplane::wire::*;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -93,6 +93,9 @@ impl Report {
 /// How long each CONTROL try waits for its answer.
 const SPACING: Duration = Duration::from_millis(500);
 
+/// How long the ranks answer frames before COMPLETE is asked again.
+const COMPLETE_AGAIN: Duration = Duration::from_millis(20);
+
 /// Transaction IDs are unique per operation generation: the step in the low 4 bits.
 mod step {
     pub const CAPS_QUERY: u32 = 1;
@@ -104,20 +107,20 @@ mod step {
 }
 
 /// One stripe's CONTROL: to the switch, from the job's AM.
-struct Stepper<'j> {
-    job: &'j Job,
+struct Stepper {
     control: Control,
+    peer: Peer,
 }
 
-impl<'j> Stepper<'j> {
-    fn new(job: &'j Job) -> Self {
-        Stepper { job, control: Control { identity: job.identity, am_mac: job.am_mac, retry: Retry { tries: 3, spacing: SPACING } } }
+impl Stepper {
+    fn new(job: &Job) -> Self {
+        Stepper { control: Control { identity: job.identity, am_mac: job.am_mac, retry: Retry { tries: 3, spacing: SPACING } }, peer: Peer { mac: job.switch_mac, port: job.am_port } }
     }
     fn peer(&self) -> Peer {
-        Peer { mac: self.job.switch_mac, port: self.job.am_port }
+        self.peer
     }
     fn txn(&self, step: u32) -> u32 {
-        self.job.identity.op_gen.wrapping_shl(4) | step
+        self.control.identity.op_gen.wrapping_shl(4) | step
     }
     /// A request answered by an ACK with status OK.
     fn ack(&self, s: &mut Session<'_>, step: u32, command: Command, body: ControlBody<'_>) -> Result<(), RunError> {
@@ -130,20 +133,20 @@ impl<'j> Stepper<'j> {
     }
 
     /// Capabilities, STAGE and COMMIT: the context the stripe runs with.
-    fn setup(&self, s: &mut Session<'_>, opts: &RunOptions) -> Result<ContextRecord, RunError> {
+    fn setup(&self, job: &Job, s: &mut Session<'_>, opts: &RunOptions) -> Result<ContextRecord, RunError> {
         // The first contact is retried for the whole run timeout: a switch whose
         // ports are still coming up, or a link that is not up yet, answers late, not never.
         let first_contact = Retry { tries: (opts.timeout.as_millis() / SPACING.as_millis()).max(3) as u32, spacing: SPACING };
         let pages = self.control.transact_with(s, self.peer(), self.txn(step::CAPS_QUERY), Command::CAPS_QUERY, ControlBody::Empty, first_contact)?;
         // Capabilities: the whole tuple must be covered by one record.
-        let mut context = self.job.context();
+        let mut context = job.context();
         let record = find_record(&pages, |r| r.covers(&context) && context.window_elements <= r.window_elements).ok_or(RunError::Unsupported)?;
         // The window's packet and byte limits: the job's defaults, within what the switch holds.
         context.window_intervals = context.window_intervals.min(record.window_intervals);
         context.window_bytes = context.window_bytes.min(record.window_bytes);
         // The switch keeps fewer frames of replay than asked: use what it has (0: no PROGRESS).
         context.replay_depth = context.replay_depth.min(record.replay_depth);
-        let bindings = self.job.bindings();
+        let bindings = job.bindings();
         self.ack(s, step::STAGE, Command::STAGE, ControlBody::Stage { context, bindings: Records::Typed(&bindings) })?;
         if let Err(e) = self.ack(s, step::COMMIT, Command::COMMIT, ControlBody::Empty) {
             self.abort(s);
@@ -152,11 +155,28 @@ impl<'j> Stepper<'j> {
         Ok(context)
     }
 
-    /// COMPLETE and RELEASE (ABORT if COMPLETE fails): whether RELEASE was acknowledged.
-    fn finish(&self, s: &mut Session<'_>) -> Result<(), RunError> {
-        if self.ack(s, step::COMPLETE, Command::COMPLETE, ControlBody::Empty).is_err() {
-            self.abort(s);
-            return Ok(());
+    /// COMPLETE, then RELEASE. The switch refuses COMPLETE (BAD_STATE) while
+    /// a RESULT copy is still unacknowledged, which a receiver's last
+    /// PROGRESS on another port may not have reached yet: COMPLETE is asked
+    /// again, each time under a Transaction ID of its own (the switch answers
+    /// a repeated ID from its record), while the ranks keep answering what
+    /// arrives, until `until`. A COMPLETE refused for good or unanswered is
+    /// the run's error, after an ABORT that frees what the switch still holds.
+    fn finish<O: AsMut<Operation>>(&self, s: &mut Session<'_>, ops: &mut [O], until: Instant, limits: &Limits) -> Result<(), RunError> {
+        let mut again = 0u32;
+        loop {
+            let txn = self.txn(step::COMPLETE) ^ (again << 28);
+            match self.control.transact(s, self.peer(), txn, Command::COMPLETE, ControlBody::Empty) {
+                Ok(_) => break,
+                Err(AmError::Refused { status: "BAD_STATE", .. }) if again < 15 && s.now() < until => {
+                    again += 1;
+                    linger(s, ops, COMPLETE_AGAIN, limits)?;
+                }
+                Err(e) => {
+                    self.abort(s);
+                    return Err(e.into());
+                }
+            }
         }
         self.ack(s, step::RELEASE, Command::RELEASE, ControlBody::Empty)
     }
@@ -226,7 +246,7 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
     let cuts = if job.stripes > 1 { job.striped(&whole) } else { vec![(0, job.clone())] };
     let mut stripes: Vec<Stripe> = Vec::with_capacity(cuts.len());
     for (k, (offset, j)) in cuts.into_iter().enumerate() {
-        match Stepper::new(&j).setup(&mut s, opts) {
+        match Stepper::new(&j).setup(&j, &mut s, opts) {
             Ok(context) => stripes.push(Stripe::new(j, offset, &context)),
             Err(e) => {
                 // The stripes already committed are given back.
@@ -253,11 +273,13 @@ pub fn run(job: &Job, link: &mut dyn Link, opts: &RunOptions) -> Result<Report, 
         o.verify();
     }
     let mut release: Result<(), RunError> = Ok(());
-    for o in &stripes {
-        let am = Stepper::new(&o.job);
+    let until = s.now() + opts.timeout;
+    let limits = Limits { mtu: job.mtu };
+    for k in 0..stripes.len() {
+        let am = Stepper::new(&stripes[k].job);
         if outcome.timed_out {
             am.abort(&mut s);
-        } else if let Err(e) = am.finish(&mut s) {
+        } else if let Err(e) = am.finish(&mut s, &mut stripes, until, &limits) {
             release = release.and(Err(e));
         }
     }

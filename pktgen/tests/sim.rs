@@ -177,3 +177,100 @@ fn stripes_cut_on_whole_frames_and_cover_the_vector() {
         assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= cap, "{len} {k}: balanced {sizes:?}");
     }
 }
+
+/// The in-process switch, made to forget the operation just before COMPLETE
+/// reaches it (as a switch restarted mid-run would): COMPLETE is refused.
+struct ForgetsBeforeComplete {
+    inner: SimLink,
+    forgot: bool,
+}
+
+impl Link for ForgetsBeforeComplete {
+    fn send(&mut self, port: u16, frame: &[u8]) -> std::io::Result<()> {
+        let complete = matches!(parse_frame(frame, &Limits::default()), Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) if c.command == Command::COMPLETE);
+        if complete && !self.forgot {
+            self.forgot = true;
+            // The same request as an ABORT of its own transaction; its ACK is nobody's.
+            let mut abort = frame.to_vec();
+            let mut p = ControlPacket::new_unchecked(&mut abort[ETH_HEADER_LEN..]);
+            p.set_command_code(Command::ABORT.into());
+            p.set_txn(p.txn() | 0xE);
+            self.inner.send(port, &abort)?;
+            while self.inner.recv(std::time::Duration::ZERO)?.is_some() {}
+        }
+        self.inner.send(port, frame)
+    }
+    fn recv(&mut self, timeout: std::time::Duration) -> std::io::Result<Option<prism_dataplane::link::Rx>> {
+        self.inner.recv(timeout)
+    }
+    fn describe(&self) -> String {
+        "in-process engine that forgets the operation before COMPLETE".into()
+    }
+}
+
+#[test]
+fn a_refused_complete_is_the_runs_error() {
+    let j = job(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
+    let mut link = ForgetsBeforeComplete { inner: SimLink::new(&config()), forgot: false };
+    let e = run(&j, &mut link, &RunOptions::default()).err();
+    assert!(matches!(e, Some(RunError::Refused { command: "COMPLETE", status: "STALE_GENERATION", .. })), "{e:?}");
+    // The COMPLETE and the run's ABORT after it refused (the operation is
+    // retired), and no RELEASE followed.
+    let c = &link.inner.node().counters;
+    assert_eq!(c.refused.iter().sum::<u64>(), 2, "{:?}", c.refused);
+    assert_eq!(c.refused[u8::from(AckStatus::STALE_GENERATION) as usize], 2, "{:?}", c.refused);
+}
+
+/// The in-process switch with every rank's PROGRESS one frame late (each
+/// port's newest held until the next): the last acknowledgements reach it
+/// only after the run's first COMPLETE, which it refuses (BAD_STATE: a
+/// RESULT copy still unacknowledged).
+struct LateProgress {
+    inner: SimLink,
+    held: Vec<Option<(u16, Vec<u8>)>>,
+    commands: Vec<Command>,
+}
+
+impl Link for LateProgress {
+    fn send(&mut self, port: u16, frame: &[u8]) -> std::io::Result<()> {
+        match parse_frame(frame, &Limits::default()) {
+            Ok(ParsedFrame { prism: Some(PrismRepr::Progress(_)), .. }) => {
+                let slot = &mut self.held[port as usize];
+                if let Some((p, f)) = slot.replace((port, frame.to_vec())) {
+                    self.inner.send(p, &f)?;
+                }
+                return Ok(());
+            }
+            Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) => self.commands.push(c.command),
+            _ => {}
+        }
+        self.inner.send(port, frame)?;
+        if self.commands.last() == Some(&Command::COMPLETE) {
+            for (p, f) in self.held.iter_mut().filter_map(Option::take) {
+                self.inner.send(p, &f)?;
+            }
+        }
+        Ok(())
+    }
+    fn recv(&mut self, timeout: std::time::Duration) -> std::io::Result<Option<prism_dataplane::link::Rx>> {
+        self.inner.recv(timeout)
+    }
+    fn describe(&self) -> String {
+        "in-process engine, each rank's PROGRESS a frame late".into()
+    }
+}
+
+#[test]
+fn complete_is_asked_again_while_the_last_progress_is_on_its_way() {
+    for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
+        let mut j = job(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
+        j.replay_depth = 4;
+        let mut link = LateProgress { inner: SimLink::new(&config()), held: vec![None; 2], commands: Vec::new() };
+        let r = run(&j, &mut link, &RunOptions::default()).unwrap();
+        assert!(r.passed(), "{semantics:?}");
+        let c = &link.inner.node().counters;
+        assert_eq!(c.refused[u8::from(AckStatus::BAD_STATE) as usize], 1, "{semantics:?}: the first COMPLETE refused");
+        let tail: Vec<Command> = link.commands.iter().rev().take(3).rev().copied().collect();
+        assert_eq!(tail, [Command::COMPLETE, Command::COMPLETE, Command::RELEASE], "{semantics:?}: {:?}", link.commands);
+    }
+}
