@@ -17,8 +17,9 @@ struct Model {
 }
 
 /// The whole switch's sources, units before the modules that compose them.
-const SWITCH_SV: [&str; 24] = [
+const SWITCH_SV: [&str; 25] = [
     "sv/prism_rx_check.sv",
+    "sv/prism_delay_ram.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
     "sv/prism_dsp_mul_add.sv",
@@ -45,8 +46,8 @@ const SWITCH_SV: [&str; 24] = [
 ];
 
 /// The switch's sources and the FP32-only top that wraps it.
-const SWITCH_FP32_SV: [&str; 25] = {
-    let mut all = [""; 25];
+const SWITCH_FP32_SV: [&str; 26] = {
+    let mut all = [""; 26];
     let mut i = 0;
     while i < SWITCH_SV.len() {
         all[i] = SWITCH_SV[i];
@@ -57,7 +58,7 @@ const SWITCH_FP32_SV: [&str; 25] = {
 };
 
 const MODELS: &[Model] = &[
-    Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
+    Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_delay_ram.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
     Model { top: "prism_fp32_add_pipe", sv: &["sv/prism_dsp_mul_add.sv", "sv/prism_fp32_add_pipe.sv"], shim: "csrc/fp32_add_pipe.cpp" },
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },

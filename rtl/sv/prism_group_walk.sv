@@ -30,6 +30,9 @@
 //   acc       groups so far: which reached descriptor is one too many;
 //   mism/err  the beat's first error, the frame's first error, element total;
 //   out       the verdict, with the declared group and element counts.
+// Fields that ride past stages that do not read them (counts, flags, exits,
+// errors: hundreds of bits) wait in block RAM (prism_delay_ram), not in a
+// shift-register LUT a bit.
 
 `default_nettype none
 
@@ -80,6 +83,8 @@ module prism_group_walk #(
         if (DATA_W % 32 != 0 || WORDS < 16 || (1 << WB) != WORDS)
             $error("prism_group_walk: DATA_W must be 32 times a power of two, at least 512");
         if (KEEP_W != DATA_W / 8) $error("prism_group_walk: KEEP_W must be DATA_W / 8");
+        // The byte flags' registers (nzb1_q .. nzb3_q) reach S_NEXT.
+        if (S_NEXT != S_DEC + 2) $error("prism_group_walk: S_NEXT must be two stages after decode");
         if (LATENCY != S_OUT + 1) $error("prism_group_walk: its latency is %0d, not %0d", S_OUT + 1, LATENCY);
     end
 
@@ -157,18 +162,21 @@ module prism_group_walk #(
     end
 
     // Per-word data that rides along from decode: element counts, Kulisch
-    // formats, which of bytes 1..3 of a word are non-zero (padding).
-    localparam int NGC = S_SEL - S_DEC + 1, NNZ = S_END - S_DEC + 1;
-    logic [16*WORDS*NGC-1:0] gcnt_q;
-    logic [WORDS*NGC-1:0]    isk_q;
-    logic [3*WORDS*NNZ-1:0]  nzb_q;
-`define GW_GCNT(st, i, n) gcnt_q[16*WORDS*((st) - S_DEC) + (i) +: (n)]
-`define GW_ISK(st, i, n) isk_q[WORDS*((st) - S_DEC) + (i) +: (n)]
-`define GW_NZB(st, i, n) nzb_q[3*WORDS*((st) - S_DEC) + (i) +: (n)]
+    // formats, which of bytes 1..3 of a word are non-zero (padding). Read
+    // at decode's next stage, at S_NEXT (the byte flags) and at S_END and
+    // S_SEL: between them (7 cycles, 320 bits) in block RAM, not in
+    // shift-register LUTs (prism_delay_ram).
+    logic [16*WORDS-1:0] gcnt1_q, gcnt_end, gcnt_sel_q;
+    logic [WORDS-1:0]    isk1_q, isk_end, isk_sel_q;
+    logic [3*WORDS-1:0]  nzb1_q, nzb2_q, nzb3_q, nzb_end;
+    prism_delay_ram #(.W(20 * WORDS), .DELAY(S_END - S_DEC)) ride_dec (
+        .clk, .rst, .d({gcnt1_q, isk1_q, nzb1_q}), .q({gcnt_end, isk_end, nzb_end})
+    );
     always_ff @(posedge clk) begin
-        gcnt_q[16*WORDS*NGC-1:16*WORDS] <= gcnt_q[16*WORDS*(NGC-1)-1:0];
-        isk_q[WORDS*NGC-1:WORDS]        <= isk_q[WORDS*(NGC-1)-1:0];
-        nzb_q[3*WORDS*NNZ-1:3*WORDS]    <= nzb_q[3*WORDS*(NNZ-1)-1:0];
+        nzb2_q     <= nzb1_q;
+        nzb3_q     <= nzb2_q;
+        gcnt_sel_q <= gcnt_end;
+        isk_sel_q  <= isk_end;
     end
 
     // ------------------------------------------------------------ stage 1: decode
@@ -192,9 +200,9 @@ module prism_group_walk #(
             fmt    = b0[7:4];
             wfield = {b0[0], b1};
             isk    = fmt == FMT_KULISCH;
-            gcnt_q[16*w +: 16] <= cnt;
-            isk_q[w]           <= isk;
-            nzb_q[3*w +: 3]    <= {d0_q[32*w + 24 +: 8] != 8'd0, d0_q[32*w + 16 +: 8] != 8'd0, b1 != 8'd0};
+            gcnt1_q[16*w +: 16] <= cnt;
+            isk1_q[w]           <= isk;
+            nzb1_q[3*w +: 3]    <= {d0_q[32*w + 24 +: 8] != 8'd0, d0_q[32*w + 16 +: 8] != 8'd0, b1 != 8'd0};
             vbytes1_q[10*w +: 10] <= (fmt == FMT_INT8) ? 10'd1 : (fmt == FMT_FP16 || fmt == FMT_BF16) ? 10'd2
                                    : (fmt == FMT_FP32) ? 10'd4 : 10'(wfield) + 10'd2;
             // The parser's order (the body end's checks come first, in stage 2).
@@ -219,7 +227,7 @@ module prism_group_walk #(
             logic below, at;
             below = !lim1_q[16] && lim1_q[15:0] > 16'(w);
             at    = !lim1_q[16] && lim1_q[15:0] == 16'(w);
-            vlen2_q[26*w +: 26] <= 26'(`GW_GCNT(S_DEC, 16*w, 16)) * 26'(vbytes1_q[10*w +: 10]);
+            vlen2_q[26*w +: 26] <= 26'(gcnt1_q[16*w +: 16]) * 26'(vbytes1_q[10*w +: 10]);
             desc2_q[w] <= below || (part1_q && at);
             // The descriptor itself crosses the body end.
             derr2_q[5*w +: 5] <= (part1_q && at) ? {E_OVERRUN, 2'd0} : derr1_q[5*w +: 5];
@@ -260,7 +268,7 @@ module prism_group_walk #(
     always_ff @(posedge clk) begin
         logic [3*WORDS-1:0] nzprev;
         // Byte flags of the word before each word: a group's last value word.
-        nzprev = {`GW_NZB(S_NEXT, 0, 3*WORDS-3), `GW_NZB(S_NEXT, 3*WORDS-3, 3)};
+        nzprev = {nzb3_q[3*WORDS-4:0], nzb3_q[3*WORDS-1 -: 3]};
         for (int w = 0; w < WORDS; w++) begin
             logic [16:0]   r;
             logic [WB-1:0] rw;
@@ -290,15 +298,18 @@ module prism_group_walk #(
     // A node's exit: {the next beat has the next descriptor, the one after
     // has it, its word, beats ahead, padding bytes left to check}.
     localparam int XW = 2 + WB + BI + 2;
-    localparam int NJ = S_END - S_NODE + 1; // stages of j, m, x, err
+    localparam int NJ = S_END - S_NODE + 1; // stages of j and m
     logic [WB*WORDS*NJ-1:0]    j_q;
     logic [WORDS*WORDS*NJ-1:0] m_q;
-    logic [XW*WORDS*NJ-1:0]    x_q;
-    logic [ERW*WORDS*NJ-1:0]   err_q;
+    // Exits and errors are read at S_END only: the jump rounds' 3 cycles
+    // (448 bits) in block RAM.
+    logic [XW*WORDS-1:0]       x_q, x_end;
+    logic [ERW*WORDS-1:0]      err_q, err_end;
 `define GW_J(st, i, n) j_q[WB*WORDS*((st) - S_NODE) + (i) +: (n)]
 `define GW_M(st, i, n) m_q[WORDS*WORDS*((st) - S_NODE) + (i) +: (n)]
-`define GW_X(st, i, n) x_q[XW*WORDS*((st) - S_NODE) + (i) +: (n)]
-`define GW_ERR(st, i, n) err_q[ERW*WORDS*((st) - S_NODE) + (i) +: (n)]
+    prism_delay_ram #(.W((XW + ERW) * WORDS), .DELAY(S_END - S_NODE)) ride_node (
+        .clk, .rst, .d({x_q, err_q}), .q({x_end, err_end})
+    );
 
     always_ff @(posedge clk) begin
         for (int w = 0; w < WORDS; w++) begin
@@ -315,7 +326,7 @@ module prism_group_walk #(
             else
                 x_q[XW*w +: XW] <= {ahead == BI'(0), ahead == BI'(1), r[WB-1:0], ahead, zero4_q[w] ? 2'd0 : p4_q[2*w +: 2]};
         end
-        err_q[ERW*WORDS-1:0] <= err4_q;
+        err_q <= err4_q;
     end
 
     // ------------------------------------------------------------ stages 6..: pointer jumping
@@ -344,8 +355,6 @@ module prism_group_walk #(
                 `GW_M(s, WORDS*w, WORDS) <= s == S_END ? mt[WORDS*w +: WORDS] : mm;
             end
             if (s == S_END) jh_q <= jt;
-            `GW_X(s, 0, XW*WORDS)   <= `GW_X(s-1, 0, XW*WORDS);
-            `GW_ERR(s, 0, ERW*WORDS) <= `GW_ERR(s-1, 0, ERW*WORDS);
         end
     end
 
@@ -369,8 +378,8 @@ module prism_group_walk #(
     logic [ERW*WORDS-1:0]   el;
     logic [WORDS*WORDS-1:0] ml;
     assign jl = `GW_J(S_END, 0, WB*WORDS);
-    assign xl = `GW_X(S_END, 0, XW*WORDS);
-    assign el = `GW_ERR(S_END, 0, ERW*WORDS);
+    assign xl = x_end;
+    assign el = err_end;
     assign ml = `GW_M(S_END, 0, WORDS*WORDS);
     logic [WB-1:0] st_j;                    // the entry's chain end
     assign st_j = jl[WB*st_e +: WB];
@@ -394,7 +403,7 @@ module prism_group_walk #(
     always_ff @(posedge clk) begin
         logic [3*WORDS-1:0] nzprev;
         logic [2:0] pc;
-        nzprev = {`GW_NZB(S_END, 0, 3*WORDS-3), `GW_NZB(S_END, 3*WORDS-3, 3)};
+        nzprev = {nzb_end[3*WORDS-4:0], nzb_end[3*WORDS-1 -: 3]};
         pc = padchk(nzprev[3*st_e +: 3], st_p);
         mask_q <= st_hit ? ml[WORDS*st_e +: WORDS] | ml[WORDS*jh_q[WB*st_e +: WB] +: WORDS] : '0;
         eend_q <= st_hit ? el[ERW*st_j +: ERW] : '0;
@@ -425,9 +434,9 @@ module prism_group_walk #(
             gtot_c[3*g +: 3] <= n;
         end
         for (int i = 0; i < WORDS / 2; i++)
-            es_c[17*i +: 17] <= (mask_q[2*i] ? 17'(`GW_GCNT(S_SEL, 32*i, 16)) : 17'd0)
-                              + (mask_q[2*i+1] ? 17'(`GW_GCNT(S_SEL, 32*i + 16, 16)) : 17'd0);
-        ks_c   <= (mask_q & `GW_ISK(S_SEL, 0, WORDS)) != '0;
+            es_c[17*i +: 17] <= (mask_q[2*i] ? 17'(gcnt_sel_q[32*i +: 16]) : 17'd0)
+                              + (mask_q[2*i+1] ? 17'(gcnt_sel_q[32*i + 16 +: 16]) : 17'd0);
+        ks_c   <= (mask_q & isk_sel_q) != '0;
         mask_c <= mask_q;
         eend_c <= eend_q;
         epad_c <= epad_q;
@@ -562,11 +571,6 @@ module prism_group_walk #(
         end
     end
 `undef GW_TAG
-`undef GW_GCNT
-`undef GW_ISK
-`undef GW_NZB
 `undef GW_J
 `undef GW_M
-`undef GW_X
-`undef GW_ERR
 endmodule

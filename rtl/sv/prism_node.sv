@@ -114,6 +114,13 @@ module prism_node #(
 );
     import prism_pkg::*;
 
+    // The frame buffer's view bytes exact at any offset (prism_frame_buf):
+    // the Kulisch walk's chunk. Runs of values start 4-byte aligned (a
+    // group's first value is, and a run that is not its group's last is
+    // FLANES values); a Kulisch value (its state byte and integer) and
+    // CONTROL's records are shorter.
+    localparam int ANY_BYTES = 64;
+
     initial begin
         if (KULISCH_ENABLE != 0 && KULISCH_ENABLE != 1) $error("prism_node: KULISCH_ENABLE must be 0 or 1");
         if (AUTO_ENABLE != 0 && AUTO_ENABLE != 1) $error("prism_node: AUTO_ENABLE must be 0 or 1");
@@ -121,9 +128,10 @@ module prism_node #(
         if (2 ** $clog2(FLANES) != FLANES) $error("prism_node: FLANES must be a power of two (the ring's banks)");
         if (KLANES > FLANES) $error("prism_node: KLANES must be at most FLANES");
         // The frame buffer's view is exact at any offset for its first
-        // ANY_BYTES (64, a Kulisch chunk): a Kulisch value's state byte and
-        // integer (and the byte after, its sign's) must fit there.
-        if (4 * FLANES < 64 || (KW + 7) / 8 + 2 > 64) $error("prism_node: FLANES must be at least 16 and KW at most 496 (the frame buffer's exact bytes)");
+        // ANY_BYTES: a Kulisch value's state byte and integer (and the byte
+        // after, its sign's) must fit there, and the view must hold them.
+        if (4 * FLANES < ANY_BYTES || (KW + 7) / 8 + 2 > ANY_BYTES)
+            $error("prism_node: FLANES must be at least %0d and KW at most %0d (the frame buffer's exact bytes)", ANY_BYTES / 4, 8 * (ANY_BYTES - 2));
     end
     // The Kulisch slots' width as the ring stores them (1 when there are none).
     localparam int RKW = KULISCH_ENABLE != 0 ? KW : 1;
@@ -374,12 +382,6 @@ module prism_node #(
     localparam int CUT_W = VBW + RN_W + 2;
     localparam int TWO_CUTS = KLANES != FLANES ? 1 : 0;
     localparam int SIDE_W = VBW + CUT_W * (1 + TWO_CUTS);
-    // The frame buffer's view bytes exact at any offset (prism_frame_buf):
-    // the Kulisch walk's chunk. Runs of values start 4-byte aligned (a
-    // group's first value is, and a run that is not its group's last is
-    // FLANES values); a Kulisch value (its state byte and integer) and
-    // CONTROL's records are shorter.
-    localparam int ANY_BYTES = 64;
     localparam int WPL = DATA_W / 32;
     // (Its bits, low first: vb3, then a cut's bytes, values, last, more;
     // the word's bits 27-25 are reserved in a descriptor.)
