@@ -6,7 +6,9 @@
       NAME INSTANCES CHILD... (INSTANCES: how many the top holds in all,
       through the hierarchy), children after their parents; NAMES gets a
       line a module, NAME and Yosys's own name (for a derived module, a
-      digest of its parameters): a plain name's suffix is only an order
+      digest of its parameters): a plain name's suffix is 8 hex digits of
+      that name's SHA-1, so a module keeps its name from run to run while
+      its parameters do (a reused netlist names its children rightly)
   synth_switch.py cut NETLIST.json OUT.json  a flattened netlist for
       logic-depth: each LUT-RAM's write side (data, write enable, clock)
       moved to a flip-flop-like cell of its own, so a path into a LUT-RAM's
@@ -29,6 +31,7 @@
       line numbers as the files are now: rerun after editing them). Yosys
       numbers cells per module, so a number two logs share shows both
 """
+import hashlib
 import json
 import re
 import sys
@@ -40,21 +43,23 @@ READ_PREFIX = ("A", "DPRA", "ADDR", "RADR")
 LUTRAM = ("RAM16X1", "RAM32X1", "RAM64X1", "RAM128X1", "RAM256X1", "RAM512X1", "RAM32M", "RAM64M")
 
 
+def plain_name(yosys_name):
+    """A derived module's plain name: its base and a digest of Yosys's name for it."""
+    base = yosys_name.split("\\")[1]
+    return f"{base}_{hashlib.sha1(yosys_name.encode()).hexdigest()[:8]}"
+
+
 def modules(src, dst, names_out=None):
     text = open(src).read()
     names = re.findall(r"^module (\S+)$", text, re.M)
     plain = {}
     used = set(n.lstrip("\\") for n in names if not n.startswith("$paramod"))
-    count = defaultdict(int)
     for n in names:
         if not n.startswith("$paramod"):
             continue
-        base = n.split("\\")[1]
-        count[base] += 1
-        new = f"{base}_p{count[base]}"
-        while new in used:
-            count[base] += 1
-            new = f"{base}_p{count[base]}"
+        new = plain_name(n)
+        if new in used:
+            sys.exit(f"synth_switch.py: two modules named {new}")
         used.add(new)
         plain[n] = "\\" + new
     # Whole tokens only: RTLIL separates them by whitespace.

@@ -24,11 +24,13 @@
 # SYNTH_ELAB=FILE starts from such an elaborated design (elab.il), and
 # SYNTH_REUSE=DIR takes each module's netlist from DIR (a SYNTH_KEEP of the
 # same design) where it is there: for iterating on one module (delete the
-# changed module's netlist from DIR). A module is reused only when it and
-# every module under it stand for the same parameters as in DIR (its
-# `names`): the plain names (_p1, _p2) are numbered in order, and a new
-# parameter set renumbers them, so a reused parent would name the wrong
-# children.
+# changed module's netlist from DIR: a netlist is matched by parameters, not
+# by source). A module's plain name is its base and a digest of its
+# parameters (prism_ram_sdp_1f0c9a2e), the same from run to run; a netlist
+# names its children by those names, as black boxes, so it is reused when
+# it stands for the same parameters as in DIR (its `names`) and the design
+# gives it the same children: a change inside a child (a memory's width
+# under the ring) re-synthesises the child, not the modules above it.
 # Exit 1 when the deepest path exceeds SYNTH_BUDGET levels (default 6).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -109,15 +111,18 @@ while read -r m y; do YNAME[$m]=$y; done < "$tmp/names"
 if [ -n "${SYNTH_REUSE:-}" ]; then
     while read -r m y; do REUSE_YNAME[$m]=$y; done < "$SYNTH_REUSE/names"
 fi
-# The module and everything under it stand for what they stood for in SYNTH_REUSE.
-same_below() {
-    local k
+# The module's netlist in SYNTH_REUSE stands for its parameters here, and
+# the black boxes it instantiates are its children here.
+reusable() {
+    local had now
     [ "${REUSE_YNAME[$1]:-}" = "${YNAME[$1]}" ] || return 1
-    for k in ${CHILDREN[$1]}; do same_below "$k" || return 1; done
+    had=$(sed -n 's/^ *cell \\\(prism_[^ ]*\) .*/\1/p' "$SYNTH_REUSE/$1.mapped.il" | sort -u)
+    now=$(for k in ${CHILDREN[$1]}; do echo "$k"; done | sort -u)
+    [ "$had" = "$now" ]
 }
 for slow in prism_ring prism_held_table prism_node prism_egress; do
     for m in $(cut -d' ' -f1 "$tmp/modules"); do
-        case "$m" in "$slow"|"$slow"_p*) order="$order $m" ;; esac
+        case "$m" in "$slow"|"$slow"_*) order="$order $m" ;; esac
     done
 done
 for m in $(cut -d' ' -f1 "$tmp/modules"); do
@@ -128,7 +133,7 @@ synth_one() {
     for k in ${CHILDREN[$m]}; do bb="$bb blackbox $k;"; done
     flow="synth_xilinx -family xcup -noiopad -flatten -top $m"
     case "$m" in
-        prism_node|prism_node_p*)
+        prism_node|prism_node_*)
             lib="read_verilog -lib -specify +/xilinx/cells_sim.v; read_verilog -lib +/xilinx/cells_xtra.v;"
             flow="proc; opt -fast; wreduce; peepopt; opt_clean; alumacc; opt -fast; memory -nomap; opt_clean"
             flow+="; synth_xilinx -family xcup -noiopad -top $m -run map_memory:fine; opt -fast -full; xilinx_srl -variable -minlen 3"
@@ -136,8 +141,8 @@ synth_one() {
             flow+="; synth_xilinx -family xcup -noiopad -top $m -run map_cells:check" ;;
     esac
     local start; start=$(date +%s)
-    if [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ] && ! same_below "$m"; then
-        echo "   $m: not reused (it, or a module under it, has other parameters than in $SYNTH_REUSE)" >&2
+    if [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ] && ! reusable "$m"; then
+        echo "   $m: not reused (other parameters or other children than in $SYNTH_REUSE)" >&2
     elif [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ]; then
         cp "$SYNTH_REUSE/$m.mapped.il" "$tmp/"
         # A kept run holds every netlist it used, so it can be reused in turn.

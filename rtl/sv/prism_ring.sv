@@ -134,9 +134,15 @@ module prism_ring #(
     // ---------------------------------------------------------------- writes
     // The lanes' sums into the memories, each slot's tag beside them (see
     // the tags): {1, its lap} for a sum, {0, 0} in every bank at row
-    // clr_slot / NBANK for a STAGE's clear (clr_en), which writes no
-    // memory word (a select of the identity word in front of every bank's
-    // data was 22.8k LUTs at KW 320).
+    // clr_slot / NBANK for a STAGE's clear (clr_en). The lanes' copy keeps
+    // the tag in its memory word (two bits more: 359 of a RAMB36 pair's 360,
+    // 35 of a RAMB18's 36 without Kulisch), so a clear writes that word
+    // whole, its value bits whatever the sum inputs hold (a slot not summed
+    // reads at rest); the egress copy's tags are a distributed RAM beside it
+    // (its memories' output register loads zeros by the tag, which it needs
+    // a cycle before that register). No clear selects a value: a select of
+    // the identity word in front of every bank's data was 22.8k LUTs at KW
+    // 320.
     logic [RB-1:0]   w_slot, t_slot;
     logic            w_lap;
     assign w_slot = fw_en ? fw_slot : kw_slot;
@@ -188,8 +194,8 @@ module prism_ring #(
     // ---------------------------------------------------------------- reads
     // Two copies of the banks, written alike: the lanes' (c 0) and the
     // egress run's (c 1), each with its registered read, and its tags read
-    // and compared with the run's laps beside it (q_rest, a register and a
-    // LUT after the read); the egress copy's memories have their output
+    // (in the word, or beside it) and compared with the run's laps (q_rest,
+    // a LUT after the read); the egress copy's memories have their output
     // register on (prism_ram_sdp OREG), and its rest bits and rotation are
     // registered again beside it (eg_*, below). Without it the egress bits
     // were 6.50 levels at KW 8: a block RAM's read (1.5) through the 64:1
@@ -216,15 +222,25 @@ module prism_ring #(
             for (gb = 0; gb < NBANK; gb++) begin : g_bank
                 logic [RW-1:0] row;
                 assign row = bank_row(r_slot[gc], SB'(gb));
-                prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(gc == 0 ? LANE_STYLE : EG_STYLE), .OREG(gc), .RST_LO(32)) ram (
-                    .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
-                    .re, .raddr(row), .orst(gc == 1 ? eg_orst[gb] : 1'b0), .rdata(q[gc][gb])
-                );
                 logic [1:0] tg;
-                prism_ram_sdp #(.W(2), .DEPTH(ROWS), .STYLE(2)) tag (
-                    .clk, .we(t_en[gb]), .waddr(t_row[gb]), .wdata(t_word[gb]),
-                    .re, .raddr(row), .orst(1'b0), .rdata(tg)
-                );
+                if (gc == 0) begin : g_lanes
+                    logic [W+1:0] rd;
+                    prism_ram_sdp #(.W(W + 2), .DEPTH(ROWS), .STYLE(LANE_STYLE)) ram (
+                        .clk, .we(t_en[gb]), .waddr(t_row[gb]), .wdata({t_word[gb], w_word[gb]}),
+                        .re, .raddr(row), .orst(1'b0), .rdata(rd)
+                    );
+                    assign tg = rd[W+1:W];
+                    assign q[gc][gb] = rd[W-1:0];
+                end else begin : g_egress
+                    prism_ram_sdp #(.W(W), .DEPTH(ROWS), .STYLE(EG_STYLE), .OREG(1), .RST_LO(32)) ram (
+                        .clk, .we(w_en[gb]), .waddr(w_row[gb]), .wdata(w_word[gb]),
+                        .re, .raddr(row), .orst(eg_orst[gb]), .rdata(q[gc][gb])
+                    );
+                    prism_ram_sdp #(.W(2), .DEPTH(ROWS), .STYLE(2)) tag (
+                        .clk, .we(t_en[gb]), .waddr(t_row[gb]), .wdata(t_word[gb]),
+                        .re, .raddr(row), .orst(1'b0), .rdata(tg)
+                    );
+                end
                 always_ff @(posedge clk)
                     if (re) q_lap[gc][gb] <= r_lap[gc] ^ bank_wraps(r_slot[gc], SB'(gb));
                 assign q_rest[gc][gb] = !tg[1] || tg[0] != q_lap[gc][gb];
