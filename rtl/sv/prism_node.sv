@@ -8,7 +8,7 @@
 //            ABORT, CAPS_QUERY from the capability ROM; ACKs out.
 //   DATA     binding, window, duplicate and overlap checks, then FP32_ARRIVAL
 //            accumulation FLANES (64) lanes per cycle (prism_fp32_add_pipe,
-//            9 stages), coverage, and canonical FP32 RESULT packets on every
+//            10 stages), coverage, and canonical FP32 RESULT packets on every
 //            result path; or KULISCH_FIXED: KLANES (64) exact KW-bit lanes
 //            (prism_kulisch_lane_pipe, 8 stages, the slot read 3 after the
 //            term), one rounding to FP32 per value on the way out (prism_kulisch_round_pipe, 6 stages, in the
