@@ -44,8 +44,19 @@ for m in $modules; do
         done
         libs="$libs;"
     fi
+    # The units a module instantiates (no package import), synthesised with it.
+    deps=""
+    case "$m" in
+        prism_group_walk) deps="sv/prism_delay_ram.sv" ;;
+        prism_fp32_add_pipe) deps="sv/prism_dsp_mul_add.sv" ;;
+        prism_kulisch_lane_pipe) deps="sv/prism_dsp_mul_add.sv sv/prism_dsp_add48.sv" ;;
+        prism_rx_validate) deps="sv/prism_delay_ram.sv" ;;
+    esac
+    [ -z "$deps" ] || libs="$libs read_verilog -sv $deps;"
     start=$(date +%s)
     flow="synth_xilinx -top $m"
+    # With its units flattened in, so that the statistics are the module's whole.
+    [ -z "$deps" ] || flow="synth_xilinx -flatten -top $m"
     # synth_xilinx's coarse stage (opt with opt_reduce) did not finish on
     # prism_node in 30 minutes: the same passes with the fast optimisations,
     # then synth_xilinx's own memory, fine, cell and LUT mapping.

@@ -23,14 +23,15 @@
 # netlist, the flattened netlist and the depth report there;
 # SYNTH_ELAB=FILE starts from such an elaborated design (elab.il), and
 # SYNTH_REUSE=DIR takes each module's netlist from DIR (a SYNTH_KEEP of the
-# same design) where it is there: for iterating on one module (delete the
-# changed module's netlist from DIR: a netlist is matched by parameters, not
-# by source). A module's plain name is its base and a digest of its
-# parameters (prism_ram_sdp_1f0c9a2e), the same from run to run; a netlist
-# names its children by those names, as black boxes, so it is reused when
-# it stands for the same parameters as in DIR (its `names`) and the design
-# gives it the same children: a change inside a child (a memory's width
-# under the ring) re-synthesises the child, not the modules above it.
+# same design) where it is there: for iterating on one module. A module's
+# plain name is its base and a digest of its parameters
+# (prism_ram_sdp_1f0c9a2e), the same from run to run; a netlist names its
+# children by those names, as black boxes, so it is reused when it stands
+# for the same parameters as in DIR (its `names`), its source file is the
+# same (`sources`: a digest of rtl/sv/MODULE.sv with the package inlined,
+# one module a file) and the design gives it the same children: an edit
+# inside a child (a memory's width under the ring) re-synthesises the
+# child, not the modules above it.
 # Exit 1 when the deepest path exceeds SYNTH_BUDGET levels (default 6).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -97,25 +98,34 @@ else
     [ -z "${SYNTH_KEEP:-}" ] || { mkdir -p "$SYNTH_KEEP"; cp "$tmp/elab.il" "$SYNTH_KEEP/"; }
 fi
 python3 synth_switch.py modules "$tmp/elab.il" "$tmp/design.il" "$tmp/names" > "$tmp/modules"
+# Each module's source file, as elaborated (the package inlined).
+while read -r m y; do
+    b=${y#*\\}
+    b=${b%%\\*}
+    echo "$m $(sha1sum < "$src/$b.sv" | cut -c1-16)"
+done < "$tmp/names" > "$tmp/sources"
 echo "   $(wc -l < "$tmp/modules") distinct modules, $(elapsed) s" >&2
 
 # 2. Each module once, its children black boxes. The slowest first, so the
 # small ones run beside them.
-declare -A INST CHILDREN YNAME REUSE_YNAME
+declare -A INST CHILDREN YNAME REUSE_YNAME SOURCE REUSE_SOURCE
 order=""
 while read -r m n kids; do
     INST[$m]=$n
     CHILDREN[$m]=$kids
 done < "$tmp/modules"
 while read -r m y; do YNAME[$m]=$y; done < "$tmp/names"
+while read -r m d; do SOURCE[$m]=$d; done < "$tmp/sources"
 if [ -n "${SYNTH_REUSE:-}" ]; then
     while read -r m y; do REUSE_YNAME[$m]=$y; done < "$SYNTH_REUSE/names"
+    [ ! -f "$SYNTH_REUSE/sources" ] || while read -r m d; do REUSE_SOURCE[$m]=$d; done < "$SYNTH_REUSE/sources"
 fi
-# The module's netlist in SYNTH_REUSE stands for its parameters here, and
-# the black boxes it instantiates are its children here.
+# The module's netlist in SYNTH_REUSE stands for its parameters and its
+# source here, and the black boxes it instantiates are its children here.
 reusable() {
     local had now
     [ "${REUSE_YNAME[$1]:-}" = "${YNAME[$1]}" ] || return 1
+    [ "${REUSE_SOURCE[$1]:-}" = "${SOURCE[$1]}" ] || return 1
     had=$(sed -n 's/^ *cell \\\(prism_[^ ]*\) .*/\1/p' "$SYNTH_REUSE/$1.mapped.il" | sort -u)
     now=$(for k in ${CHILDREN[$1]}; do echo "$k"; done | sort -u)
     [ "$had" = "$now" ]
@@ -142,7 +152,7 @@ synth_one() {
     esac
     local start; start=$(date +%s)
     if [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ] && ! reusable "$m"; then
-        echo "   $m: not reused (other parameters or other children than in $SYNTH_REUSE)" >&2
+        echo "   $m: not reused (other parameters, source or children than in $SYNTH_REUSE)" >&2
     elif [ -n "${SYNTH_REUSE:-}" ] && [ -f "$SYNTH_REUSE/$m.mapped.il" ]; then
         cp "$SYNTH_REUSE/$m.mapped.il" "$tmp/"
         # A kept run holds every netlist it used, so it can be reused in turn.
@@ -211,6 +221,6 @@ sed -n '1,2p' "$tmp/depth" | sed 's/^/  /'
 sed -n '4,$p' "$tmp/depth" | head -10 | cut -c1-220 | sed 's/^/  /'
 if [ -n "${SYNTH_KEEP:-}" ]; then
     mkdir -p "$SYNTH_KEEP"
-    cp "$tmp"/*.log "$tmp/switch_cut.json" "$tmp/stat.txt" "$tmp/depth" "$tmp/modules" "$tmp/names" "$SYNTH_KEEP/"
+    cp "$tmp"/*.log "$tmp/switch_cut.json" "$tmp/stat.txt" "$tmp/depth" "$tmp/modules" "$tmp/names" "$tmp/sources" "$SYNTH_KEEP/"
 fi
 [ "$rc" -eq 0 ] || { echo "deepest path over $budget levels" >&2; exit 1; }

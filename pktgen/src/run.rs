@@ -170,7 +170,10 @@ impl Stepper {
                 Ok(_) => break,
                 Err(AmError::Refused { status: "BAD_STATE", .. }) if again < 15 && s.now() < until => {
                     again += 1;
-                    linger(s, ops, COMPLETE_AGAIN, limits)?;
+                    if let Err(e) = linger(s, ops, COMPLETE_AGAIN, limits) {
+                        self.abort(s);
+                        return Err(e.into());
+                    }
                 }
                 Err(e) => {
                     self.abort(s);
