@@ -116,15 +116,12 @@ impl Stepper {
     fn new(job: &Job) -> Self {
         Stepper { control: Control { identity: job.identity, am_mac: job.am_mac, retry: Retry { tries: 3, spacing: SPACING } }, peer: Peer { mac: job.switch_mac, port: job.am_port } }
     }
-    fn peer(&self) -> Peer {
-        self.peer
-    }
     fn txn(&self, step: u32) -> u32 {
         self.control.identity.op_gen.wrapping_shl(4) | step
     }
     /// A request answered by an ACK with status OK.
     fn ack(&self, s: &mut Session<'_>, step: u32, command: Command, body: ControlBody<'_>) -> Result<(), RunError> {
-        self.control.transact(s, self.peer(), self.txn(step), command, body)?;
+        self.control.transact(s, self.peer, self.txn(step), command, body)?;
         Ok(())
     }
     /// ABORT, when the run gives up on the stripe: nobody is left to tell if it is not answered.
@@ -137,7 +134,7 @@ impl Stepper {
         // The first contact is retried for the whole run timeout: a switch whose
         // ports are still coming up, or a link that is not up yet, answers late, not never.
         let first_contact = Retry { tries: (opts.timeout.as_millis() / SPACING.as_millis()).max(3) as u32, spacing: SPACING };
-        let pages = self.control.transact_with(s, self.peer(), self.txn(step::CAPS_QUERY), Command::CAPS_QUERY, ControlBody::Empty, first_contact)?;
+        let pages = self.control.transact_with(s, self.peer, self.txn(step::CAPS_QUERY), Command::CAPS_QUERY, ControlBody::Empty, first_contact)?;
         // Capabilities: the whole tuple must be covered by one record.
         let mut context = job.context();
         let record = find_record(&pages, |r| r.covers(&context) && context.window_elements <= r.window_elements).ok_or(RunError::Unsupported)?;
@@ -166,7 +163,7 @@ impl Stepper {
         let mut again = 0u32;
         loop {
             let txn = self.txn(step::COMPLETE) ^ (again << 28);
-            match self.control.transact(s, self.peer(), txn, Command::COMPLETE, ControlBody::Empty) {
+            match self.control.transact(s, self.peer, txn, Command::COMPLETE, ControlBody::Empty) {
                 Ok(_) => break,
                 Err(AmError::Refused { status: "BAD_STATE", .. }) if again < 15 && s.now() < until => {
                     again += 1;

@@ -178,70 +178,56 @@ fn stripes_cut_on_whole_frames_and_cover_the_vector() {
     }
 }
 
-/// The in-process switch, made to forget the operation just before COMPLETE
-/// reaches it (as a switch restarted mid-run would): COMPLETE is refused.
-struct ForgetsBeforeComplete {
+/// What the in-process switch does wrong around COMPLETE.
+#[derive(PartialEq)]
+enum Fault {
+    /// Forgets the operation just before COMPLETE reaches it (as a switch
+    /// restarted mid-run would): COMPLETE is refused.
+    ForgetsBeforeComplete,
+    /// Gets every rank's PROGRESS one frame late (each port's newest held
+    /// until the next): the last acknowledgements reach it only after the
+    /// run's first COMPLETE, which it refuses (BAD_STATE: a RESULT copy
+    /// still unacknowledged).
+    LateProgress,
+}
+
+/// The in-process switch with a `Fault`, and the CONTROL commands it was sent.
+struct FaultyLink {
     inner: SimLink,
+    fault: Fault,
     forgot: bool,
-}
-
-impl Link for ForgetsBeforeComplete {
-    fn send(&mut self, port: u16, frame: &[u8]) -> std::io::Result<()> {
-        let complete = matches!(parse_frame(frame, &Limits::default()), Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) if c.command == Command::COMPLETE);
-        if complete && !self.forgot {
-            self.forgot = true;
-            // The same request as an ABORT of its own transaction; its ACK is nobody's.
-            let mut abort = frame.to_vec();
-            let mut p = ControlPacket::new_unchecked(&mut abort[ETH_HEADER_LEN..]);
-            p.set_command_code(Command::ABORT.into());
-            p.set_txn(p.txn() | 0xE);
-            self.inner.send(port, &abort)?;
-            while self.inner.recv(std::time::Duration::ZERO)?.is_some() {}
-        }
-        self.inner.send(port, frame)
-    }
-    fn recv(&mut self, timeout: std::time::Duration) -> std::io::Result<Option<prism_dataplane::link::Rx>> {
-        self.inner.recv(timeout)
-    }
-    fn describe(&self) -> String {
-        "in-process engine that forgets the operation before COMPLETE".into()
-    }
-}
-
-#[test]
-fn a_refused_complete_is_the_runs_error() {
-    let j = job(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
-    let mut link = ForgetsBeforeComplete { inner: SimLink::new(&config()), forgot: false };
-    let e = run(&j, &mut link, &RunOptions::default()).err();
-    assert!(matches!(e, Some(RunError::Refused { command: "COMPLETE", status: "STALE_GENERATION", .. })), "{e:?}");
-    // The COMPLETE and the run's ABORT after it refused (the operation is
-    // retired), and no RELEASE followed.
-    let c = &link.inner.node().counters;
-    assert_eq!(c.refused.iter().sum::<u64>(), 2, "{:?}", c.refused);
-    assert_eq!(c.refused[u8::from(AckStatus::STALE_GENERATION) as usize], 2, "{:?}", c.refused);
-}
-
-/// The in-process switch with every rank's PROGRESS one frame late (each
-/// port's newest held until the next): the last acknowledgements reach it
-/// only after the run's first COMPLETE, which it refuses (BAD_STATE: a
-/// RESULT copy still unacknowledged).
-struct LateProgress {
-    inner: SimLink,
     held: Vec<Option<(u16, Vec<u8>)>>,
     commands: Vec<Command>,
 }
 
-impl Link for LateProgress {
+impl FaultyLink {
+    fn new(fault: Fault) -> Self {
+        FaultyLink { inner: SimLink::new(&config()), fault, forgot: false, held: vec![None; 2], commands: Vec::new() }
+    }
+}
+
+impl Link for FaultyLink {
     fn send(&mut self, port: u16, frame: &[u8]) -> std::io::Result<()> {
         match parse_frame(frame, &Limits::default()) {
-            Ok(ParsedFrame { prism: Some(PrismRepr::Progress(_)), .. }) => {
-                let slot = &mut self.held[port as usize];
-                if let Some((p, f)) = slot.replace((port, frame.to_vec())) {
+            Ok(ParsedFrame { prism: Some(PrismRepr::Progress(_)), .. }) if self.fault == Fault::LateProgress => {
+                if let Some((p, f)) = self.held[port as usize].replace((port, frame.to_vec())) {
                     self.inner.send(p, &f)?;
                 }
                 return Ok(());
             }
-            Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) => self.commands.push(c.command),
+            Ok(ParsedFrame { prism: Some(PrismRepr::Control(c)), .. }) => {
+                self.commands.push(c.command);
+                if c.command == Command::COMPLETE && self.fault == Fault::ForgetsBeforeComplete && !self.forgot {
+                    self.forgot = true;
+                    // The same request as an ABORT of its own transaction; its ACK is nobody's.
+                    let mut abort = frame.to_vec();
+                    let mut p = ControlPacket::new_unchecked(&mut abort[ETH_HEADER_LEN..]);
+                    p.set_command_code(Command::ABORT.into());
+                    p.set_txn(p.txn() | 0xE);
+                    self.inner.send(port, &abort)?;
+                    while self.inner.recv(std::time::Duration::ZERO)?.is_some() {}
+                }
+            }
             _ => {}
         }
         self.inner.send(port, frame)?;
@@ -256,8 +242,21 @@ impl Link for LateProgress {
         self.inner.recv(timeout)
     }
     fn describe(&self) -> String {
-        "in-process engine, each rank's PROGRESS a frame late".into()
+        "in-process engine with a fault around COMPLETE".into()
     }
+}
+
+#[test]
+fn a_refused_complete_is_the_runs_error() {
+    let j = job(2, Semantics::REDUCE, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
+    let mut link = FaultyLink::new(Fault::ForgetsBeforeComplete);
+    let e = run(&j, &mut link, &RunOptions::default()).err();
+    assert!(matches!(e, Some(RunError::Refused { command: "COMPLETE", status: "STALE_GENERATION", .. })), "{e:?}");
+    // The COMPLETE and the run's ABORT after it refused (the operation is
+    // retired), and no RELEASE followed.
+    let c = &link.inner.node().counters;
+    assert_eq!(c.refused.iter().sum::<u64>(), 2, "{:?}", c.refused);
+    assert_eq!(c.refused[u8::from(AckStatus::STALE_GENERATION) as usize], 2, "{:?}", c.refused);
 }
 
 #[test]
@@ -265,7 +264,7 @@ fn complete_is_asked_again_while_the_last_progress_is_on_its_way() {
     for semantics in [Semantics::REDUCE, Semantics::ALLREDUCE] {
         let mut j = job(4, semantics, AccumulatorPolicy::FP32_ARRIVAL, OutputFormat::FP32);
         j.replay_depth = 4;
-        let mut link = LateProgress { inner: SimLink::new(&config()), held: vec![None; 2], commands: Vec::new() };
+        let mut link = FaultyLink::new(Fault::LateProgress);
         let r = run(&j, &mut link, &RunOptions::default()).unwrap();
         assert!(r.passed(), "{semantics:?}");
         let c = &link.inner.node().counters;
