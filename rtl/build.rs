@@ -19,6 +19,7 @@ struct Model {
 /// The whole switch's sources, units before the modules that compose them.
 const SWITCH_SV: [&str; 25] = [
     "sv/prism_rx_check.sv",
+    "sv/prism_ram_sdp.sv",
     "sv/prism_delay_ram.sv",
     "sv/prism_group_walk.sv",
     "sv/prism_rx_validate.sv",
@@ -28,7 +29,6 @@ const SWITCH_SV: [&str; 25] = [
     "sv/prism_kulisch_lane_pipe.sv",
     "sv/prism_kulisch_round_pipe.sv",
     "sv/prism_lane_track.sv",
-    "sv/prism_ram_sdp.sv",
     "sv/prism_ring.sv",
     "sv/prism_auto_store.sv",
     "sv/prism_auto_plan.sv",
@@ -58,7 +58,7 @@ const SWITCH_FP32_SV: [&str; 26] = {
 };
 
 const MODELS: &[Model] = &[
-    Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_delay_ram.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
+    Model { top: "prism_rx_validate", sv: &["sv/prism_rx_check.sv", "sv/prism_ram_sdp.sv", "sv/prism_delay_ram.sv", "sv/prism_group_walk.sv", "sv/prism_rx_validate.sv"], shim: "csrc/shim.cpp" },
     Model { top: "prism_fp32_add", sv: &["sv/prism_fp32_add.sv"], shim: "csrc/fp32_add.cpp" },
     Model { top: "prism_fp32_add_pipe", sv: &["sv/prism_dsp_mul_add.sv", "sv/prism_fp32_add_pipe.sv"], shim: "csrc/fp32_add_pipe.cpp" },
     Model { top: "prism_kulisch_lane", sv: &["sv/prism_kulisch_lane.sv"], shim: "" },

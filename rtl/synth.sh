@@ -47,10 +47,10 @@ for m in $modules; do
     # The units a module instantiates (no package import), synthesised with it.
     deps=""
     case "$m" in
-        prism_group_walk) deps="sv/prism_delay_ram.sv" ;;
+        prism_group_walk) deps="sv/prism_delay_ram.sv sv/prism_ram_sdp.sv" ;;
         prism_fp32_add_pipe) deps="sv/prism_dsp_mul_add.sv" ;;
         prism_kulisch_lane_pipe) deps="sv/prism_dsp_mul_add.sv sv/prism_dsp_add48.sv" ;;
-        prism_rx_validate) deps="sv/prism_delay_ram.sv" ;;
+        prism_rx_validate) deps="sv/prism_delay_ram.sv sv/prism_ram_sdp.sv" ;;
     esac
     [ -z "$deps" ] || libs="$libs read_verilog -sv $deps;"
     start=$(date +%s)

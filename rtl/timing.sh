@@ -90,8 +90,8 @@ check_one() {
         prism_fp32_add_pipe) deps="sv/prism_dsp_mul_add.sv" ;;
         prism_frame_buf) deps="sv/prism_ram_sdp.sv sv/prism_mux4.sv" ;;
         # A port's whole validation: the two checkers composed with their verdict FIFOs.
-        prism_rx_validate) deps="prism_rx_check prism_group_walk sv/prism_delay_ram.sv" ;;
-        prism_group_walk) deps="sv/prism_delay_ram.sv" ;;
+        prism_rx_validate) deps="prism_rx_check prism_group_walk sv/prism_delay_ram.sv sv/prism_ram_sdp.sv" ;;
+        prism_group_walk) deps="sv/prism_delay_ram.sv sv/prism_ram_sdp.sv" ;;
         # The egress with its roundings (prism_kulisch_round_pipe, a lane each).
         prism_egress) deps="prism_kulisch_round_pipe sv/prism_ram_sdp.sv sv/prism_axis_fifo.sv" ;;
     esac

@@ -2,10 +2,8 @@
 // pipelines that carry hundreds of bits past stages that do not read them
 // (prism_group_walk's element counts, byte flags, exits and errors). As a
 // chain of registers Yosys and Vivado map such a delay to shift-register
-// LUTs (SRL16E), one LUT a bit; here it is a block RAM with its output
-// register (DOB_REG; Yosys 0.23 builds that register in flip-flops, the
-// same path for counting levels) and two pointers. The memory is its own,
-// not a prism_ram_sdp: no enables, no read reset, nothing to configure.
+// LUTs (SRL16E), one LUT a bit; here it is a block RAM (prism_ram_sdp with
+// its output register on) and two pointers.
 //
 // `q` is `d` of DELAY cycles before, as after DELAY registers in a row:
 // every cycle writes `d` at the pointer and reads the word written DELAY - 2
@@ -44,13 +42,9 @@ module prism_delay_ram #(
         end
     end
 
-    (* ram_style = "block" *) logic [W-1:0] mem [DEPTH];
-    logic [W-1:0] rd;
-    always_ff @(posedge clk) begin
-        mem[wp] <= d;
-        rd <= mem[rp];
-        q <= rd;
-    end
+    prism_ram_sdp #(.W(W), .DEPTH(DEPTH), .STYLE(0), .OREG(1)) line (
+        .clk, .we(1'b1), .waddr(wp), .wdata(d), .re(1'b1), .raddr(rp), .orst(1'b0), .rdata(q)
+    );
 endmodule
 
 `default_nettype wire
