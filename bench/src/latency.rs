@@ -406,7 +406,7 @@ impl Drop for VethSwitch {
 /// prism-switch on one net_memif port (the server, pinned to CPU 0) and
 /// this process's DPDK link to it (the client, EAL on CPU 1). Kept for the
 /// whole process: EAL starts once per process. The switch dies with the
-/// thread that started it (the guard's parent-death signal).
+/// process (see `spawn_from_lasting_thread`).
 struct MemifRig {
     switch: Spawned,
     link: prism_pktgen::dpdk::DpdkLink,
@@ -415,6 +415,26 @@ struct MemifRig {
 }
 
 static MEMIF: std::sync::Mutex<Option<MemifRig>> = std::sync::Mutex::new(None);
+
+/// `Spawned::spawn` from a thread that lives as long as this process. A
+/// child's parent-death signal (SIGKILL) fires when the thread that forked
+/// it exits, and the memif rig outlives the thread that first needs it (a
+/// test of several, a report's worker): spawned there, the switch was killed
+/// when that test ended, under the next test using the rig ("the memif
+/// switch has exited", its log ending at "ready"). The thread parks for
+/// good, so the switch still dies with the process, however it ends.
+fn spawn_from_lasting_thread(mut cmd: Command, name: &'static str, log: PathBuf) -> Result<Spawned, prism_pktgen::process::ProcessError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawner = std::thread::Builder::new().name("memif-switch-parent".into()).spawn(move || {
+        let _ = tx.send(Spawned::spawn(&mut cmd, name, &log));
+        loop {
+            std::thread::park();
+        }
+    });
+    let lost = |error| prism_pktgen::process::ProcessError::Spawn { name: name.to_string(), error };
+    spawner.map_err(lost)?;
+    rx.recv().map_err(|_| lost(std::io::Error::other("the spawning thread ended without an answer")))?
+}
 
 /// The rig lives as long as its process (a static, never dropped), so its
 /// directory outlives it: each new rig removes those of processes that are gone.
@@ -461,7 +481,7 @@ impl MemifRig {
         let noise = crate::noise::probe(sw_cpu, Duration::from_secs(1));
         let mut cmd = switch_command(binary, &format!("prism-bench-sw{pid}"), &sw_cpu.to_string(), &[vdev("server")], &cfg, &stats, &ready);
         cmd.args(["--cpus", &sw_cpu.to_string(), "--tx-flush", "result", "--residence-hlog"]).arg(&hlog);
-        let mut switch = Spawned::spawn(&mut cmd, "prism-switch (memif)", &dir.join("switch.log")).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
+        let mut switch = spawn_from_lasting_thread(cmd, "prism-switch (memif)", dir.join("switch.log")).map_err(|source| BenchError::Spawn { binary: binary.into(), source })?;
         switch.wait_ready(&ready, Duration::from_secs(30))?;
         let eal: Vec<String> = ["prism-bench", "--no-huge", "--no-pci", "-l", &pg_cpu.to_string(), "-m", "256", "--log-level", "lib.eal:error"]
             .iter()
