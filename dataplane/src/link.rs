@@ -39,6 +39,11 @@ pub trait Link {
     fn now(&self) -> Instant {
         Instant::now()
     }
+    /// A received frame's buffer, given back once its frame is read: a link
+    /// may fill it with a later frame instead of allocating one.
+    fn recycle(&mut self, frame: Vec<u8>) {
+        drop(frame);
+    }
 }
 
 /// The switch `--switch sim` runs when no config is given: MTU 9000, two ports,

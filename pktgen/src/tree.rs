@@ -489,8 +489,10 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
         .map(|r| {
             let leaf = job.leaf_of(r);
             let stream = Replay::new(leaf, job.replay_depth as usize, 1518, job.window_intervals as u32, job.window_bytes(), job.rto.as_nanos() as u64);
-            let receiver = job.gets_result(r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, leaf_mac(leaf), leaf)));
-            Rank::new(r, leaf, job.packets(r, &v[r as usize]), stream, receiver)
+            let packets = job.packets(r, &v[r as usize]);
+            let bytes: usize = packets.iter().map(|p| p.2.len()).sum();
+            let receiver = job.gets_result(r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, leaf_mac(leaf), leaf), bytes));
+            Rank::new(r, leaf, packets, stream, receiver)
         })
         .collect();
     let mut ops = [Operation { identity: job.identity, flow: Flow::Feedback, ranks }];

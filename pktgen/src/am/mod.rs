@@ -75,6 +75,11 @@ impl<'a> Session<'a> {
         Ok(r)
     }
 
+    /// A received frame's buffer, for the link to fill again.
+    pub fn recycle(&mut self, frame: Vec<u8>) {
+        self.link.recycle(frame);
+    }
+
     /// Every frame kept, sent and received, in order.
     pub fn take_capture(&mut self) -> Vec<Captured> {
         self.capture.take().unwrap_or_default()

@@ -30,6 +30,8 @@ pub struct Rank {
     /// Without feedback: the first packet not yet below the window, and the bytes from it to `next`.
     held_lo: usize,
     held_bytes: usize,
+    /// Where `last_data_sent` last found a packet of the rank.
+    found: usize,
     /// With feedback: the DATA stream (replay, credit, timer).
     pub stream: Replay,
     /// The rank's RESULT path, if it receives.
@@ -39,7 +41,7 @@ pub struct Rank {
 impl Rank {
     pub fn new(id: u16, port: u16, packets: Vec<Packet>, stream: Replay, receiver: Option<Receiver>) -> Rank {
         let sent_at = Vec::with_capacity(packets.len());
-        Rank { id, port, packets, next: 0, sent_at, held_lo: 0, held_bytes: 0, stream, receiver }
+        Rank { id, port, packets, next: 0, sent_at, held_lo: 0, held_bytes: 0, found: 0, stream, receiver }
     }
 
     /// How many DATA frames the rank has to send.
@@ -55,14 +57,62 @@ pub struct Receiver {
     to_switch: BindingRecord,
     pub reassembly: Reassembly,
     /// RESULT frames taken, verified after the run so that checking never delays the traffic.
-    pub results: Vec<Vec<u8>>,
+    pub results: FrameLog,
     /// RESULT frames that were copies of ones taken (with feedback).
     pub duplicates: u64,
 }
 
 impl Receiver {
-    pub fn new(vector_len: u32, to_switch: BindingRecord) -> Receiver {
-        Receiver { window: RxWindow::new(64), to_switch, reassembly: Reassembly::new(vector_len), results: Vec::new(), duplicates: 0 }
+    /// `expect_bytes`: about how many bytes of RESULT frames will come (the
+    /// rank's DATA bytes will do), reserved and touched now, before the run.
+    pub fn new(vector_len: u32, to_switch: BindingRecord, expect_bytes: usize) -> Receiver {
+        Receiver { window: RxWindow::new(64), to_switch, reassembly: Reassembly::new(vector_len), results: FrameLog::with_capacity(expect_bytes), duplicates: 0 }
+    }
+}
+
+/// Frames kept back to back in one buffer. Its memory is reserved and
+/// touched when it is made, so that keeping a frame during a run is a copy
+/// and never a page fault or an allocation (a `Vec` a RESULT frame cost
+/// pktgen's loop a third of its time on memif in page faults alone).
+#[derive(Debug, Default)]
+pub struct FrameLog {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl FrameLog {
+    /// Room for about `bytes` of frames (at least 64-byte frames), touched.
+    pub fn with_capacity(bytes: usize) -> FrameLog {
+        let mut log = FrameLog { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(bytes / 64 + 1) };
+        crate::verify::touch(log.bytes.spare_capacity_mut());
+        crate::verify::touch(log.ends.spare_capacity_mut());
+        log
+    }
+
+    pub fn push(&mut self, frame: &[u8]) {
+        self.bytes.extend_from_slice(frame);
+        self.ends.push(self.bytes.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(self.ends.iter().copied()).map(|(a, b)| &self.bytes[a..b])
+    }
+}
+
+impl<'a> IntoIterator for &'a FrameLog {
+    type Item = &'a [u8];
+    type IntoIter = Box<dyn Iterator<Item = &'a [u8]> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
     }
 }
 
@@ -116,9 +166,10 @@ impl Pace {
     fn due(&self, now: Instant, pps: f64) -> u64 {
         (now.saturating_duration_since(self.data_start).as_secs_f64() * pps) as u64 + 1
     }
-    fn allows(&mut self, now: Instant) -> bool {
+    /// `now` is read only for a paced run (the clock a frame costs counts at millions a second).
+    fn allows(&mut self, now: impl FnOnce() -> Instant) -> bool {
         let Some(pps) = self.rate_pps else { return true };
-        let due = self.due(now, pps);
+        let due = self.due(now(), pps);
         self.paced = self.paced.max(due.saturating_sub(self.burst));
         let ok = self.paced < due;
         self.held |= !ok;
@@ -172,7 +223,7 @@ impl Operation {
                     if rank.stream.deadline().is_some_and(|d| d <= clock) {
                         rank.stream.on_timeout(clock, out);
                     }
-                    while rank.stream.has_room() && rank.next < rank.packets.len() && pace.allows(s.now()) {
+                    while rank.stream.has_room() && rank.next < rank.packets.len() && pace.allows(|| s.now()) {
                         let (first, end, f) = &rank.packets[rank.next];
                         rank.sent_at.push(s.now());
                         feedback::queue(&mut rank.stream, clock, out, *first, *end, f);
@@ -205,7 +256,7 @@ impl Operation {
                         if *end > base + elements || held >= intervals || rank.held_bytes + frame.len() > bytes {
                             continue;
                         }
-                        if !pace.allows(s.now()) {
+                        if !pace.allows(|| s.now()) {
                             break 'rounds;
                         }
                         rank.held_bytes += frame.len();
@@ -249,7 +300,7 @@ impl Operation {
             x.duplicates += 1;
         }
         if accepted == ProgressStatus::ACCEPTED && x.reassembly.note(d) {
-            x.results.push(rx.frame.clone());
+            x.results.push(&rx.frame);
         }
         if feedback {
             // PROGRESS back to the switch on this result path.
@@ -265,12 +316,23 @@ impl Operation {
     }
 
     /// When the last DATA frame (any rank) that covers part of `[a, b)` was first sent.
-    fn last_data_sent(&self, a: u64, b: u64) -> Option<Instant> {
+    /// Each rank's search starts where its last one ended (RESULTs come
+    /// mostly in order): a binary search from scratch was a cache miss a
+    /// step in every rank's packets, for every RESULT.
+    fn last_data_sent(&mut self, a: u64, b: u64) -> Option<Instant> {
         self.ranks
-            .iter()
+            .iter_mut()
             .filter_map(|k| {
                 let sent = &k.packets[..k.sent_at.len()];
-                let i = sent.partition_point(|p| p.1 <= a);
+                let mut i = k.found.min(sent.len());
+                if i > 0 && sent[i - 1].1 > a {
+                    i = sent[..i].partition_point(|p| p.1 <= a);
+                } else {
+                    while i < sent.len() && sent[i].1 <= a {
+                        i += 1;
+                    }
+                }
+                k.found = i;
                 (i..sent.len()).take_while(|&i| sent[i].0 < b).map(|i| k.sent_at[i]).max()
             })
             .max()
@@ -462,6 +524,7 @@ pub fn drive<O: AsMut<Operation>>(s: &mut Session<'_>, ops: &mut [O], how: Drive
                     None => ignored += 1,
                 }
                 s.flush(&mut out)?;
+                s.recycle(rx.frame);
             }
             if nothing {
                 break;
@@ -504,10 +567,24 @@ fn status<O: AsMut<Operation>>(ops: &mut [O], s: &Session<'_>, pace: &Pace, now:
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_frame_log_gives_back_its_frames_in_order() {
+        let frames: Vec<Vec<u8>> = (0..50u8).map(|k| (0..(k as usize * 37 % 1500 + 1)).map(|i| (i as u8) ^ k).collect()).collect();
+        // Room for a few only: it grows past what was touched.
+        let mut log = FrameLog::with_capacity(3000);
+        assert!(log.is_empty());
+        for f in &frames {
+            log.push(f);
+        }
+        assert_eq!(log.len(), frames.len());
+        let back: Vec<&[u8]> = (&log).into_iter().collect();
+        assert_eq!(back, frames.iter().map(|f| f.as_slice()).collect::<Vec<_>>());
+    }
+
     /// Sends whatever the pace allows at `now`.
     fn send_due(p: &mut Pace, now: Instant) -> u64 {
         let mut n = 0;
-        while p.allows(now) {
+        while p.allows(|| now) {
             p.sent();
             n += 1;
         }
@@ -557,7 +634,7 @@ mod tests {
     fn without_a_rate_the_pace_allows_everything() {
         let t0 = Instant::now();
         let mut p = Pace::new(None, t0, 4);
-        assert_eq!((0..100).filter(|_| p.allows(t0)).count(), 100);
+        assert_eq!((0..100).filter(|_| p.allows(|| t0)).count(), 100);
         assert_eq!(p.until_next(t0), Duration::from_millis(1));
     }
 }
