@@ -105,8 +105,9 @@ enum Cmd {
         /// RX in bursts of this many frames, as a PMD's RX burst: each
         /// burst's frames copied into fresh mbufs first, then handed to the
         /// switch core at once (`SwitchCore::rx_burst`); the RX copy and the
-        /// floors get the same bursts. 1: one frame at a time (`rx`).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        /// floors get the same bursts. 1: one frame at a time (`rx`). The
+        /// default is prism-switch's own (`dataplane.burst`).
+        #[arg(long, default_value_t = prism_dataplane::switch::config::DEFAULT_BURST as u32, value_parser = clap::value_parser!(u32).range(1..=256))]
         burst: u32,
     },
     /// One collective striped over several cores against the same collective

@@ -14,12 +14,13 @@ fn rounds_and_bursts() {
 
 fn rounds_give_each_case_its_median_round_and_every_ratio() {
     let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
-        .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=2", "--seconds", "0.02", "--rounds", "3", "--json"])
+        .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=2", "--seconds", "0.02", "--rounds", "3", "--burst", "1", "--json"])
         .output()
         .expect("prism-bench runs");
     assert!(out.status.success(), "prism-bench switch failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["rounds"].as_u64(), Some(3));
+    assert_eq!(v["burst"].as_u64(), Some(1));
     let cases = v["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 2, "REDUCE and ALLREDUCE");
     for c in cases {
@@ -32,13 +33,11 @@ fn rounds_give_each_case_its_median_round_and_every_ratio() {
     }
 }
 
-/// `--burst`: the switch core takes its frames through `SwitchCore::rx_burst`
-/// (the bench fails if any frame is refused) and the JSON says the burst.
+/// Bursts, prism-switch's own by default: the switch core takes its frames
+/// through `SwitchCore::rx_burst` (the bench fails if any frame is
+/// refused) and the JSON says the burst.
 fn bursts_of_rx_admit_every_frame() {
-    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench"))
-        .args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=8", "--seconds", "0.02", "--burst", "32", "--json"])
-        .output()
-        .expect("prism-bench runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_prism-bench")).args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=8", "--seconds", "0.02", "--json"]).output().expect("prism-bench runs");
     assert!(out.status.success(), "prism-bench switch --burst failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["burst"].as_u64(), Some(32));

@@ -116,8 +116,12 @@ fn default_max_ops() -> usize {
 fn default_rto_us() -> u64 {
     crate::engine::stream::DEFAULT_RTO_NS / 1000
 }
+/// `dataplane.burst` when the config does not say: frames a worker takes
+/// from an RX queue at once (prism-bench switch measures the core so too).
+pub const DEFAULT_BURST: usize = 32;
+
 fn default_burst() -> usize {
-    32
+    DEFAULT_BURST
 }
 fn default_desc() -> u16 {
     1024
