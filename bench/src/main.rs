@@ -334,8 +334,8 @@ fn switch(seconds: f64, quick: bool, as_json: bool, no_baseline: bool, only: Opt
     let scaling = scale_case.map(|c| {
         let (mut one, mut two) = (0f64, 0f64);
         for _ in 0..3 {
-            one = one.max(scaling(&eal, &pool, &c, secs / 2.0, 1));
-            two = two.max(scaling(&eal, &pool, &c, secs / 2.0, 2));
+            one = one.max(scaling(&eal, &pool, &c, secs / 2.0, 1, burst));
+            two = two.max(scaling(&eal, &pool, &c, secs / 2.0, 2, burst));
         }
         (c, one, two)
     });

@@ -336,7 +336,7 @@ pub fn write(o: &Outcome, dir: &Path, commands: &[String], scenario_text: &str, 
     match &o.software.in_process {
         Some(Ok(ip)) => {
             md += &format!(
-                "Throughput of the real binaries on memif: {:.4e} DATA frames/s end to end (pktgen's first DATA to last RESULT, every operation exact). The same case through the switch core in this process (`prism-bench switch`'s measure, same run, one core, no link): {:.0} cycles per DATA packet = {:.4e} DATA frames/s, {:.1}x the end-to-end rate.\n\n",
+                "Throughput of the real binaries on memif: {:.4e} DATA frames/s end to end (pktgen's first DATA to last RESULT, every operation exact). The same case through the switch core in this process (`prism-bench switch`'s measure in prism-switch's RX bursts, same run, one core, no link): {:.0} cycles per DATA packet = {:.4e} DATA frames/s, {:.1}x the end-to-end rate.\n\n",
                 o.software.data_pps(),
                 ip.cycles_per_packet,
                 ip.data_pps,

@@ -7,10 +7,11 @@
 //! emulates exactly that around the real work: for every DATA frame, allocate
 //! an mbuf and copy the frame into it, run `SwitchCore::rx` (parse, admission,
 //! accumulation, RESULT emission), then free it; every RESULT the engine emits
-//! is copied into a fresh mbuf and freed (the TX side of net_null). With
-//! `--burst N` (`measure_burst`) the RX is a PMD's burst instead: N frames
-//! copied into fresh mbufs, then all handed to `SwitchCore::rx_burst`; the
-//! RX copy alone and the floors get the same bursts.
+//! is copied into a fresh mbuf and freed (the TX side of net_null). The RX
+//! is a PMD's burst (`measure_burst`, prism-switch's `dataplane.burst` by
+//! default): N frames copied into fresh mbufs, then all handed to
+//! `SwitchCore::rx_burst`; the RX copy alone and the floors get the same
+//! bursts. `--burst 1` hands the core one frame at a time (`SwitchCore::rx`).
 //!
 //! Beside each case, in the same run and over the same frames, its floors
 //! (`Floor`): the protocol's own work with no engine around it, so that a
@@ -129,7 +130,7 @@ pub fn measure_burst(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, burst: u
 /// whole operations per core): the sum of each thread's rate over its timed
 /// processing (so traffic generation between operations is not counted; a
 /// shared-pool or cache contention shows as more cycles per packet).
-pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) -> f64 {
+pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize, burst: usize) -> f64 {
     let hz = eal.tsc_hz();
     let ids = prism_dataplane::dpdk::online_cpus();
     let rates: f64 = std::thread::scope(|s| {
@@ -141,7 +142,7 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
                         core_affinity::set_for_current(p);
                     }
                     let _lcore = LcoreGuard::register(eal);
-                    measure_op(hz, pool, c, seconds, 1 + i as u16, None, false, 1).mpps * 1e6
+                    measure_op(hz, pool, c, seconds, 1 + i as u16, None, false, burst.max(1)).mpps * 1e6
                 })
             })
             .collect();
@@ -151,9 +152,10 @@ pub fn scaling(eal: &Eal, pool: &Mempool, c: &Case, seconds: f64, cores: usize) 
 }
 
 /// `measure` for a caller that has its own EAL (the report's memif rig):
-/// the switch core in this process, on this thread, for about `seconds`.
+/// the switch core in this process, on this thread, for about `seconds`,
+/// in prism-switch's RX bursts as `prism-bench switch` measures it.
 pub fn measure_in_process(tsc_hz: u64, pool: &Mempool, c: &Case, seconds: f64) -> Measured {
-    measure_op(tsc_hz, pool, c, seconds, 1, None, false, 1)
+    measure_op(tsc_hz, pool, c, seconds, 1, None, false, prism_dataplane::switch::config::DEFAULT_BURST)
 }
 
 /// The switch core's share of the residence time, in this process: the

@@ -38,7 +38,7 @@ fn rounds_give_each_case_its_median_round_and_every_ratio() {
 /// refused) and the JSON says the burst.
 fn bursts_of_rx_admit_every_frame() {
     let out = Command::new(env!("CARGO_BIN_EXE_prism-bench")).args(["switch", "--no-baseline", "--only", "FP32,Gradient,ranks=8", "--seconds", "0.02", "--json"]).output().expect("prism-bench runs");
-    assert!(out.status.success(), "prism-bench switch --burst failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "prism-bench switch in bursts failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["burst"].as_u64(), Some(32));
     for c in v["cases"].as_array().expect("cases") {

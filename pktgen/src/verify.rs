@@ -301,6 +301,10 @@ pub fn touch<T: Copy + Default>(buf: &mut [std::mem::MaybeUninit<T>]) {
     for i in (0..buf.len()).step_by(step) {
         buf[i].write(T::default());
     }
+    // The last page too, when the buffer does not start on a page's start.
+    if let Some(last) = buf.last_mut() {
+        last.write(T::default());
+    }
     std::hint::black_box(buf);
 }
 
@@ -327,7 +331,8 @@ impl Reassembly {
         self.inexact || self.prefix == self.received.len()
     }
 
-    /// Moves `prefix` past every element received since: amortised O(1) a call.
+    /// Moves `prefix` past every element received since: a block of 64 a
+    /// call at least, and each count read about once over the run.
     fn extend_prefix(&mut self) {
         // A block of 64 counts at a time (their minimum vectorises; a byte
         // at a time this scan was half of the time the loop spent noting).

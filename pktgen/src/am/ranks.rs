@@ -81,9 +81,10 @@ pub struct FrameLog {
 }
 
 impl FrameLog {
-    /// Room for about `bytes` of frames (at least 64-byte frames), touched.
+    /// Room for about `bytes` of frames (as many frames as 512-byte ones
+    /// would make), touched. More grows it, as a `Vec` grows.
     pub fn with_capacity(bytes: usize) -> FrameLog {
-        let mut log = FrameLog { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(bytes / 64 + 1) };
+        let mut log = FrameLog { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(bytes / 512 + 1) };
         crate::verify::touch(log.bytes.spare_capacity_mut());
         crate::verify::touch(log.ends.spare_capacity_mut());
         log
