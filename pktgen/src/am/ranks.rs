@@ -568,6 +568,64 @@ fn status<O: AsMut<Operation>>(ops: &mut [O], s: &Session<'_>, pace: &Pace, now:
 mod tests {
     use super::*;
 
+    /// `last_data_sent`'s search resumed from the last one gives what a
+    /// binary search from scratch gives, for queries in and out of order,
+    /// repeated, and as more packets are sent.
+    #[test]
+    fn the_resumed_latency_search_is_the_binary_search() {
+        let t0 = Instant::now();
+        let mut x = 0x2545_f491u32;
+        let mut rnd = move |n: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % n
+        };
+        let ranks = (0..3u16)
+            .map(|r| {
+                let mut packets = Vec::new();
+                let mut at = 0u64;
+                while at < 2_000 {
+                    let n = 1 + u64::from(rnd(90));
+                    packets.push((at, at + n, Vec::new()));
+                    at += n;
+                }
+                Rank::new(r, 0, packets, Replay::new(0, 0, 1514, 16, 1 << 20, 1_000_000), None)
+            })
+            .collect();
+        let mut op = Operation { identity: Identity { job: 1, group: 1, group_gen: 1, op: 1, op_gen: 1 }, flow: Flow::Feedback, ranks };
+        let scratch = |op: &Operation, a: u64, b: u64| {
+            op.ranks
+                .iter()
+                .filter_map(|k| {
+                    let sent = &k.packets[..k.sent_at.len()];
+                    let i = sent.partition_point(|p| p.1 <= a);
+                    (i..sent.len()).take_while(|&i| sent[i].0 < b).map(|i| k.sent_at[i]).max()
+                })
+                .max()
+        };
+        let mut base = 0u64;
+        for step in 0..3_000u64 {
+            // Send a few more packets now and then, each at its own time.
+            for k in &mut op.ranks {
+                while k.sent_at.len() < k.packets.len() && rnd(3) == 0 {
+                    k.sent_at.push(t0 + Duration::from_nanos(step * 1_000 + u64::from(rnd(1_000))));
+                }
+            }
+            // Mostly the next range, sometimes one far behind or ahead.
+            let a = match rnd(10) {
+                0 => u64::from(rnd(2_000)),
+                1 => base,
+                _ => {
+                    base = (base + u64::from(rnd(120))) % 2_000;
+                    base
+                }
+            };
+            let b = a + 1 + u64::from(rnd(200));
+            assert_eq!(op.last_data_sent(a, b), scratch(&op, a, b), "step {step}: [{a}, {b})");
+        }
+    }
+
     #[test]
     fn a_frame_log_gives_back_its_frames_in_order() {
         let frames: Vec<Vec<u8>> = (0..50u8).map(|k| (0..(k as usize * 37 % 1500 + 1)).map(|i| (i as u8) ^ k).collect()).collect();
