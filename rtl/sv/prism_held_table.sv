@@ -133,6 +133,11 @@ module prism_held_table #(
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
     localparam int NQ = (MAX_HELD + 3) / 4;  // a release's freed bytes: sums of four slots, then of those
+    // The low bits that tell apart two values less than SPAN apart: the
+    // coverage walk's equalities compare EQ_W, the orders (the overlap, a
+    // release's ends) LT_W.
+    localparam int EQ_W = $clog2(SPAN + 1) < 33 ? $clog2(SPAN + 1) : 33;
+    localparam int LT_W = EQ_W < 33 ? EQ_W + 1 : 33;
 
     initial begin
         if (MAX_CONTRIB < 2) $error("prism_held_table: MAX_CONTRIB must be at least 2");
@@ -160,8 +165,12 @@ module prism_held_table #(
     // lookup compares every packet ID with the frame's: those are
     // registers. The rest of a held packet (digest, first element, and its
     // end again) is read only a row at a time: in distributed RAM, below.
+    // The end here is its low LT_W bits: a held packet ends above base and
+    // at most SPAN past it, and a release's end is within SPAN of base, so
+    // their order is the sign of the low bits' difference (checked in
+    // simulation against the 33-bit compare): 128 compares of 17 bits, not 33.
     (* mem2reg *) logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD];
-    (* mem2reg *) logic [32:0] h_end [MAX_CONTRIB][MAX_HELD];
+    (* mem2reg *) logic [LT_W-1:0] h_end [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
 
     // The looked-up row, registered.
@@ -333,14 +342,15 @@ module prism_held_table #(
     // it against the 33-bit compares where the node reads it). The 33-bit
     // compares and the OR over the slots behind them read 6.00 to 6.50
     // levels by ABC's mapping (session 64).
-    // The low bits that tell apart two values less than SPAN apart: the
-    // walk's equalities (below) compare EQ_W, the overlap's orders LT_W.
-    localparam int EQ_W = $clog2(SPAN + 1) < 33 ? $clog2(SPAN + 1) : 33;
-    localparam int LT_W = EQ_W < 33 ? EQ_W + 1 : 33;
-    function automatic logic lt_near(input logic [32:0] a, input logic [32:0] b);
+    // a < b for two values less than SPAN apart, given their low LT_W bits
+    // (at LT_W 33, the values themselves).
+    function automatic logic lt_low(input logic [LT_W-1:0] a, input logic [LT_W-1:0] b);
         logic [LT_W-1:0] d;
-        d = a[LT_W-1:0] - b[LT_W-1:0];
-        lt_near = LT_W >= 33 ? a < b : d[LT_W-1];
+        d = a - b;
+        lt_low = LT_W >= 33 ? a < b : d[LT_W-1];
+    endfunction
+    function automatic logic lt_near(input logic [32:0] a, input logic [32:0] b);
+        lt_near = LT_W >= 33 ? a < b : lt_low(a[LT_W-1:0], b[LT_W-1:0]);
     endfunction
     always_ff @(posedge clk) begin
         logic hit, ovl;
@@ -566,7 +576,7 @@ module prism_held_table #(
     always_comb
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
-                rel_clear[MAX_HELD * c + k] = rv1 && h_valid[MAX_HELD * c + k] && h_end[c][k] <= rq;
+                rel_clear[MAX_HELD * c + k] = rv1 && h_valid[MAX_HELD * c + k] && !lt_low(rq[LT_W-1:0], h_end[c][k]);
     always_ff @(posedge clk) begin
         rv1 <= !rst && r_en;
         rv2 <= !rst && rv1;
@@ -679,9 +689,22 @@ module prism_held_table #(
             for (int k = 0; k < MAX_HELD; k++)
                 if (a_en && wsel_q[MAX_HELD * c + k]) begin
                     h_pid[c][k] <= q_pid;
-                    h_end[c][k] <= q_end;
+                    h_end[c][k] <= q_end[LT_W-1:0];
                     h_bytes[c][k] <= a_len;
                 end
+`ifndef SYNTHESIS
+    // The release on the ends' low bits against the 33-bit compare, for
+    // every held packet it looks at.
+    logic [32:0] h_end_full [MAX_CONTRIB][MAX_HELD];
+    always_ff @(posedge clk)
+        for (int c = 0; c < MAX_CONTRIB; c++)
+            for (int k = 0; k < MAX_HELD; k++) begin
+                if (a_en && wsel_q[MAX_HELD * c + k]) h_end_full[c][k] <= q_end;
+                if (!rst && rv1 && h_valid[MAX_HELD * c + k] && rel_clear[MAX_HELD * c + k] != (h_end_full[c][k] <= rq))
+                    $error("prism_held_table: the release to %0d on low bits %0s held packet %0d.%0d ending at %0d (SPAN %0d too small?)",
+                           rq, rel_clear[MAX_HELD * c + k] ? "takes" : "keeps", c, k, h_end_full[c][k], SPAN);
+            end
+`endif
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
         if (!rst) begin
