@@ -504,11 +504,16 @@ module prism_held_table #(
     logic [32:0] mn_v [MAX_CONTRIB];
     logic [MAX_CONTRIB-1:0] mn_le [MAX_CONTRIB];  // [i][j]: row i's value <= row j's
     logic        inst_q;
+    // The pairs' order on the coverages' low LT_W bits: a row in use covers
+    // at least base and at most SPAN past it (its held packets' ends), so
+    // two such are less than SPAN apart; a row not in use is above every
+    // row in use and equal to the others not in use (its value, all ones).
+    // (64 compares of 33 bits were 2.6k LUTs of the table's 18.8k.)
     always_ff @(posedge clk) begin
         for (int i = 0; i < MAX_CONTRIB; i++) begin
             mn_v[i] <= CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF;
             for (int j = 0; j < MAX_CONTRIB; j++)
-                mn_le[i][j] <= (CI_W'(i) < n ? c_covered[i] : 33'h1_FFFF_FFFF) <= (CI_W'(j) < n ? c_covered[j] : 33'h1_FFFF_FFFF);
+                mn_le[i][j] <= CI_W'(i) < n ? CI_W'(j) >= n || !lt_low(c_covered[j][LT_W-1:0], c_covered[i][LT_W-1:0]) : CI_W'(j) >= n;
         end
         inst_q <= !rst && i_en;
         if (rst || (i_en && i_n == 0)) begin
@@ -551,6 +556,12 @@ module prism_held_table #(
         end
     end
 `ifndef SYNTHESIS
+    // The low bits' order against the 33-bit one, for every pair.
+    always_ff @(posedge clk)
+        for (int i = 0; i < MAX_CONTRIB; i++)
+            for (int j = 0; j < MAX_CONTRIB; j++)
+                if (!rst && mn_le[i][j] != (mn_v[i] <= mn_v[j]))
+                    $error("prism_held_table: rows %0d and %0d's coverages %0d and %0d ordered wrongly on their low bits (SPAN %0d too small?)", i, j, mn_v[i], mn_v[j], SPAN);
     logic [32:0] base_d, cmp_e_d, cmp_x_d;
     logic        rst_d;
     always_ff @(posedge clk) begin
