@@ -397,101 +397,91 @@ module prism_held_table #(
     // packet that continues the coverage at c starts at c (one that held c
     // from further below would overlap the packets that end at c). In the
     // admission's cycle the row's packets and the frame are taken as they
-    // stand: their ends (wk_e; c0 as candidate CV) and which packet starts
-    // at which end (wk_m[j][k]: packet k starts at candidate j's end, an
-    // equality of the low EQ_W bits). Then each cycle the walk stands at
-    // one candidate (wk_at, one-hot; at first c0) and moves to the packet
-    // that starts at its end: an AND-OR of registers. No such packet:
-    // wk_at empties, and in the next cycle (wk_wr) the last place's end
-    // (wk_cov, registered) is written. In order that is three cycles, as
-    // the compare matrix of ordered ends was (c0, the frame, then nothing);
-    // a frame that closes a hole walks every packet it joins. Until session
-    // 63 every candidate end was ordered against every other and against
-    // every packet's first: about 12k LUTs, most of the table.
-    localparam int CV = MAX_HELD + 1;    // the frame, then the row's held packets; CV: c0
+    // stand: their firsts' low EQ_W bits (wk_f), ends (wk_e) and valid
+    // bits, and c0 as the walk's first place. Then each cycle the place
+    // is compared with every packet's first (an equality of EQ_W bits) and
+    // moves to the end of the one that starts there: 17 compares and an
+    // AND-OR of registers. No such packet: the walk stops, and in the next
+    // cycle (wk_wr) the last place (wk_cov, registered) is written. In order
+    // that is three cycles (c0, the frame, then nothing); a frame that
+    // closes a hole walks every packet it joins. Until session 63 every
+    // candidate end was ordered against every other and against every
+    // packet's first (about 12k LUTs); until session 68 every candidate's
+    // end was compared with every first at the admission (a 18 x 17 matrix
+    // of equalities, about 2k).
+    localparam int CV = MAX_HELD + 1;    // the frame, then the row's held packets
     logic            wk_on;              // a walk under way (from the cycle after a_en)
     logic            wk_wr, wk_wr_q;     // its last cycle (the coverage written), and a cycle later
     logic [MAX_CONTRIB-1:0] wk_row;      // the admission's row, one-hot
-    logic [32:0]     wk_cov;             // the end of the walk's place a cycle before
-    logic [32:0]     wk_e [CV + 1];
-    logic [CV-1:0]   wk_m [CV + 1];
-    logic [CV:0]     wk_at;
-    logic [32:0]     wk_cur;
-    logic [CV-1:0]   wk_hit;             // the packet that starts at the place's end (at most one)
+    logic            wk_first;           // the walk's first cycle (its place c0)
+    logic            wk_at;              // a later cycle with a place
+    logic [32:0]     wk_pl;              // the place: c0 while no walk stands, then each step's end
+    logic [32:0]     wk_cov;             // the place a cycle before
+    logic [EQ_W-1:0] wk_f [CV];
+    logic [32:0]     wk_e [CV];
+    logic [CV-1:0]   wk_v;
+    logic [CV-1:0]   wk_hit;             // the packet that starts at the place (at most one)
+    logic [32:0]     wk_next;            // its end
+    // a_en only loads the packets (clock enables) and the flags: the place
+    // follows c0 while no walk stands (the node admits only then), so the
+    // admission's c0 is in it in the walk's first cycle without a_en in
+    // front of it (a_en's own logic in the node is deep: in front of the
+    // place's load it was 6.75 levels).
     always_comb begin
-        wk_cur = '0;
-        wk_hit = '0;
-        for (int j = 0; j <= CV; j++)
-            if (wk_at[j]) begin
-                wk_cur = wk_cur | wk_e[j];
-                wk_hit = wk_hit | wk_m[j];
-            end
-        wk_wr = wk_on && wk_at == '0;
+        wk_next = '0;
+        for (int k = 0; k < CV; k++) begin
+            wk_hit[k] = wk_v[k] && wk_f[k] == wk_pl[EQ_W-1:0];
+            if (wk_hit[k]) wk_next = wk_next | wk_e[k];
+        end
+        wk_wr = wk_on && !wk_first && !wk_at;
     end
     always_ff @(posedge clk) begin
-        logic [32:0] f [CV], e [CV + 1];
-        logic [EQ_W-1:0] ec [CV + 1];
-        logic [CV-1:0] v;
         if (rst || i_en) wk_on <= 1'b0;
         else if (a_en) wk_on <= 1'b1;
         else if (wk_wr) wk_on <= 1'b0;
         wk_wr_q <= !rst && wk_wr;
-        wk_cov <= wk_cur;
-        if (rst || i_en) wk_at <= '0;
-        else if (a_en) wk_at <= (CV + 1)'(1) << CV;
-        else wk_at <= {1'b0, wk_on ? wk_hit : {CV{1'b0}}};
-        f[0] = q_first;
-        e[0] = q_end;
-        v[0] = 1'b1;
-        for (int k = 0; k < MAX_HELD; k++) begin
-            f[k + 1] = t_first[k];
-            e[k + 1] = t_end[k];
-            v[k + 1] = t_valid[k];
-        end
-        e[CV] = t_covered > base ? t_covered : base;
-        for (int j = 0; j < CV; j++) ec[j] = e[j][EQ_W-1:0];
-        ec[CV] = t_covered[EQ_W-1:0];
+        wk_cov <= wk_pl;
+        wk_first <= !rst && !i_en && a_en;
+        wk_at <= !rst && !i_en && (wk_first || wk_at) && wk_hit != '0;
+        // Every value lies within SPAN of the window's base (a held packet
+        // ends above it and starts at most SPAN below its window's end), so
+        // two are equal when their low EQ_W bits are.
+        wk_pl <= wk_first || wk_at ? wk_next : t_covered > base ? t_covered : base;
         if (a_en) begin
             for (int c = 0; c < MAX_CONTRIB; c++) wk_row[c] <= row_q == CR_W'(c);
-            for (int j = 0; j <= CV; j++) begin
-                wk_e[j] <= e[j];
-                // Every value lies within SPAN of the window's base (a held
-                // packet ends above it and starts at most SPAN below its
-                // window's end), so two are equal when their low EQ_W bits are.
-                // c0's row compares the coverage itself: it is never below
-                // base (a release goes no further than every contributor's
-                // coverage; checked below), and the max's compare before
-                // the equality was 6.50 levels.
-                for (int k = 0; k < CV; k++)
-                    wk_m[j][k] <= v[k] && j != k && f[k][EQ_W-1:0] == ec[j];
+            wk_f[0] <= q_first[EQ_W-1:0];
+            wk_e[0] <= q_end;
+            wk_v[0] <= 1'b1;
+            for (int k = 0; k < MAX_HELD; k++) begin
+                wk_f[k + 1] <= t_first[k][EQ_W-1:0];
+                wk_e[k + 1] <= t_end[k];
+                wk_v[k + 1] <= t_valid[k];
             end
         end
     end
 `ifndef SYNTHESIS
     // The premises: no packet holds the coverage from below, and a low-bit
     // match is a match.
-    logic [32:0] wk_f [CV];
-    logic [CV-1:0] wk_v;
+    logic [32:0] wk_ff [CV];
     always_ff @(posedge clk)
         if (a_en) begin
-            wk_f[0] <= q_first;
-            wk_v[0] <= 1'b1;
-            for (int k = 0; k < MAX_HELD; k++) begin
-                wk_f[k + 1] <= t_first[k];
-                wk_v[k + 1] <= t_valid[k];
-            end
+            wk_ff[0] <= q_first;
+            for (int k = 0; k < MAX_HELD; k++) wk_ff[k + 1] <= t_first[k];
         end
     always_ff @(posedge clk)
         if (!rst && a_en && t_covered < base)
             $error("prism_held_table: an admission with the row's coverage %0d below base %0d", t_covered, base);
     always_ff @(posedge clk)
-        if (!rst && wk_on && wk_at != '0)
+        if (!rst && wk_on && (wk_first || wk_at))
             for (int k = 0; k < CV; k++)
-                if (wk_v[k] && wk_f[k] < wk_cur && wk_cur < wk_e[k])
-                    $error("prism_held_table: packet %0d [%0d, %0d) holds the coverage %0d from below", k, wk_f[k], wk_e[k], wk_cur);
-                else if (wk_hit[k] != (wk_v[k] && wk_f[k] == wk_cur))
+                if (wk_v[k] && wk_ff[k] < wk_pl && wk_pl < wk_e[k])
+                    $error("prism_held_table: packet %0d [%0d, %0d) holds the coverage %0d from below", k, wk_ff[k], wk_e[k], wk_pl);
+                else if (wk_hit[k] != (wk_v[k] && wk_ff[k] == wk_pl))
                     $error("prism_held_table: packet %0d [%0d, %0d) at the coverage %0d: low bits %0d, whole %0d (SPAN %0d too small?)",
-                           k, wk_f[k], wk_e[k], wk_cur, wk_hit[k], wk_f[k] == wk_cur, SPAN);
+                           k, wk_ff[k], wk_e[k], wk_pl, wk_hit[k], wk_ff[k] == wk_pl, SPAN);
+    always_ff @(posedge clk)
+        if (!rst && wk_on && (wk_first || wk_at) && !$onehot0(wk_hit))
+            $error("prism_held_table: %0d packets start at the coverage %0d", $countones(wk_hit), wk_pl);
 `endif
 
     // Readiness: the least coverage over the contributors in use, at least
