@@ -155,10 +155,9 @@ module prism_held_table #(
     (* mem2reg *) logic [15:0] c_stream [MAX_CONTRIB], c_lep [MAX_CONTRIB], c_pep [MAX_CONTRIB], c_port [MAX_CONTRIB];
     (* mem2reg *) logic [47:0] c_mac [MAX_CONTRIB];
     (* mem2reg *) logic [32:0] c_covered [MAX_CONTRIB];
-    // The bytes a contributor holds, as what its admissions added and what
-    // releases took (each written by one of them, so an admission and a
-    // release's late write never meet), and their difference, registered.
-    (* mem2reg *) logic [31:0] c_in [MAX_CONTRIB], c_out [MAX_CONTRIB], c_held [MAX_CONTRIB];
+    // The bytes a contributor holds: its valid held packets' bytes summed,
+    // a register a row (below).
+    (* mem2reg *) logic [31:0] c_held [MAX_CONTRIB];
     // A flat vector: held slot k of contributor c at [MAX_HELD*c + k].
     logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;
     // A release reads every held packet's end and bytes at once, and the
@@ -180,7 +179,6 @@ module prism_held_table #(
     logic [32:0] t_first [MAX_HELD], t_end [MAX_HELD];
     logic [32:0] t_covered;
     logic [MAX_HELD-1:0] t_hv;       // held slot k of the row has the frame's packet ID (q_pid)
-    logic [31:0] t_in;
     // Streams are distinct among the contributors (STAGE refuses a binding
     // that repeats one), so the match is one-hot: the row is an OR of the
     // rows masked by their match, not a priority search then a select.
@@ -277,7 +275,7 @@ module prism_held_table #(
         logic [15:0] lep, pep, port;
         logic [47:0] mac;
         logic [32:0] cov;
-        logic [31:0] hb, in;
+        logic [31:0] hb;
         v = '0;
         hv = '0;
         lep = '0;
@@ -286,7 +284,6 @@ module prism_held_table #(
         mac = '0;
         cov = '0;
         hb = '0;
-        in = '0;
         hc = '0;
         for (int c = 0; c < MAX_CONTRIB; c++)
             if (hit_c[c]) begin
@@ -301,7 +298,6 @@ module prism_held_table #(
                 mac = mac | c_mac[c];
                 cov = cov | c_covered[c];
                 hb = hb | c_held[c];
-                in = in | c_in[c];
             end
         m_found <= hit_c != 0;
         row_q <= idx;
@@ -314,7 +310,6 @@ module prism_held_table #(
         m_mac <= mac;
         t_covered <= cov;
         m_bytes <= hb;
-        t_in <= in;
     end
 `ifndef SYNTHESIS
     always_ff @(posedge clk)
@@ -566,14 +561,12 @@ module prism_held_table #(
     assign m_ready = cmin > base ? cmin : base;
     assign m_least = cmin;
 
-    // The release, in stages after r_en (its cycle r): r + 1 the packets
-    // wholly below r_end leave, r + 2 their bytes summed by four slots, r + 3
-    // the sums taken off each contributor's bytes. One may start every
-    // cycle; each takes the packets the ones before it left.
-    logic        rv1, rv2, rv3;
+    // The release, after r_en (its cycle r): in r + 1 the packets wholly
+    // below r_end leave (their valid bits). One may start every cycle; each
+    // takes the packets the ones before it left.
+    logic        rv1, rv2, rv3, rv4;
     logic [32:0] rq;
     logic [MAX_CONTRIB*MAX_HELD-1:0] rel_clear, rq_clear;
-    logic [17:0] rq_sum [MAX_CONTRIB][NQ];
     always_comb
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
@@ -582,55 +575,50 @@ module prism_held_table #(
         rv1 <= !rst && r_en;
         rv2 <= !rst && rv1;
         rv3 <= !rst && rv2;
+        rv4 <= !rst && rv3;
         rq <= r_end;
         rq_clear <= rel_clear;
-        for (int c = 0; c < MAX_CONTRIB; c++)
-            for (int q = 0; q < NQ; q++) begin
-                // Two pairs, then their sum (a tree: a chain of three adds was 8.75 levels).
-                logic [17:0] m [4];
-                for (int k = 0; k < 4; k++)
-                    m[k] = 4 * q + k < MAX_HELD && rq_clear[MAX_HELD * c + 4 * q + k] ? 18'(h_bytes[c][4 * q + k]) : 18'd0;
-                rq_sum[c][q] <= (m[0] + m[1]) + (m[2] + m[3]);
-            end
     end
-    // Stage 3: what releases took, plus the sums, as carry-save adds
-    // (three rows in, two out, one LUT level each) and one carry add.
-    localparam int NOP = NQ + 1;
-    logic [31:0] rel_out [MAX_CONTRIB];
-    always_comb
+
+    // The bytes a contributor holds, from its valid bits and its packets'
+    // bytes as they stand: sums of four slots, then of those (a tree: a
+    // chain of three adds was 8.75 levels), each a register. An admission
+    // (or an install) is in c_held two cycles after it is in h_valid, a
+    // release three: the packets it took count a cycle longer (rq_clear),
+    // so that the row's m_bytes moves when it always has (r + 6, a + 4):
+    // the node's checks and decisions are timed to it. Until session 68
+    // the bytes were what admissions added less what releases took, each
+    // release's freed bytes summed and taken off by carry-save adds.
+    localparam int SQ_W = 16 + 2;                       // four slots' bytes
+    localparam int SB_W = 16 + $clog2(MAX_HELD + 1);    // a row's
+    logic [SQ_W-1:0] hq_sum [MAX_CONTRIB][NQ];
+    always_ff @(posedge clk)
         for (int c = 0; c < MAX_CONTRIB; c++) begin
-            logic [31:0] op [NOP];
-            op[0] = c_out[c];
-            for (int q = 0; q < NQ; q++) op[q + 1] = 32'(rq_sum[c][q]);
-            // The first three rows become two, appended (NOP - r rows before step r).
-            for (int r = 0; r < NOP - 2; r++) begin
-                logic [31:0] a, b, d;
-                a = op[0];
-                b = op[1];
-                d = op[2];
-                for (int i = 3; i < NOP; i++) op[i - 3] = op[i];
-                op[NOP - r - 3] = a ^ b ^ d;
-                op[NOP - r - 2] = ((a & b) | (a & d) | (b & d)) << 1;
+            logic [SB_W-1:0] t [NQ];
+            for (int q = 0; q < NQ; q++) begin
+                logic [SQ_W-1:0] m [4];
+                for (int k = 0; k < 4; k++)
+                    m[k] = 4 * q + k < MAX_HELD && (h_valid[MAX_HELD * c + 4 * q + k] || rq_clear[MAX_HELD * c + 4 * q + k]) ? SQ_W'(h_bytes[c][4 * q + k]) : '0;
+                hq_sum[c][q] <= (m[0] + m[1]) + (m[2] + m[3]);
+                t[q] = SB_W'(hq_sum[c][q]);
             end
-            rel_out[c] = op[0] + op[1];
+            for (int w = 1; w < NQ; w = 2 * w)
+                for (int q = 0; q + w < NQ; q = q + 2 * w) t[q] = t[q] + t[q + w];
+            c_held[c] <= 32'(t[0]);
         end
 
     // Quiet: nothing written last cycle and nothing under way but a
     // release's bytes (the registered row is the table, m_bytes perhaps
     // still before the release: more, never fewer). Bytes exact: m_bytes is
-    // after every release (c_out written in r + 3, c_held in r + 4, the row
-    // in r + 5). Settled: readiness has every admission.
-    logic rv4;
-    logic            ain_q;
-    logic [CR_W-1:0] ain_row;
-    logic [31:0]     ain_v;
+    // after every release and install (the row's m_bytes has a release's
+    // from r + 6 and an install's zeros from i + 4, counting the cycle of
+    // r_en or i_en as r or i). Settled: readiness has every admission.
+    logic inst_q2;
     always_ff @(posedge clk) begin
-        rv4 <= !rst && rv3;
+        inst_q2 <= !rst && inst_q;
         m_quiet <= !(rst || i_en || inst_q || a_may || r_may || rv1 || rv2 || wk_on);
-        // (An install zeroes c_in and c_out; c_held and the row's m_bytes follow two cycles later: inst_q.)
-        m_bytes_exact <= !(rst || i_en || inst_q || r_may || rv1 || rv2 || rv3 || rv4);
+        m_bytes_exact <= !(rst || i_en || inst_q || inst_q2 || r_may || rv1 || rv2 || rv3 || rv4);
         m_settled <= !(rst || a_may || wk_on || wk_wr_q);
-        for (int c = 0; c < MAX_CONTRIB; c++) c_held[c] <= c_in[c] - c_out[c];
     end
 
     always_ff @(posedge clk) begin
@@ -647,31 +635,18 @@ module prism_held_table #(
                 c_port[i] <= i_port[16*i +: 16];
                 c_mac[i] <= i_mac[48*i +: 48];
                 c_covered[i] <= '0;
-                c_in[i] <= '0;
-                c_out[i] <= '0;
             end
         end else begin
             if (rv1) h_valid <= h_valid & ~rel_clear;
-            if (rv3)
-                for (int c = 0; c < MAX_CONTRIB; c++) c_out[c] <= rel_out[c];
             if (wk_wr)
                 for (int c = 0; c < MAX_CONTRIB; c++)
                     if (wk_row[c]) c_covered[c] <= wk_cov;
-            if (ain_q)
-                for (int c = 0; c < MAX_CONTRIB; c++)
-                    if (ain_row == CR_W'(c)) c_in[c] <= ain_v;
             if (a_en) h_valid <= h_valid | wsel_q;
         end
     end
-    // An admission's bytes go into its contributor's c_in a cycle after
-    // a_en (with a_en behind the node's decision, the add's enable into
-    // c_in was 6.25 levels): c_held and the row's m_bytes follow, all
-    // before m_quiet rises again (a_may, then the coverage's walk).
-    always_ff @(posedge clk) begin
-        ain_q <= !rst && !i_en && a_en;
-        ain_row <= row_q;
-        ain_v <= t_in + {16'b0, a_len};
-    end
+    // An admission's bytes are in h_bytes and its valid bit in h_valid a
+    // cycle after a_en: c_held two cycles later and the row's m_bytes one
+    // more, all before m_quiet rises again (a_may, then the coverage's walk).
     // An admission's slot, one-hot over every row's slots, from the row
     // and its first free slot, registered, so each held register's write
     // enable is a_en and one bit. Decoded after a_en they were 8.00
