@@ -168,7 +168,6 @@ module prism_held_table #(
     // at most SPAN past it, and a release's end is within SPAN of base, so
     // their order is the sign of the low bits' difference (checked in
     // simulation against the 33-bit compare): 128 compares of 17 bits, not 33.
-    (* mem2reg *) logic [31:0] h_pid [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [LT_W-1:0] h_end [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
 
@@ -255,6 +254,21 @@ module prism_held_table #(
     always_comb
         for (int k = 0; k < MAX_HELD; k++)
             {t_crc[k], t_first[k], t_end[k]} = hr[HR_W*k +: HR_W];
+    // The held packets' IDs: a memory a slot, row c at address c, read
+    // asynchronously at the lookup's row (idx: distributed RAM) and
+    // compared with the frame's ID in the lookup's cycle, the compare
+    // registered (t_hv). As registers they were compared in every row,
+    // 128 compares of 32 bits and 4,096 flip-flops (4.2k LUTs with their
+    // select); a registered read with the compare after it was 6.25 levels.
+    logic [MAX_HELD-1:0] hv_slot;
+    generate
+        for (gk = 0; gk < MAX_HELD; gk++) begin : g_pid
+            (* ram_style = "distributed" *) logic [31:0] pid_mem [2 ** CR_W];
+            always_ff @(posedge clk)
+                if (a_en && fsel[gk]) pid_mem[row_q] <= q_pid;
+            assign hv_slot[gk] = pid_mem[idx] == q_pid;
+        end
+    endgenerate
     // A row's count of held packets, a register a row, a cycle behind its
     // flags (the row's register then selects it as it selects the rest):
     // the popcount after the row's select, with the node's compare behind
@@ -270,14 +284,12 @@ module prism_held_table #(
         end
     always_ff @(posedge clk) begin
         logic [MAX_HELD-1:0] v;
-        logic [MAX_HELD-1:0] hv;
         logic [HC_W-1:0] hc;
         logic [15:0] lep, pep, port;
         logic [47:0] mac;
         logic [32:0] cov;
         logic [31:0] hb;
         v = '0;
-        hv = '0;
         lep = '0;
         pep = '0;
         port = '0;
@@ -289,9 +301,6 @@ module prism_held_table #(
             if (hit_c[c]) begin
                 v = v | h_valid[MAX_HELD * c +: MAX_HELD];
                 hc = hc | c_cnt[c];
-                // Every slot's ID compared with q_pid beside the row's match, not after it.
-                for (int k = 0; k < MAX_HELD; k++)
-                    if (h_pid[c][k] == q_pid) hv[k] = 1'b1;
                 lep = lep | c_lep[c];
                 pep = pep | c_pep[c];
                 port = port | c_port[c];
@@ -303,7 +312,7 @@ module prism_held_table #(
         row_q <= idx;
         t_valid <= v;
         m_count <= 16'(hc);
-        t_hv <= hv;
+        t_hv <= hv_slot;
         m_lep <= lep;
         m_pep <= pep;
         m_port <= port;
@@ -664,7 +673,6 @@ module prism_held_table #(
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
                 if (a_en && wsel_q[MAX_HELD * c + k]) begin
-                    h_pid[c][k] <= q_pid;
                     h_end[c][k] <= q_end[LT_W-1:0];
                     h_bytes[c][k] <= a_len;
                 end
