@@ -15,8 +15,9 @@
 // query outputs m_hit (a held packet with the frame's ID on q_*), m_same
 // (it is the same packet) and m_overlap (one overlaps the frame) are
 // registers a cycle after it: that row against q_*. q_pid is compared
-// with every slot's ID in the lookup's cycle (beside the row's match), so
-// it must be the frame's from the cycle the lookup picks its stream.
+// with the looked-up row's IDs in the lookup's cycle (their memories read
+// at the row's index), so it must be the frame's from the cycle the lookup
+// picks its stream.
 //
 // The lookup is pipelined across the node's own pick of the stream: the
 // node names NCAND candidate streams (its frame buffers', l_cand) and, a
@@ -41,15 +42,16 @@
 // registers' write enables are registered a cycle ahead (wsel_q; checked
 // in simulation; the node's D_CHK -> D_OP gives it). A release and an
 // admission's coverage write the table over the next cycles (a release:
-// its packets a cycle later, its bytes three; the coverage a walk of a
-// cycle a packet it joins and two more, three cycles for a frame in order,
-// readiness two after it), so:
+// its packets a cycle later, the row's m_bytes five; the coverage a walk
+// of a cycle a packet it joins and two more, three cycles for a frame in
+// order, readiness two after it; an install's zero bytes reach m_bytes in
+// four), so:
 //   - m_quiet says the registered row is the table as it stands (its
-//     count too), its bytes perhaps before a release still under way: an
-//     admission's decision waits for it;
-//   - m_bytes_exact says m_bytes has every release in it: a refusal for
-//     bytes waits for it (with a release under way m_bytes can only be
-//     more than the truth, so a frame that fits, fits);
+//     count too), its bytes perhaps before a release or an install still
+//     under way: an admission's decision waits for it;
+//   - m_bytes_exact says m_bytes has every release and install in it: a
+//     refusal for bytes waits for it (with either under way m_bytes can
+//     only be more than the truth, so a frame that fits, fits);
 //   - m_settled says m_ready has every admission in it: a readiness
 //     decision waits for it (a release does not move readiness).
 // An install waits for all three (checked in simulation).
@@ -132,7 +134,7 @@ module prism_held_table #(
 );
     localparam int CR_W = MAX_CONTRIB > 1 ? $clog2(MAX_CONTRIB) : 1;
     localparam int HW = MAX_HELD > 1 ? $clog2(MAX_HELD) : 1;
-    localparam int NQ = (MAX_HELD + 3) / 4;  // a release's freed bytes: sums of four slots, then of those
+    localparam int NQ = (MAX_HELD + 3) / 4;  // a row's bytes: sums of four slots, then of those
     // The low bits that tell apart two values less than SPAN apart: the
     // coverage walk's equalities compare EQ_W, the orders (the overlap, a
     // release's ends) LT_W.
@@ -150,7 +152,9 @@ module prism_held_table #(
     // Registers, every one read and written at constant indices (a row or
     // slot chosen by comparing its index): an array indexed at run time is
     // a memory to Yosys, and its memory passes ran out of 9.5 GB on this
-    // table (its release reads all 128 slots at once).
+    // table (its release reads all 128 slots at once). The memories that
+    // are meant as memories (a slot's digest, range and IDs) are small,
+    // one a slot, below.
     logic [CI_W-1:0] n;
     (* mem2reg *) logic [15:0] c_stream [MAX_CONTRIB], c_lep [MAX_CONTRIB], c_pep [MAX_CONTRIB], c_port [MAX_CONTRIB];
     (* mem2reg *) logic [47:0] c_mac [MAX_CONTRIB];
@@ -160,14 +164,15 @@ module prism_held_table #(
     (* mem2reg *) logic [31:0] c_held [MAX_CONTRIB];
     // A flat vector: held slot k of contributor c at [MAX_HELD*c + k].
     logic [MAX_CONTRIB*MAX_HELD-1:0] h_valid;
-    // A release reads every held packet's end and bytes at once, and the
-    // lookup compares every packet ID with the frame's: those are
-    // registers. The rest of a held packet (digest, first element, and its
-    // end again) is read only a row at a time: in distributed RAM, below.
-    // The end here is its low LT_W bits: a held packet ends above base and
-    // at most SPAN past it, and a release's end is within SPAN of base, so
-    // their order is the sign of the low bits' difference (checked in
-    // simulation against the 33-bit compare): 128 compares of 17 bits, not 33.
+    // A release reads every held packet's end at once, and the row's bytes
+    // sum every packet's bytes: those are registers. The rest of a held
+    // packet (its ID, digest, first element, and its end again) is read
+    // only a row at a time: in distributed RAM, below. The end here is its
+    // low LT_W bits: a held packet ends above base and at most SPAN past
+    // it, and a release's end is within SPAN of base, so their order is
+    // the sign of the low bits' difference (checked in simulation against
+    // the 33-bit compare): 128 compares of LT_W bits (14 at the node's
+    // SPAN), not 33.
     (* mem2reg *) logic [LT_W-1:0] h_end [MAX_CONTRIB][MAX_HELD];
     (* mem2reg *) logic [15:0] h_bytes [MAX_CONTRIB][MAX_HELD];
 
@@ -236,9 +241,9 @@ module prism_held_table #(
     // row c at address c, read at the looked-up row (its registered read
     // is the row's register) and written by an admission at its slot. As
     // registers, the row was a 1,568-bit select over the rows. (The IDs
-    // are compared in the lookup's cycle, every slot of every row beside
-    // the row's match: from the RAM's read, the compare and the OR over
-    // the slots into m_hit were 6.25 levels.)
+    // in this memory, compared after its registered read with the OR over
+    // the slots into m_hit behind them, were 6.25 levels: they have
+    // memories of their own with an asynchronous read, below.)
     localparam int HR_W = 32 + 33 + 33;
     logic [MAX_HELD*HR_W-1:0] hr;
     genvar gk;
@@ -269,6 +274,20 @@ module prism_held_table #(
             assign hv_slot[gk] = pid_mem[idx] == q_pid;
         end
     endgenerate
+`ifndef SYNTHESIS
+    // The IDs as registers written with the same enables (wsel_q, as the
+    // ends and bytes), and the looked-up row's compares against them.
+    logic [31:0] pid_ref [MAX_CONTRIB][MAX_HELD];
+    always_ff @(posedge clk) begin
+        for (int c = 0; c < MAX_CONTRIB; c++)
+            for (int k = 0; k < MAX_HELD; k++)
+                if (a_en && wsel_q[MAX_HELD * c + k]) pid_ref[c][k] <= q_pid;
+        if (!rst && hit_c != '0)
+            for (int k = 0; k < MAX_HELD; k++)
+                if (h_valid[MAX_HELD * 32'(idx) + k] && hv_slot[k] != (pid_ref[idx][k] == q_pid))
+                    $error("prism_held_table: row %0d slot %0d: the ID memory's compare %0d is not the registers' %0d", idx, k, hv_slot[k], pid_ref[idx][k] == q_pid);
+    end
+`endif
     // A row's count of held packets, a register a row, a cycle behind its
     // flags (the row's register then selects it as it selects the rest):
     // the popcount after the row's select, with the node's compare behind
@@ -662,8 +681,8 @@ module prism_held_table #(
     // levels with a_en's own logic in the node; decoded from registers
     // but not registered, 7.75 (10,440 endpoints): synthesised apart from
     // the node, ABC takes a_en as early as any input and put it first.
-    // The packets' IDs, ends and bytes are never reset or installed, only
-    // written here.
+    // The packets' ends and bytes are never reset or installed, only
+    // written here (their IDs in g_pid, at the same slot).
     always_comb
         for (int c = 0; c < MAX_CONTRIB; c++)
             for (int k = 0; k < MAX_HELD; k++)
