@@ -207,10 +207,8 @@ impl Stripe {
             .map(|r| {
                 let port = job.rank_port(r);
                 let stream = Replay::new(port, context.replay_depth as usize, job.mtu as usize + 14, context.window_intervals as u32, context.window_bytes, 5_000_000);
-                let packets = job.packets(r, &vectors[r as usize]);
-                let bytes: usize = packets.iter().map(|p| p.2.len()).sum();
-                let receiver = receivers.contains(&r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, job.switch_mac, port), bytes));
-                Rank::new(r, port, packets, stream, receiver)
+                let receiver = receivers.contains(&r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, job.switch_mac, port)));
+                Rank::new(r, port, job.packets(r, &vectors[r as usize]), stream, receiver)
             })
             .collect();
         let flow = if context.replay_depth > 0 {
@@ -231,7 +229,7 @@ impl Stripe {
         let limits = Limits { mtu: self.job.mtu };
         for rank in &mut self.op.ranks {
             let Some(x) = &mut rank.receiver else { continue };
-            for frame in &x.results {
+            for frame in x.results.iter() {
                 if let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &limits) {
                     x.reassembly.check(&self.job, rank.id, &d, &self.expected);
                 }

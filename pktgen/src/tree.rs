@@ -489,10 +489,8 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
         .map(|r| {
             let leaf = job.leaf_of(r);
             let stream = Replay::new(leaf, job.replay_depth as usize, 1518, job.window_intervals as u32, job.window_bytes(), job.rto.as_nanos() as u64);
-            let packets = job.packets(r, &v[r as usize]);
-            let bytes: usize = packets.iter().map(|p| p.2.len()).sum();
-            let receiver = job.gets_result(r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, leaf_mac(leaf), leaf), bytes));
-            Rank::new(r, leaf, packets, stream, receiver)
+            let receiver = job.gets_result(r).then(|| Receiver::new(job.vector_len, feedback::to_switch(r, leaf_mac(leaf), leaf)));
+            Rank::new(r, leaf, job.packets(r, &v[r as usize]), stream, receiver)
         })
         .collect();
     let mut ops = [Operation { identity: job.identity, flow: Flow::Feedback, ranks }];
@@ -515,7 +513,7 @@ pub fn run_tree_observed(job: &TreeJob, link: &mut dyn Link, observe: &mut dyn F
         if !x.reassembly.inexact {
             report.missing += x.reassembly.received.iter().filter(|&&c| c == 0).count() as u64;
         }
-        for frame in &x.results {
+        for frame in x.results.iter() {
             let Ok(ParsedFrame { prism: Some(PrismRepr::Data(d)), .. }) = parse_frame(frame, &Limits::default()) else { continue };
             let mut pos = d.first_element as usize;
             for g in d.groups() {

@@ -39,8 +39,13 @@ pub struct Rank {
 }
 
 impl Rank {
-    pub fn new(id: u16, port: u16, packets: Vec<Packet>, stream: Replay, receiver: Option<Receiver>) -> Rank {
+    /// A receiving rank's RESULT log gets room for about its DATA bytes
+    /// (RESULTs of the same ranges), reserved and touched now, before the run.
+    pub fn new(id: u16, port: u16, packets: Vec<Packet>, stream: Replay, mut receiver: Option<Receiver>) -> Rank {
         let sent_at = Vec::with_capacity(packets.len());
+        if let Some(x) = &mut receiver {
+            x.results = FrameLog::with_capacity(packets.iter().map(|p| p.2.len()).sum());
+        }
         Rank { id, port, packets, next: 0, sent_at, held_lo: 0, held_bytes: 0, found: 0, stream, receiver }
     }
 
@@ -63,10 +68,8 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// `expect_bytes`: about how many bytes of RESULT frames will come (the
-    /// rank's DATA bytes will do), reserved and touched now, before the run.
-    pub fn new(vector_len: u32, to_switch: BindingRecord, expect_bytes: usize) -> Receiver {
-        Receiver { window: RxWindow::new(64), to_switch, reassembly: Reassembly::new(vector_len), results: FrameLog::with_capacity(expect_bytes), duplicates: 0 }
+    pub fn new(vector_len: u32, to_switch: BindingRecord) -> Receiver {
+        Receiver { window: RxWindow::new(64), to_switch, reassembly: Reassembly::new(vector_len), results: FrameLog::default(), duplicates: 0 }
     }
 }
 
@@ -106,14 +109,6 @@ impl FrameLog {
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts.zip(self.ends.iter().copied()).map(|(a, b)| &self.bytes[a..b])
-    }
-}
-
-impl<'a> IntoIterator for &'a FrameLog {
-    type Item = &'a [u8];
-    type IntoIter = Box<dyn Iterator<Item = &'a [u8]> + 'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
     }
 }
 
@@ -636,7 +631,7 @@ mod tests {
             log.push(f);
         }
         assert_eq!(log.len(), frames.len());
-        let back: Vec<&[u8]> = (&log).into_iter().collect();
+        let back: Vec<&[u8]> = log.iter().collect();
         assert_eq!(back, frames.iter().map(|f| f.as_slice()).collect::<Vec<_>>());
     }
 
