@@ -66,7 +66,7 @@ const MODELS: &[Model] = &[
     Model { top: "prism_kulisch_round_pipe", sv: &["sv/prism_kulisch_round_pipe.sv"], shim: "csrc/kulisch_round_pipe.cpp" },
     Model { top: "prism_kulisch_lane_pipe", sv: &["sv/prism_dsp_mul_add.sv", "sv/prism_dsp_add48.sv", "sv/prism_kulisch_lane_pipe.sv"], shim: "csrc/kulisch_lane_pipe.cpp" },
     Model { top: "prism_crc32c_512", sv: &["sv/prism_crc32c_512.sv"], shim: "csrc/crc32c_512.cpp" },
-    Model { top: "prism_txn_table", sv: &["sv/prism_txn_table.sv"], shim: "csrc/txn_table.cpp" },
+    Model { top: "prism_txn_table", sv: &["sv/prism_ram_sdp.sv", "sv/prism_txn_table.sv"], shim: "csrc/txn_table.cpp" },
     Model { top: "prism_switch", sv: &SWITCH_SV, shim: "csrc/switch.cpp" },
     // The same switch built FP32-only (KULISCH_ENABLE = AUTO_ENABLE = 0).
     Model { top: "prism_switch_fp32", sv: &SWITCH_FP32_SV, shim: "csrc/switch_fp32.cpp" },

@@ -85,7 +85,7 @@ check_one() {
     # The modules it instantiates, synthesised with it (their memories inferred).
     local deps=""
     case "$m" in
-        prism_ring|prism_auto_store|prism_held_table) deps="sv/prism_ram_sdp.sv" ;;
+        prism_ring|prism_auto_store|prism_held_table|prism_txn_table) deps="sv/prism_ram_sdp.sv" ;;
         prism_kulisch_lane_pipe) deps="sv/prism_dsp_add48.sv sv/prism_dsp_mul_add.sv" ;;
         prism_fp32_add_pipe) deps="sv/prism_dsp_mul_add.sv" ;;
         prism_frame_buf) deps="sv/prism_ram_sdp.sv sv/prism_mux4.sv" ;;

@@ -1,5 +1,5 @@
 // C ABI over the Verilator model of prism_txn_table (TXN_SLOTS 16,
-// RETIRED_SLOTS 8, LATENCY 3): one call a clock cycle, the inputs driven,
+// RETIRED_SLOTS 8, LATENCY TXN_SLOTS + 3): one call a clock cycle, the inputs driven,
 // the outputs sampled before the edge, then the edge.
 #include "Vprism_txn_table.h"
 #include "pipe.h"
@@ -22,7 +22,7 @@ struct TxnOut {
 extern "C" {
 void *prism_txn_table_new() { return new TxnModel(); }
 void prism_txn_table_free(void *p) { delete static_cast<TxnModel *>(p); }
-uint32_t prism_txn_table_latency() { return 3; }
+uint32_t prism_txn_table_latency() { return 16 + 3; }
 
 void prism_txn_table_cycle(void *p, const TxnIn *in, TxnOut *out) {
     auto &t = static_cast<TxnModel *>(p)->top;

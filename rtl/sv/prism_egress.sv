@@ -217,6 +217,19 @@ module prism_egress #(
     (* mem2reg *) logic [15:0] rq_left0 [RQ], rq_left1 [RQ];
     (* mem2reg *) logic [4:0]  rq_nn0 [RQ], rq_nn1 [RQ];
     (* mem2reg *) logic [RB:0] rq_slot1 [RQ];    // with its lap
+    // The slot after line 0 and after line 1, without the lap (a carry
+    // past the ring's last slot instead): the builder's nx_e and cur_e.
+    // After line 1 is base + 1 for a count of 1 (rq_last0), base + the
+    // count up to 17 (rq_last1), else base + 17: each sum kept, and picked
+    // as line 1 is loaded (one sum behind the count's compares was 7.25
+    // levels: Yosys's `share` makes one add of sums used one at a time).
+    (* mem2reg *) logic [RB:0] rq_e0 [RQ], rq_e1c [RQ], rq_e17 [RQ];
+    // The end of line 0's query (base + rq_hq0) the same way: rq_e0 for a
+    // count of 1, rq_qa when the count reaches the block after line 1's
+    // (rq_qbig), else rq_qc (as an add behind the slot's select it was the
+    // last level too many, 6.25).
+    (* mem2reg *) logic [RB:0] rq_qa [RQ], rq_qc [RQ];
+    (* mem2reg *) logic        rq_qbig [RQ];
     // The builder's hazard query counts, ready before the builder needs
     // them: slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1),
     // each with the rest of its last line's block inside the request (see
@@ -224,6 +237,12 @@ module prism_egress #(
     // and the rest of its block inside the request (rq_h0r).
     (* mem2reg *) logic [5:0]  rq_hq0 [RQ], rq_hq1 [RQ], rq_x32 [RQ];
     (* mem2reg *) logic [4:0]  rq_h0r [RQ];
+    logic [4:0]  h0r_new;            // the request's, as req_en writes it
+    always_comb begin
+        logic [3:0] x;               // (the rest of line 0's block, as below)
+        x = ~req_base[3:0];
+        h0r_new = req_count >= 16'd1 + 16'(x) ? 5'd1 + 5'(x) : req_count[4:0];
+    end
     // Line 0 follows the previous request's last slot in the ring (the
     // builder's hazard query can then cover both in one range).
     (* mem2reg *) logic        rq_contig [RQ];
@@ -292,13 +311,22 @@ module prism_egress #(
                 rq_left0[rq_w] <= req_count - 16'd1;
                 rq_nn0[rq_w] <= req_count <= 16'd1 ? 5'd0 : (req_count >= 16'd17 ? 5'd16 : cm1);
                 rq_slot1[rq_w] <= (RB + 1)'(req_base) + (RB + 1)'(1);
+                rq_e0[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(1);
+                rq_e1c[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(req_count[4:0]);
+                rq_e17[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(17);
                 rq_last1[rq_w] <= req_count <= 16'd17;
                 rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
                 rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
                 rq_hq0[rq_w] <= req_count <= 16'd1 ? 6'd1 : (req_count >= 16'd17 + 16'(x) ? 6'd17 + 6'(x) : req_count[5:0]);
+                // base + rq_hq0 (the query's end for line 0 and 1): base + 1
+                // (rq_e0), base + 17 + x = the block after next's start, or
+                // base + the count.
+                rq_qbig[rq_w] <= req_count >= 16'd17 + 16'(x);
+                rq_qa[rq_w] <= {{1'b0, req_base[RB-1:4]} + (RB - 3)'(2), 4'b0};
+                rq_qc[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(req_count[5:0]);
                 rq_hq1[rq_w] <= req_count <= 16'd1 ? 6'd0 : (req_count >= 16'd33 + 16'(x) ? 6'd32 + 6'(x) : req_count[5:0] - 6'd1);
                 rq_x32[rq_w] <= 6'd32 + 6'(x);
-                rq_h0r[rq_w] <= req_count >= 16'd1 + 16'(x) ? 5'd1 + 5'(x) : req_count[4:0];
+                rq_h0r[rq_w] <= h0r_new;
             end
             rq_contig[rq_w] <= RB'(req_base) == RB'(rq_base[!rq_w] + 33'(rq_count[!rq_w]));
         end
@@ -323,6 +351,17 @@ module prism_egress #(
     logic        cv, nv, nq, hv;     // cur, nx, nx in the query, hit_r answers for cur
     logic [RB:0]   cur_slot, nx_slot;  // with their lap (bit RB)
     logic [4:0]  cur_n, nx_n, nx_nn;
+    // cur_slot + cur_n and nx_slot + nx_n without the lap, registered with
+    // them: the query's end across two contiguous RESULTs is one of them
+    // plus the next request's rq_h0r (a three-operand add behind the
+    // decision was 7.00 levels in the whole switch).
+    logic [RB:0] cur_e, nx_e;
+    logic [5:0]  hq_cur, hq_nx;      // cur_n, nx_n + the other request's rq_h0r
+    // That rq_h0r (of slot o, the other slot), a register: the 2:1 select
+    // by o in front of the add was the last level too many (6.25).
+    logic [4:0]  h0r_o;
+    logic        bl_flip;            // the builder moves to the other slot (bl_s <= o)
+    logic [RB:0] he_cur, he_nx;      // cur_e, nx_e + the same
     logic        cur_last, nx_last;
     logic [15:0] nx_left;
     logic [FB-1:0] cur_idx, nx_idx;
@@ -351,6 +390,11 @@ module prism_egress #(
         // The next request is taken, not built, an FP32 RESULT.
         o_rdy = rq_valid[o] && !rq_built[o] && !rq_ctl[o] && !rq_auto[o] && !rq_inexact[o];
         bl_go = cv && hv && !hit_r;
+        hq_cur = 6'(cur_n) + 6'(h0r_o);
+        hq_nx = 6'(nx_n) + 6'(h0r_o);
+        he_cur = cur_e + (RB + 1)'(h0r_o);
+        he_nx = nx_e + (RB + 1)'(h0r_o);
+        bl_flip = (!cv && bl_act && !bl_fp) || (cv && bl_go && cur_last);
         for (int j = 0; j < LANES; j++) cur_in[j] = cur_n > 5'(j);
         bl_has = bl_go ? cur_in : '0;
     end
@@ -362,6 +406,15 @@ module prism_egress #(
     always_ff @(posedge clk)
         if (!rst && bl_go && cur_slot != (RB + 1)'(rq_base[bl_s] + (cur_idx == 0 ? 33'd0 : 33'(LANES) * (33'(cur_idx) - 33'd1) + 33'd1)))
             $error("prism_egress: line %0d of the request read from %0d, not its element's slot and lap", cur_idx, cur_slot);
+    // cur_e and nx_e are their lines' ends, hq_e the query's.
+    always_ff @(posedge clk) begin
+        if (!rst && cv && hq_e != {1'b0, RB'(cur_slot)} + (RB + 1)'(hq))
+            $error("prism_egress: hq_e %0d is not cur_slot %0d + hq %0d", hq_e, cur_slot, hq);
+        if (!rst && cv && cur_e != {1'b0, RB'(cur_slot)} + (RB + 1)'(cur_n))
+            $error("prism_egress: cur_e %0d is not cur_slot %0d + cur_n %0d", cur_e, cur_slot, cur_n);
+        if (!rst && nv && nx_e != {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_n))
+            $error("prism_egress: nx_e %0d is not nx_slot %0d + nx_n %0d", nx_e, nx_slot, nx_n);
+    end
 `endif
     assign eg_qn = RN_W'(cur_n);
     assign eg_hqn = RN_W'(hq);
@@ -496,6 +549,7 @@ module prism_egress #(
     task automatic load_nx0(input logic r);
         nx_slot <= (RB + 1)'(rq_base[r]);
         nx_n <= 5'd1;
+        nx_e <= rq_e0[r];
         nx_last <= rq_last0[r];
         nx_left <= rq_left0[r];
         nx_nn <= rq_nn0[r];
@@ -505,12 +559,24 @@ module prism_egress #(
     task automatic load_nx1(input logic r);
         nx_slot <= rq_slot1[r];
         nx_n <= rq_nn0[r];
+        nx_e <= rq_last0[r] ? rq_e0[r] : (rq_last1[r] ? rq_e1c[r] : rq_e17[r]);
         nx_last <= rq_last1[r];
         nx_left <= rq_left1[r];
         nx_nn <= rq_nn1[r];
         nx_idx <= FB'(1);
         nx_hq <= rq_hq1[r];
     endtask
+    // h0r_o follows o and the writes of rq_h0r.
+    always_ff @(posedge clk) begin
+        logic o_n;
+        o_n = rst ? 1'b1 : (bl_flip ? bl_s : o);
+        h0r_o <= req_en && rq_w == o_n ? h0r_new : rq_h0r[o_n];
+    end
+`ifndef SYNTHESIS
+    always_ff @(posedge clk)
+        if (!rst && rq_valid[o] && h0r_o != rq_h0r[o])
+            $error("prism_egress: h0r_o %0d is not the other slot's rq_h0r %0d", h0r_o, rq_h0r[o]);
+`endif
     always_ff @(posedge clk) begin
         hit_r <= eg_hit;
         if (rst) begin
@@ -534,7 +600,8 @@ module prism_egress #(
                 end else if (bl_fp) begin
                     // Line 0 of the request, line 1 after it.
                     cur_slot <= (RB + 1)'(rq_base[bl_s]);
-                    hq_e <= {1'b0, RB'(rq_base[bl_s])} + (RB + 1)'(rq_hq0[bl_s]);
+                    cur_e <= rq_e0[bl_s];
+                    hq_e <= rq_last0[bl_s] ? rq_e0[bl_s] : (rq_qbig[bl_s] ? rq_qa[bl_s] : rq_qc[bl_s]);
                     cur_n <= 5'd1;
                     cur_x32 <= rq_x32[bl_s];
                     cur_last <= rq_last0[bl_s];
@@ -547,6 +614,7 @@ module prism_egress #(
                 end
             end else if (bl_go) begin
                 cur_slot <= nx_slot;
+                cur_e <= nx_e;
                 cur_n <= nx_n;
                 cur_last <= nx_last;
                 cur_idx <= nx_idx;
@@ -559,18 +627,23 @@ module prism_egress #(
                     nv <= nv && !rq_last0[o];
                     nq <= nv && !rq_last0[o];
                     hq <= rq_hq0[o];
-                    hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(rq_hq0[o]);
+                    // (nx is line 0 of slot o's RESULT: nx_slot is its base.)
+                    hq_e <= rq_last0[o] ? rq_e0[o] : (rq_qbig[o] ? rq_qa[o] : rq_qc[o]);
                     cur_x32 <= rq_x32[o];
                 end else if (!nx_last) begin
                     // The line after nx.
                     nx_slot <= nx_slot + (RB + 1)'(nx_n);
+                    nx_e <= {1'b0, RB'(nx_e)} + (RB + 1)'(nx_nn);
                     nx_n <= nx_nn;
-                    nx_last <= nx_left <= 16'd16;
+                    // nx_left's compares with constants as tests of its
+                    // bits (as compares, ABC built carry chains of 16 bits
+                    // in front of the selects: 6.25 levels).
+                    nx_last <= nx_left[15:5] == 11'd0 && (!nx_left[4] || nx_left[3:0] == 4'd0);
                     nx_left <= nx_left - 16'(nx_nn);
-                    nx_nn <= !nx_nn[4] ? 5'd0 : (nx_left >= 16'd32 ? 5'd16 : {1'b0, nx_left[3:0]});
+                    nx_nn <= !nx_nn[4] ? 5'd0 : (nx_left[15:5] != 11'd0 ? 5'd16 : {1'b0, nx_left[3:0]});
                     nx_idx <= nx_idx + 1'b1;
                     // nx_nn is 16 or the RESULT's last line: no carry to add.
-                    nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left >= 16'(cur_x32) ? cur_x32 : nx_left[5:0]);
+                    nx_hq <= !nx_nn[4] ? 6'(nx_nn) : (nx_left[15:6] != 10'd0 || nx_left[5:0] >= cur_x32 ? cur_x32 : nx_left[5:0]);
                     hq <= nx_hq;
                     hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_hq);
                 end else begin
@@ -578,16 +651,16 @@ module prism_egress #(
                     load_nx0(o);
                     nv <= o_rdy;
                     nq <= o_rdy && rq_contig[o];
-                    hq <= 6'(nx_n) + (o_rdy && rq_contig[o] ? 6'(rq_h0r[o]) : 6'd0);
-                    hq_e <= {1'b0, RB'(nx_slot)} + (RB + 1)'(nx_n) + (o_rdy && rq_contig[o] ? (RB + 1)'(rq_h0r[o]) : '0);
+                    hq <= o_rdy && rq_contig[o] ? hq_nx : 6'(nx_n);
+                    hq_e <= o_rdy && rq_contig[o] ? he_nx : nx_e;
                 end
             end else if (cur_last && !nv && o_rdy) begin
                 // The next request came while cur is its RESULT's last line.
                 load_nx0(o);
                 nv <= 1'b1;
                 nq <= rq_contig[o];
-                hq <= 6'(cur_n) + (rq_contig[o] ? 6'(rq_h0r[o]) : 6'd0);
-                hq_e <= {1'b0, RB'(cur_slot)} + (RB + 1)'(cur_n) + (rq_contig[o] ? (RB + 1)'(rq_h0r[o]) : '0);
+                hq <= rq_contig[o] ? hq_cur : 6'(cur_n);
+                hq_e <= rq_contig[o] ? he_cur : cur_e;
             end
             if (lw_en) rq_lines[lw_s] <= {1'b0, lw_line} + 1'b1;
             // Retire a slot every port has sent.

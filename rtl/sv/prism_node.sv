@@ -155,6 +155,11 @@ module prism_node #(
     // A native value as FP32 (exact for INT8, FP16, BF16), in two steps
     // with a register between: the INT8 magnitude and the leading ones
     // (cv_prep), then the exponent and the shifted significand (cv_fp32).
+    // The two values that need normalising, an INT8 magnitude and an FP16
+    // subnormal's significand, share one 10-bit shift (the magnitude two
+    // bits up): a run has one format, so a lane shifts one or the other.
+    // (A 23-bit shift each, by 23 minus the leading one's place, was about
+    // a third of the node's own LUTs in the FP32-only build.)
     function automatic logic [14:0] cv_prep(input logic [31:0] raw);   // {INT8 magnitude, its top bit, FP16 significand's top bit}
         logic [7:0] mag;
         logic [2:0] p8;
@@ -167,23 +172,32 @@ module prism_node #(
         cv_prep = {mag, p8, p16};
     endfunction
     function automatic logic [31:0] cv_fp32(input logic [3:0] fmt, input logic [31:0] raw, input logic [14:0] pr);
-        logic [31:0] r;
+        logic [31:0] r, sub;
         logic [7:0]  mag;
-        logic [9:0]  m;
+        logic [9:0]  m, n;
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [9:0]  sh;             // (its bit 9 is the leading one)
+        /* verilator lint_on UNUSEDSIGNAL */
         logic [2:0]  p8;
-        logic [3:0]  p16;
+        logic [3:0]  p16, p;
+        logic        is8;
         {mag, p8, p16} = pr;
         m = raw[9:0];
+        is8 = fmt == FMT_INT8;
+        // The value to normalise and its leading one's place (0..9).
+        n = is8 ? {mag, 2'b0} : m;
+        p = is8 ? {1'b0, p8} + 4'd2 : p16;
+        sh = n << (4'd9 - p);
+        // INT8: 2^p8 = 2^(p - 2), biased 125 + p; an FP16 subnormal: 2^(p - 24), 103 + p.
+        sub = {is8 ? raw[7] : raw[15], (is8 ? 8'd125 : 8'd103) + {4'b0, p}, sh[8:0], 14'b0};
         r = raw;
         case (fmt)
-            FMT_INT8:
-                if (mag == 0) r = 32'h0;
-                else r = {raw[7], 8'(8'd127 + {5'b0, p8}), 23'({15'b0, mag} << (5'd23 - {2'b0, p8}))};
+            FMT_INT8: r = mag == 0 ? 32'h0 : sub;
             FMT_FP16:
                 if (raw[14:10] == 5'h1F) r = {raw[15], 8'hFF, m, 13'b0};
                 else if (raw[14:10] != 0) r = {raw[15], 8'({3'b0, raw[14:10]} + 8'd112), m, 13'b0};
                 else if (m == 0) r = {raw[15], 31'b0};
-                else r = {raw[15], 8'(8'd103 + {4'b0, p16}), 23'({13'b0, m} << (5'd23 - {1'b0, p16}))};
+                else r = sub;
             FMT_BF16: r = {raw[15:0], 16'b0};
             default: r = raw;
         endcase
@@ -227,7 +241,10 @@ module prism_node #(
     logic [BW-1:0]     in_slot [PORTS];    // buffer being filled, per port (prism_frame_buf's)
     logic [BW-1:0]     v_slot [PORTS];     // buffer the port's next verdict is for (frames fill them in turn)
     logic [15:0]       in_beat [PORTS];    // and its next beat
-    logic [15:0]       hs_start [PORTS], hs_end [PORTS];   // hashed byte range of the frame coming in
+    // The hashed byte range of the frame coming in: from byte 14 (CONTROL,
+    // hs_ctl) or 56 (the DATA body) to hs_end.
+    logic              hs_ctl [PORTS];
+    logic [15:0]       hs_end [PORTS];
     // The frame digest (CRC-32C of the hashed range): each port's beat is
     // registered as taken (ci_*, with the frame's hashed range in hs_*),
     // then masked to that range and registered again (cr_*), then
@@ -235,12 +252,18 @@ module prism_node #(
     // edge that takes tlast; digests come in the port's frame order, into
     // the buffer after the last one (c_slot). The mask in the cycle the
     // beat is taken was 8 levels (the range's add from the beat's own
-    // bytes, then 64 compares of byte offsets against it).
+    // bytes, then 64 compares of byte offsets against it). A byte outside
+    // the range is a flip-flop's reset (ci_kill): the range's start is in
+    // the first beat, its end a compare of its line with the beat's and a
+    // byte's place in the line with its low bits (64 compares of 16-bit
+    // offsets, then a mask, were about 1.7k LUTs for two ports).
     localparam int C_LAT = 4;
     logic [DATA_W-1:0] ci_data [PORTS];
     logic [KEEP_W-1:0] ci_keep [PORTS];
     logic [15:0]       ci_beat [PORTS];
     logic [PORTS-1:0]  ci_valid, ci_last;
+    logic [PORTS-1:0]  ci_first;           // the beat is its frame's first (modulo 1,024: 16-bit offsets)
+    logic [KEEP_W-1:0] ci_kill [PORTS];    // the byte is outside the hashed range (or not in the beat)
     // A beat's bytes (each half's) and buffer, for its frame's length a
     // cycle after its tlast (counted from the port and added in the same
     // cycle: 7.75 levels; 64 bits counted in one: 7.25).
@@ -313,6 +336,7 @@ module prism_node #(
     // its sum behind its decisions: 14.25 levels).
     localparam logic [1:0] CG_MALFORMED = 2'd1, CG_REFUSED = 2'd2, CG_REJECTED = 2'd3;
     logic [1:0]  cnt_grp;            // 0: none
+    logic        cnt_dup;            // hd_same beside cnt_why: a CHANGED_RETRANSMIT that is a duplicate
     logic [7:0]  cnt_why;
     logic        cnt_rs;
     logic [PI_W-1:0] cnt_rs_n;
@@ -525,7 +549,6 @@ module prism_node #(
     (* mem2reg *) logic [47:0] s_mac [MAX_CONTRIB];
     (* mem2reg *) logic [15:0] sp_lep [PSLOTS], sp_pep [PSLOTS], sp_port [PSLOTS], sp_stream [PSLOTS];
     (* mem2reg *) logic [47:0] sp_mac [PSLOTS];
-    (* mem2reg *) logic [15:0] b_stream [BSLOTS], b_lep [BSLOTS];
     logic [15:0] bi;
     logic [31:0] terms_sum;
     logic [15:0] contribs, paths, dest_paths;
@@ -924,16 +947,15 @@ module prism_node #(
     end
 
     // ---------------------------------------------------------------- checks
-    // Transaction lookup (prism_txn_table, TL_LAT cycles). A CONTROL frame
-    // is looked up in DISPATCH (in every cycle it waits there; the last
-    // lookup, in the cycle it leaves, is the one answered in C_TXN), so
-    // the answer is in by C_TXN, which is at least TL_LAT cycles later
-    // (PREWALK and ROUTE come between; C_TXN waits on tl_busy otherwise).
+    // Transaction lookup (prism_txn_table, TL_LAT cycles: a scan of its
+    // records). A CONTROL frame is looked up in DISPATCH (in every cycle it
+    // waits there; the last lookup, in the cycle it leaves, is the one
+    // answered), and C_TXN waits for the answer (tl_busy).
     // The engine writes the table a cycle after C_APPLY (a retire) and
     // C_REPLY (an insert, and a STAGE's purge of older generations), by
     // registered pulses; the table applies them to the key, txn, gen, CRC
     // and length it was last looked up with, this frame's.
-    localparam int TL_LAT = 3;
+    localparam int TL_LAT = TXN_SLOTS + 3;
     // (Its key, transaction, generation and length from fb_head: l_valid is DISPATCH's.)
     logic [15:0] req_len;
     logic [95:0] d_key;
@@ -953,11 +975,6 @@ module prism_node #(
         .m_busy(tl_busy), .m_hit(t_hit), .m_same(t_same), .m_status(t_status), .m_detail(t_detail), .m_stale(retired_stale),
         .w_insert(tl_insert), .w_status(ack_status), .w_detail(ack_detail), .w_purge(tl_purge), .w_retire(tl_retire)
     );
-`ifndef SYNTHESIS
-    // The claim above, checked: C_TXN never waits (CONTROL is not slower for the table).
-    always_ff @(posedge clk)
-        if (!rst && st[C_TXN] && tl_busy) $error("prism_node: C_TXN waited for the transaction lookup");
-`endif
 
     // STAGE context record (frame offsets 48..83).
     logic [7:0]  x_role, x_sem, x_in, x_acc, x_part, x_out;
@@ -1072,25 +1089,50 @@ module prism_node #(
             for (int i = 0; i < 36; i++) caps_body[8*(36 * r + i) +: 8] = rom_byte(r, i);
 
     // One binding record at the view's offset, from the registered view
-    // (wv_q): C_BIND takes four cycles a binding (bp: 0 the view is
-    // registered, 1 the checks are registered, each earlier binding's
-    // match with this one a bit of bd_dupm, 2 their OR and the rest in
-    // bd_bad_q, 3 the binding is applied and the next one's offset given),
-    // so neither the checks nor the tables' writes sit behind the frame
-    // buffer's view (they were up to 17 levels with it, the switch's
-    // deepest paths), and the match with up to MAX_BINDINGS bindings is
-    // not behind their compares (7.25 levels in one cycle). STAGE is a
-    // control path: three cycles more a binding cost nothing on DATA.
+    // (wv_q): C_BIND takes four phases a binding (bp: 0 the view is
+    // registered, 1 the checks are registered and the scan for an earlier
+    // binding of the same stream or local endpoint starts, 2 until the scan
+    // is done, then its answer and the rest in bd_bad_q, 3 the binding is
+    // applied and the next one's offset given), so neither the checks nor
+    // the tables' writes sit behind the frame buffer's view (they were up
+    // to 17 levels with it, the switch's deepest paths). The bindings so
+    // far are in a block RAM (b_mem: stream and local endpoint), read one a
+    // cycle: a binding takes bi + 6 cycles. STAGE is a control path: cycles
+    // there cost nothing on DATA, and the MAX_BINDINGS earlier bindings
+    // compared at once were about 2k LUTs in flip-flops and compares.
     logic [7:0]  bd_dir, bd_kind;
     logic [15:0] bd_stream, bd_lep, bd_pep, bd_port, bd_rank, bd_terms;
     logic [47:0] bd_mac;
-    logic [MAX_BINDINGS-1:0] bd_dupm;
     logic        bd_bad, bd_bad1, bd_bad_q;
+    logic        bs_go, bs_on, bs_rv, bd_dup, bs_busy;
+    logic [BB-1:0] bs_i;
+    logic [31:0] bs_rd;              // b_mem's word read in the cycle before: {stream, local endpoint}
+    logic        b_we;               // C_BIND applies the binding (bp 3): bi's word
+    assign bs_go = st[C_BIND] && bp == 2'd1;
+    assign b_we = st[C_BIND] && bp == 2'd3 && !bd_bad_q;
+    assign bs_busy = bs_go || bs_on || bs_rv;
+    prism_ram_sdp #(.W(32), .DEPTH(BSLOTS), .STYLE(0)) b_mem (
+        .clk, .we(b_we), .waddr(BB'(bi)), .wdata({bd_stream, bd_lep}),
+        .re(bs_on), .raddr(bs_i), .orst(1'b0), .rdata(bs_rd)
+    );
     always_ff @(posedge clk) begin
-        for (int i = 0; i < MAX_BINDINGS; i++)
-            bd_dupm[i] <= 16'(i) < bi && (b_stream[i] == bd_stream || b_lep[i] == bd_lep);
+        if (rst) begin
+            bs_on <= 1'b0;
+            bs_rv <= 1'b0;
+        end else begin
+            if (bs_go) begin
+                bs_i <= '0;
+                bs_on <= bi != 16'd0;
+            end else if (bs_on) begin
+                bs_i <= bs_i + 1'b1;
+                if (16'(bs_i) + 16'd1 == bi) bs_on <= 1'b0;
+            end
+            bs_rv <= bs_on;
+        end
+        if (bs_go) bd_dup <= 1'b0;
+        else if (bs_rv && (bs_rd[31:16] == bd_stream || bs_rd[15:0] == bd_lep)) bd_dup <= 1'b1;
         bd_bad1 <= bd_bad;
-        bd_bad_q <= bd_bad1 || bd_dupm != '0;
+        bd_bad_q <= bd_bad1 || bd_dup;
     end
     // PREWALK's records (PROGRESS holes, STAGE bindings' reserved bits,
     // capability records) the same way, from wv_q in three cycles a record
@@ -1152,7 +1194,7 @@ module prism_node #(
         bd_port   = `PN_B16(wv_q, 14);
         bd_rank   = `PN_B16(wv_q, 16);
         bd_terms  = `PN_B16(wv_q, 18);
-        // The binding is refused (C_BIND), but for a duplicate (bd_dupm).
+        // The binding is refused (C_BIND), but for a duplicate (bd_dup).
         bd_bad = $signed(32'(bd_port)) >= PORTS || !(bd_kind == PEER_RANK || bd_kind == PEER_SWITCH) || bd_dir == 0;
         if (x_role == ROLE_SINGLE && (bd_kind != PEER_RANK || (bd_dir & (DIR_DATA_OUT | DIR_RESULT_IN)) != 0)) bd_bad = 1'b1;
         if ((bd_dir & DIR_RESULT_OUT) != 0 && x_sem == SEM_REDUCE && bd_rank != x_dest) bd_bad = 1'b1;
@@ -1866,7 +1908,9 @@ module prism_node #(
                 inc = cnt_inc[i];
                 if (i >= CNT_MALFORMED && i < CNT_UNTRUSTED_SOURCE && cnt_grp == CG_MALFORMED && cnt_why == 8'(i - CNT_MALFORMED)) inc = 1'b1;
                 if (i >= CNT_REFUSED && i < CNT_DATA_APPLIED && cnt_grp == CG_REFUSED && cnt_why == 8'(i - CNT_REFUSED)) inc = 1'b1;
-                if (i >= CNT_DATA_REJECTED && i < CNT_PROGRESS_IGNORED && cnt_grp == CG_REJECTED && cnt_why == 8'(i - CNT_DATA_REJECTED)) inc = 1'b1;
+                if (i >= CNT_DATA_REJECTED && i < CNT_PROGRESS_IGNORED && cnt_grp == CG_REJECTED && cnt_why == 8'(i - CNT_DATA_REJECTED)
+                    && !(cnt_dup && cnt_why == DR_CHANGED_RETRANSMIT)) inc = 1'b1;
+                if (i == CNT_DATA_DUPLICATES && cnt_grp == CG_REJECTED && cnt_why == DR_CHANGED_RETRANSMIT && cnt_dup) inc = 1'b1;
                 cnt_q[i] <= inc;
             end
             cnt_rs_q <= cnt_rs;
@@ -1874,6 +1918,8 @@ module prism_node #(
             for (int i = 0; i < CNT_TOTAL; i++)
                 cnt[32*i +: 32] <= cnt[32*i +: 32] + (i == CNT_RESULTS_SENT && cnt_rs_q ? 32'(cnt_rs_nq) : 32'(cnt_q[i]));
         end
+
+    always_ff @(posedge clk) cnt_dup <= hd_same;
 
     // ---------------------------------------------------------------- FSM
     /* verilator lint_off UNUSEDSIGNAL */
@@ -2088,6 +2134,24 @@ module prism_node #(
             if (!rst && cd_valid[p] != cl_v[p][C_LAT-1]) $error("prism_node: C_LAT is not the digest's latency");
         end
 `endif
+    // Byte i of the beat at frame offset a = 64 x beat + i (16 bits) is
+    // hashed when a >= 14 (CONTROL) or 56, and a < hs_end: a's line against
+    // hs_end's, then i against its low six bits.
+    always_comb
+        for (int p = 0; p < PORTS; p++) begin
+            logic gt, eq;
+            gt = hs_end[p][15:6] > ci_beat[p][9:0];
+            eq = hs_end[p][15:6] == ci_beat[p][9:0];
+            for (int i = 0; i < KEEP_W; i++)
+                ci_kill[p][i] = !ci_keep[p][i] || (ci_first[p] && (i < 14 || (i < 56 && !hs_ctl[p])))
+                                || !(gt || (eq && 6'(i) < hs_end[p][5:0]));
+        end
+    // The masked beat: every cycle (the CRC reads it when cr_valid), so a
+    // killed byte is the flip-flops' synchronous reset, not a LUT a bit.
+    always_ff @(posedge clk)
+        for (int p = 0; p < PORTS; p++)
+            for (int i = 0; i < KEEP_W; i++)
+                cr_data[p][8*i +: 8] <= ci_kill[p][i] ? 8'd0 : ci_data[p][8*i +: 8];
     always_ff @(posedge clk) begin
         if (rst) begin
             o_tail <= '0;
@@ -2106,26 +2170,18 @@ module prism_node #(
             tail = o_tail;
             for (int p = 0; p < PORTS; p++) begin
                 logic [NBW-1:0] id;
-                logic [15:0] hs, he;
+                logic [15:0] he;
                 logic [7:0]  cls;
-                logic [DATA_W-1:0] masked;
                 id = {PW'(p), in_slot[p]};
                 ci_valid[p] <= s_axis_tvalid[p] && s_axis_tready[p];
                 cr_valid[p] <= ci_valid[p];
                 if (s_axis_tvalid[p] && s_axis_tready[p]) begin
-                    hs = hs_start[p];
-                    he = hs_end[p];
                     if (in_beat[p] == 0) begin
                         // The hashed range: the CONTROL request, or the DATA body.
                         cls = `PN_B8(s_axis_tdata, KEEP_W*p + 15);
-                        if (cls == CLASS_CONTROL) begin
-                            hs = 16'd14;
-                            he = 16'd48 + {s_axis_tdata[DATA_W*p + 8*44 +: 8], s_axis_tdata[DATA_W*p + 8*45 +: 8]};
-                        end else begin
-                            hs = 16'd56;
-                            he = 16'd56 + {s_axis_tdata[DATA_W*p + 8*50 +: 8], s_axis_tdata[DATA_W*p + 8*51 +: 8]};
-                        end
-                        hs_start[p] <= hs;
+                        if (cls == CLASS_CONTROL) he = 16'd48 + {s_axis_tdata[DATA_W*p + 8*44 +: 8], s_axis_tdata[DATA_W*p + 8*45 +: 8]};
+                        else he = 16'd56 + {s_axis_tdata[DATA_W*p + 8*50 +: 8], s_axis_tdata[DATA_W*p + 8*51 +: 8]};
+                        hs_ctl[p] <= cls == CLASS_CONTROL;
                         hs_end[p] <= he;
                         b_sid[id] <= {s_axis_tdata[DATA_W*p + 8*52 +: 8], s_axis_tdata[DATA_W*p + 8*53 +: 8]};
                         b_head[id] <= {cls == CLASS_CONTROL, cls == CLASS_PROGRESS, cls == CLASS_DATA || cls == CLASS_RESULT,
@@ -2139,6 +2195,7 @@ module prism_node #(
                     ci_ones2[p] <= ONES_W'($countones(s_axis_tkeep[KEEP_W*p + KEEP_W/2 +: KEEP_W/2]));
                     ci_id[p] <= id;
                     ci_beat[p] <= in_beat[p];
+                    ci_first[p] <= in_beat[p][9:0] == 10'd0;
                     ci_last[p] <= s_axis_tlast[p];
                     // The beat itself goes into the buffer (prism_frame_buf).
                     if (s_axis_tlast[p]) begin
@@ -2149,13 +2206,6 @@ module prism_node #(
                 // The beat taken last cycle, masked to its frame's hashed
                 // range (hs_*, set as its first beat was taken).
                 if (ci_valid[p]) begin
-                    masked = ci_data[p];
-                    for (int i = 0; i < KEEP_W; i++) begin
-                        logic [15:0] a;
-                        a = 16'(64 * $signed(32'(ci_beat[p])) + i);
-                        if (!ci_keep[p][i] || a < hs_start[p] || a >= hs_end[p]) masked[8*i +: 8] = 8'd0;
-                    end
-                    cr_data[p] <= masked;
                     cr_last[p] <= ci_last[p];
                     // The engine reads it cycles later (after the verdict).
                     if (ci_last[p]) b_len[ci_id[p]] <= {ci_beat[p][9:0], 6'b0} + 16'(ci_ones[p]) + 16'(ci_ones2[p]);
@@ -2420,8 +2470,11 @@ module prism_node #(
                 st <= oh(D_RUN);
             end
         end
-        else if (dop_dup) count(CNT_DATA_DUPLICATES);
-        if (dop_r != 8'hFF && !dop_dup) count_why(CG_REJECTED, dop_r);
+        // A hit is counted as a refusal for a changed retransmission, and
+        // the counters count it as a duplicate instead when it was the same
+        // packet (cnt_dup): no enable here waits for hd_same, the held
+        // table's OR over its slots (hd_same -> cnt_why was 6.25 levels).
+        if (dop_r != 8'hFF) count_why(CG_REJECTED, dop_r);
     endtask
 
     logic [MAX_CONTRIB*16-1:0] i_stream, i_lep, i_pep, i_port;
@@ -2928,7 +2981,8 @@ module prism_node #(
                 if (bp == 2'd0) begin
                     if (bi == f_bcount) st <= oh(C_BIND_END);
                     else bp <= 2'd1;
-                end else if (bp != 2'd3) bp <= bp + 2'd1;
+                end else if (bp == 2'd2 && bs_busy) ;
+                else if (bp != 2'd3) bp <= bp + 2'd1;
                 else begin
                     bp <= 2'd0;
                     if (bd_bad_q) begin
@@ -2936,8 +2990,6 @@ module prism_node #(
                         ack_detail <= bi + 16'd1;
                         st <= oh(C_REPLY);
                     end else begin
-                        b_stream[BB'(bi)] <= bd_stream;
-                        b_lep[BB'(bi)] <= bd_lep;
                         if ((bd_dir & DIR_DATA_IN) != 0) begin
                             terms_sum <= terms_sum + {16'b0, bd_terms};
                             contribs <= contribs + 16'd1;

@@ -176,6 +176,9 @@ fn control_refusals_match() {
         ("no direction", |_, b| b[1].directions = 0),
         ("duplicate stream", |_, b| b[3].stream_id = 1),
         ("duplicate endpoint", |_, b| b[3].local_ep = b[0].local_ep),
+        // The hardware scans the bindings before: the first and the last of them.
+        ("duplicate of the binding before", |_, b| b[3].stream_id = b[2].stream_id),
+        ("duplicate of the first binding", |_, b| b[2].local_ep = b[0].local_ep),
         ("allreduce without result", |_, b| b[2].directions = direction::DATA_IN),
         ("terms", |_, b| b[0].terms = 2),
         ("small window", |c, _| c.window_elements = 2000),
