@@ -219,8 +219,9 @@ module prism_egress #(
     (* mem2reg *) logic [RB:0] rq_slot1 [RQ];    // with its lap
     // The slot after line 0 and after line 1, without the lap (a carry
     // past the ring's last slot instead): the builder's nx_e and cur_e.
-    // After line 1 is base + 1 for a count of 1 (rq_last0), base + the
-    // count up to 17 (rq_last1), else base + 17: each sum kept, and picked
+    // After line 1 is slot 1 (base + 1, without the lap) for a count of 1
+    // (rq_last0), slot 1 + the count - 1 up to 17 (rq_last1), else slot 1
+    // + 16: each sum kept, and picked
     // as line 1 is loaded (one sum behind the count's compares was 7.25
     // levels: Yosys's `share` makes one add of sums used one at a time).
     (* mem2reg *) logic [RB:0] rq_e0 [RQ], rq_e1c [RQ], rq_e17 [RQ];
@@ -312,8 +313,10 @@ module prism_egress #(
                 rq_nn0[rq_w] <= req_count <= 16'd1 ? 5'd0 : (req_count >= 16'd17 ? 5'd16 : cm1);
                 rq_slot1[rq_w] <= (RB + 1)'(req_base) + (RB + 1)'(1);
                 rq_e0[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(1);
-                rq_e1c[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(req_count[4:0]);
-                rq_e17[rq_w] <= {1'b0, RB'(req_base)} + (RB + 1)'(17);
+                // (From line 1's slot without its lap: line 1 of a RESULT
+                // based at the ring's last slot starts at slot 0.)
+                rq_e1c[rq_w] <= {1'b0, RB'(req_base) + RB'(1)} + (RB + 1)'(cm1);
+                rq_e17[rq_w] <= {1'b0, RB'(req_base) + RB'(1)} + (RB + 1)'(16);
                 rq_last1[rq_w] <= req_count <= 16'd17;
                 rq_left1[rq_w] <= req_count >= 16'd17 ? req_count - 16'd17 : 16'd0;
                 rq_nn1[rq_w] <= req_count >= 16'd33 ? 5'd16 : (req_count >= 16'd17 ? {1'b0, cm1[3:0]} : 5'd0);
@@ -559,7 +562,7 @@ module prism_egress #(
     task automatic load_nx1(input logic r);
         nx_slot <= rq_slot1[r];
         nx_n <= rq_nn0[r];
-        nx_e <= rq_last0[r] ? rq_e0[r] : (rq_last1[r] ? rq_e1c[r] : rq_e17[r]);
+        nx_e <= rq_last0[r] ? {1'b0, RB'(rq_slot1[r])} : (rq_last1[r] ? rq_e1c[r] : rq_e17[r]);
         nx_last <= rq_last1[r];
         nx_left <= rq_left1[r];
         nx_nn <= rq_nn1[r];
@@ -626,9 +629,11 @@ module prism_egress #(
                     load_nx1(o);
                     nv <= nv && !rq_last0[o];
                     nq <= nv && !rq_last0[o];
-                    hq <= rq_hq0[o];
-                    // (nx is line 0 of slot o's RESULT: nx_slot is its base.)
-                    hq_e <= rq_last0[o] ? rq_e0[o] : (rq_qbig[o] ? rq_qa[o] : rq_qc[o]);
+                    // (With nv, nx is line 0 of slot o's RESULT: nx_slot is
+                    // its base. Without, the builder goes idle: an empty
+                    // query from nx_slot, as hq_e must stay cur_slot + hq.)
+                    hq <= nv ? rq_hq0[o] : 6'd0;
+                    hq_e <= !nv ? {1'b0, RB'(nx_slot)} : rq_last0[o] ? rq_e0[o] : (rq_qbig[o] ? rq_qa[o] : rq_qc[o]);
                     cur_x32 <= rq_x32[o];
                 end else if (!nx_last) begin
                     // The line after nx.

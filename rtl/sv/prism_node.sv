@@ -1097,7 +1097,7 @@ module prism_node #(
     // the tables' writes sit behind the frame buffer's view (they were up
     // to 17 levels with it, the switch's deepest paths). The bindings so
     // far are in a block RAM (b_mem: stream and local endpoint), read one a
-    // cycle: a binding takes bi + 6 cycles. STAGE is a control path: cycles
+    // cycle: a binding takes bi + 5 cycles (4 before). STAGE is a control path: cycles
     // there cost nothing on DATA, and the MAX_BINDINGS earlier bindings
     // compared at once were about 2k LUTs in flip-flops and compares.
     logic [7:0]  bd_dir, bd_kind;

@@ -228,7 +228,7 @@ module prism_txn_table #(
     always_ff @(posedge clk) begin
         if (!rst && !l_valid && c_v && hit_i && a_hit) $error("prism_txn_table: two records of one key and txn");
         if (!rst && !l_valid && c_v && rk_i && r_hit) $error("prism_txn_table: two retired entries of one key");
-        if (!rst && (w_insert || w_purge || w_retire) && m_busy && !l_valid) $error("prism_txn_table: a write while a lookup is in flight");
+        if (!rst && (w_insert || w_purge || w_retire) && m_busy) $error("prism_txn_table: a write while a lookup is in flight");
     end
 `endif
 

@@ -480,6 +480,18 @@ fn flow_control_refusals_match() {
     }
 }
 
+/// Vectors whose last RESULT holds one element (363k + 1 at MTU 1500): the
+/// builder's last line is line 0, with no request after it.
+#[test]
+fn a_one_element_last_result_is_byte_identical() {
+    let mut results = 0;
+    for (i, (ranks, semantics, len)) in [(2u16, Semantics::REDUCE, 364u32), (3, Semantics::ALLREDUCE, 1090)].into_iter().enumerate() {
+        let p = run(ranks, semantics, 71 + i as u64, len, i % 2);
+        results += p.sw.counters.results_sent;
+    }
+    assert!(results >= 2 + 2 * 3, "{results}");
+}
+
 #[test]
 fn randomized_single_traffic_is_byte_identical() {
     let (mut dups, mut changed, mut malformed, mut results) = (0, 0, 0, 0);
