@@ -221,9 +221,9 @@ module prism_egress #(
     // past the ring's last slot instead): the builder's nx_e and cur_e.
     // After line 1 is slot 1 (base + 1, without the lap) for a count of 1
     // (rq_last0), slot 1 + the count - 1 up to 17 (rq_last1), else slot 1
-    // + 16: each sum kept, and picked
-    // as line 1 is loaded (one sum behind the count's compares was 7.25
-    // levels: Yosys's `share` makes one add of sums used one at a time).
+    // + 16: each sum kept, and picked as line 1 is loaded (one sum behind
+    // the count's compares was 7.25 levels: Yosys's `share` makes one add
+    // of sums used one at a time).
     (* mem2reg *) logic [RB:0] rq_e0 [RQ], rq_e1c [RQ], rq_e17 [RQ];
     // The end of line 0's query (base + rq_hq0) the same way: rq_e0 for a
     // count of 1, rq_qa when the count reaches the block after line 1's
@@ -231,6 +231,9 @@ module prism_egress #(
     // last level too many, 6.25).
     (* mem2reg *) logic [RB:0] rq_qa [RQ], rq_qc [RQ];
     (* mem2reg *) logic        rq_qbig [RQ];
+    function automatic logic [RB:0] q_end0(input logic s);
+        q_end0 = rq_last0[s] ? rq_e0[s] : (rq_qbig[s] ? rq_qa[s] : rq_qc[s]);
+    endfunction
     // The builder's hazard query counts, ready before the builder needs
     // them: slots of lines 0 and 1 (rq_hq0), of lines 1 and 2 (rq_hq1),
     // each with the rest of its last line's block inside the request (see
@@ -604,7 +607,7 @@ module prism_egress #(
                     // Line 0 of the request, line 1 after it.
                     cur_slot <= (RB + 1)'(rq_base[bl_s]);
                     cur_e <= rq_e0[bl_s];
-                    hq_e <= rq_last0[bl_s] ? rq_e0[bl_s] : (rq_qbig[bl_s] ? rq_qa[bl_s] : rq_qc[bl_s]);
+                    hq_e <= q_end0(bl_s);
                     cur_n <= 5'd1;
                     cur_x32 <= rq_x32[bl_s];
                     cur_last <= rq_last0[bl_s];
@@ -633,7 +636,7 @@ module prism_egress #(
                     // its base. Without, the builder goes idle: an empty
                     // query from nx_slot, as hq_e must stay cur_slot + hq.)
                     hq <= nv ? rq_hq0[o] : 6'd0;
-                    hq_e <= !nv ? {1'b0, RB'(nx_slot)} : rq_last0[o] ? rq_e0[o] : (rq_qbig[o] ? rq_qa[o] : rq_qc[o]);
+                    hq_e <= !nv ? {1'b0, RB'(nx_slot)} : q_end0(o);
                     cur_x32 <= rq_x32[o];
                 end else if (!nx_last) begin
                     // The line after nx.
